@@ -1,0 +1,44 @@
+// The target table. Sizes: C targets budget a block's tiles to stay within a private L2
+// (1 MiB on recent x86 cores; half of it so that the streamed operands stay resident too).
+#include "targets/Target.h"
+
+namespace tilegen {
+
+const char* backend_name(Backend b) {
+  switch (b) {
+  case Backend::C: return "c";
+  case Backend::CUDA: return "cuda";
+  case Backend::HIP: return "hip";
+  case Backend::Metal: return "metal";
+  case Backend::WGSL: return "wgsl";
+  }
+  return "?";
+}
+
+const std::vector<Target>& all_targets() {
+  static const std::vector<Target> table = {
+      {"c", Backend::C, "portable C11 + OpenMP, any CPU (the fallback of every library)",
+       /*runtime_features=*/{}, /*fallbacks=*/{}, /*preference=*/0,
+       /*tile_budget_bytes=*/256 * 1024, /*vector_bytes=*/16, /*max_threads=*/1,
+       /*compile_flags=*/{}},
+      {"c_avx2", Backend::C, "C for x86-64 with AVX2 + FMA + F16C",
+       {"avx2", "fma", "f16c"}, {"c"}, 10,
+       256 * 1024, 32, 1,
+       {"-mavx2", "-mfma", "-mf16c"}},
+      {"c_avx512", Backend::C, "C for x86-64 with AVX-512 (F, BW, VL, DQ)",
+       {"avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq"}, {"c_avx2", "c"}, 20,
+       512 * 1024, 64, 1,
+       {"-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq",
+        "-mprefer-vector-width=512"}},
+  };
+  return table;
+}
+
+const Target* find_target(std::string_view name) {
+  for (const auto& t : all_targets())
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
+
+} // namespace tilegen

@@ -1,0 +1,19 @@
+# lit configuration for tilegen's golden tests (tests/lit/) and error corpus (tests/errors/).
+# A test is a .yaml or .test file with `# RUN:` lines; %tilegen is the CLI under test.
+import os
+import lit.formats
+
+config.name = "tilegen"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".yaml", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tilegen_obj_root, "lit-out")
+# Only these folders hold lit tests; kernels/, unit/ etc. are run by ctest directly.
+config.excludes = ["unit", "kernels", "cmake", "schema", "Inputs", "CMakeLists.txt"]
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.tilegen_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+config.substitutions.append(("%tilegen", os.path.join(config.tilegen_bin_dir, "tilegen")))
+config.substitutions.append(("%kernels", os.path.join(config.tilegen_src_root, "kernels")))
+config.substitutions.append(("%cc", config.c_compiler))
+config.substitutions.append(("%runtime_include", os.path.join(config.tilegen_src_root, "runtime", "include")))
