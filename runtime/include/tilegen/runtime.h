@@ -1,0 +1,56 @@
+/* tilegen runtime: what every generated dispatch library and its callers share.
+ * Status codes, the launch handle, the selection report of the query API.
+ * C11, no allocation on the call path; nothing here calls exit() or abort(). */
+#ifndef TILEGEN_RUNTIME_H
+#define TILEGEN_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tg_status {
+  TG_OK = 0,
+  TG_ERR_NULL_POINTER = 1,       /* a tensor pointer is NULL (and the tensor is not empty) */
+  TG_ERR_MISALIGNED = 2,         /* a tensor pointer is not aligned to its element size */
+  TG_ERR_INVALID_DIM = 3,        /* a dim is negative, or violates min/max/multiple_of */
+  TG_ERR_UNSUPPORTED_SHAPE = 4,  /* a specialized dim has a value no variant was built for */
+  TG_ERR_NO_VARIANT = 5,         /* no variant of this library can run on this machine */
+  TG_ERR_INVALID_ARGUMENT = 6,   /* a flag is not 0/1, the launch handle is malformed, ... */
+  TG_ERR_SIZE_OVERFLOW = 7,      /* a tensor's byte size does not fit in 64 bits */
+  TG_ERR_DEVICE = 8,             /* the device runtime reported an error */
+  TG_ERR_INTERNAL = 9            /* a bug in tilegen: please report it */
+} tg_status;
+
+/* A short, static, human-readable message for a status. Never NULL. */
+const char* tg_status_string(tg_status s);
+
+/* How to run a call. A NULL launch pointer means "defaults". Zero-initialise and set what
+ * you need; later fields may be added at the end (struct_size tells the runtime which). */
+typedef struct tg_launch {
+  size_t struct_size;  /* sizeof(tg_launch) or 0 (= current) */
+  int device;          /* GPU ordinal; -1 = force the CPU variants */
+  void* stream;        /* cudaStream_t / hipStream_t for GPU variants; ignored on CPU */
+  int num_threads;     /* CPU worker threads; 0 = OpenMP's default */
+} tg_launch;
+
+/* What the query function of a kernel reports: the variant a call with the same arguments
+ * would run, and why. Strings are static. */
+typedef struct tg_selection {
+  tg_status status;        /* what the call would return before running (argument checks) */
+  const char* variant;     /* symbol of the chosen variant, or "" if none */
+  const char* target;      /* target name ("c_avx512", "c", ...), or "" */
+  const char* instance;    /* specialization ("bf16_causal1_D128"), or "" */
+  char reason[256];        /* one sentence: why this variant (or why none) */
+} tg_selection;
+
+/* CPU feature names the runtime understands: "avx2", "fma", "f16c", "avx512f", "avx512bw",
+ * "avx512vl", "avx512dq", "neon". Detected once, cached. Returns 1 if present. */
+int tg_cpu_has(const char* feature);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TILEGEN_RUNTIME_H */

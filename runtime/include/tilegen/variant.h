@@ -1,0 +1,26 @@
+/* The ABI between a generated dispatch function and the variants it selects from. Users do
+ * not call variants directly; the dispatch function validates arguments first. */
+#ifndef TILEGEN_VARIANT_H
+#define TILEGEN_VARIANT_H
+
+#include "tilegen/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tg_variant_args {
+  void* const* tensors;  /* one per spec tensor, declaration order */
+  const int64_t* dims;   /* one per spec param, declaration order (value params included) */
+  const double* scalars; /* one per spec scalar, declaration order (variant converts) */
+  const int* flags;      /* one per spec flag, declaration order (0/1) */
+} tg_variant_args;
+
+/* Every variant function has this type. It computes its grid from args->dims, runs every
+ * block and returns TG_OK or an error status. */
+typedef int (*tg_variant_fn)(const tg_launch* launch, const tg_variant_args* args);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TILEGEN_VARIANT_H */
