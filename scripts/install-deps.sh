@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what tilegen needs on a Debian 12 machine, only what is missing. Runs as root (or
+# with sudo available). Safe to run repeatedly.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ gcc make pkg-config      # build
+  libyaml-cpp-dev                                # spec parsing
+  libgtest-dev googletest                        # unit tests
+  llvm-14-tools                                  # FileCheck, not, lit.py (golden tests)
+  python3                                        # runs lit
+  libopenblas-dev                                # CPU benchmark baseline
+)
+# Node.js + npm validate the JSON Schema (ajv-cli); keep a preinstalled node if there is one.
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "install-deps: everything is installed"
+fi
