@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# CPU benchmark run: generator time for the whole kernels/ library, then bench_cpu (sgemm vs
+# OpenBLAS, softmax/rmsnorm vs memcpy) — one run, one table, ready for bench/RESULTS.md.
+# Usage: bench/run_cpu.sh [threads=2] [build-dir=build-bench]
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+threads=${1:-2}
+build=${2:-"$here/build-bench"}
+
+"$here/scripts/install-deps.sh" >/dev/null
+cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEGEN_BUILD_TESTS=OFF \
+      -DTILEGEN_BUILD_BENCH=ON >/dev/null
+cmake --build "$build" -j "$(nproc)" >/dev/null
+
+tilegen="$build/generator/tools/tilegen"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Generator time: every shipped spec, every C target, fresh output dir each time; best of 5.
+best=""
+for i in 1 2 3 4 5; do
+  rm -rf "$tmp/out"
+  t0=$(date +%s.%N)
+  "$tilegen" generate --lib all_kernels --targets c,c_avx2,c_avx512 --out "$tmp/out" \
+    "$here"/kernels/*.yaml
+  t1=$(date +%s.%N)
+  best=$(awk -v a="$t0" -v b="$t1" -v best="$best" \
+    'BEGIN { t = b - a; if (best == "" || t < best) best = t; printf "%.4f", best }')
+done
+nfiles=$(ls "$tmp/out" | wc -l)
+nlines=$(cat "$tmp/out"/* | wc -l)
+
+echo "date: $(date -u +%Y-%m-%d)  commit: $(git -C "$here" rev-parse --short HEAD)$(git -C "$here" diff --quiet || echo +dirty)"
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; $(cc --version | head -1)"
+echo
+printf '| benchmark | tilegen | baseline | ratio | check |\n|---|---|---|---|---|\n'
+printf '| generator: kernels/*.yaml x {c, c_avx2, c_avx512} -> %s files, %s lines | %.3f s (best of 5) | aim < 1 s | — | — |\n' \
+  "$nfiles" "$nlines" "$best"
+OPENBLAS_CORETYPE=SkylakeX OMP_PROC_BIND=spread "$build/bench/bench_cpu" "$threads" 15 | tail -n +3
