@@ -1,7 +1,9 @@
-/* CPU feature detection for selecting C variants. Detected once; the answer is cached in a
- * plain int per feature (benign race: every thread computes the same value). */
+/* CPU feature detection for selecting C variants. Each feature is probed once; the answer is
+ * cached in an int per feature, read and written with relaxed atomics: two threads racing on
+ * the first call both compute the same value, so either store is right. */
 #include "tilegen/runtime.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct feature {
@@ -33,15 +35,36 @@ static const feature features[] = {{"", 0}};
 #define TG_NFEATURES (sizeof(features) / sizeof(features[0]))
 static int cache[TG_NFEATURES]; /* 0 = unknown, 1 = absent, 2 = present */
 
+/* 1 if `name` is listed in TILEGEN_CPU_DISABLE (comma-separated). */
+static int disabled_by_env(const char* name) {
+  const char* list = getenv("TILEGEN_CPU_DISABLE");
+  if (!list)
+    return 0;
+  size_t len = strlen(name);
+  for (const char* p = list; *p;) {
+    const char* end = strchr(p, ',');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n == len && strncmp(p, name, n) == 0)
+      return 1;
+    if (!end)
+      break;
+    p = end + 1;
+  }
+  return 0;
+}
+
 int tg_cpu_has(const char* name) {
   if (!name)
     return 0;
   for (size_t i = 0; i < TG_NFEATURES; ++i) {
     if (!features[i].probe || strcmp(features[i].name, name) != 0)
       continue;
-    if (cache[i] == 0)
-      cache[i] = features[i].probe() ? 2 : 1;
-    return cache[i] == 2;
+    int state = __atomic_load_n(&cache[i], __ATOMIC_RELAXED);
+    if (state == 0) {
+      state = features[i].probe() && !disabled_by_env(name) ? 2 : 1;
+      __atomic_store_n(&cache[i], state, __ATOMIC_RELAXED);
+    }
+    return state == 2;
   }
   return 0;
 }

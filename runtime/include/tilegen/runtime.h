@@ -11,6 +11,10 @@
 extern "C" {
 #endif
 
+/* 16-bit floats cross the C API as their bit patterns (IEEE binary16 and bfloat16). */
+typedef uint16_t tg_f16;
+typedef uint16_t tg_bf16;
+
 typedef enum tg_status {
   TG_OK = 0,
   TG_ERR_NULL_POINTER = 1,       /* a tensor pointer is NULL (and the tensor is not empty) */
@@ -47,8 +51,21 @@ typedef struct tg_selection {
 } tg_selection;
 
 /* CPU feature names the runtime understands: "avx2", "fma", "f16c", "avx512f", "avx512bw",
- * "avx512vl", "avx512dq", "neon". Detected once, cached. Returns 1 if present. */
+ * "avx512vl", "avx512dq", "neon". Detected once, cached. Returns 1 if present.
+ * The environment variable TILEGEN_CPU_DISABLE (comma-separated names, read once) makes the
+ * runtime treat those features as absent, e.g. TILEGEN_CPU_DISABLE=avx512f to exercise the
+ * c_avx2 variants on an AVX-512 machine. */
 int tg_cpu_has(const char* feature);
+
+/* Worker threads a CPU variant should use for `launch`: launch->num_threads if positive,
+ * else 0 (= OpenMP's default). NULL launch = defaults. */
+int tg_launch_num_threads(const tg_launch* launch);
+
+/* Conversions of the 16-bit float bit patterns (round to nearest even on the way down). */
+float tg_f16_to_f32(tg_f16 h);
+float tg_bf16_to_f32(tg_bf16 h);
+tg_f16 tg_f32_to_f16(float f);
+tg_bf16 tg_f32_to_bf16(float f);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,75 @@
+/* Launch-handle helpers and 16-bit float conversions shared by dispatch code and variants. */
+#include "tilegen/runtime.h"
+
+#include <string.h>
+
+int tg_launch_num_threads(const tg_launch* launch) {
+  if (!launch || launch->num_threads <= 0)
+    return 0;
+  return launch->num_threads;
+}
+
+float tg_bf16_to_f32(tg_bf16 h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+tg_bf16 tg_f32_to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) /* NaN: keep it a (quiet) NaN, don't round to inf */
+    return (tg_bf16)((u >> 16) | 0x0040u);
+  u += 0x7FFFu + ((u >> 16) & 1u); /* round to nearest, ties to even */
+  return (tg_bf16)(u >> 16);
+}
+
+float tg_f16_to_f32(tg_f16 h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1Fu;
+  uint32_t man = h & 0x3FFu;
+  uint32_t u;
+  if (exp == 0x1F) { /* inf / NaN */
+    u = sign | 0x7F800000u | (man << 13);
+  } else if (exp != 0) { /* normal */
+    u = sign | ((exp + 112u) << 23) | (man << 13);
+  } else if (man == 0) { /* zero */
+    u = sign;
+  } else { /* subnormal: normalize */
+    int e = -1;
+    do {
+      ++e;
+      man <<= 1;
+    } while ((man & 0x400u) == 0);
+    u = sign | ((uint32_t)(112 - e) << 23) | ((man & 0x3FFu) << 13);
+  }
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+tg_f16 tg_f32_to_f16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  uint32_t sign = (u >> 16) & 0x8000u;
+  uint32_t abs = u & 0x7FFFFFFFu;
+  if (abs > 0x7F800000u) /* NaN */
+    return (tg_f16)(sign | 0x7E00u);
+  if (abs >= 0x477FF000u) /* rounds to >= 65520: inf */
+    return (tg_f16)(sign | 0x7C00u);
+  if (abs < 0x38800000u) { /* below the smallest normal half (2^-14): subnormal or zero */
+    if (abs < 0x33000000u) /* < 2^-25: rounds to zero */
+      return (tg_f16)sign;
+    uint32_t man = (abs & 0x7FFFFFu) | 0x800000u;
+    int shift = 126 - (int)(abs >> 23); /* 14..24 */
+    uint32_t half = man >> shift;
+    uint32_t rem = man & ((1u << shift) - 1u);
+    uint32_t mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1u)))
+      ++half;
+    return (tg_f16)(sign | half);
+  }
+  uint32_t r = abs + 0xFFFu + ((abs >> 13) & 1u) - 0x38000000u; /* rebias 127 -> 15, round */
+  return (tg_f16)(sign | (r >> 13));
+}
