@@ -1,0 +1,467 @@
+// Prints <lib>.h and <lib>_dispatch.c. Layout of the dispatch file, per kernel x type binding:
+//   prototypes of its variants; the instance keys; the variant table; a check function that
+//   validates every argument (never touching tensor memory) and finds the instance; the public
+//   function (check, select with a per-instance cache, call); the _query twin (check, select,
+//   explain). Names local to generated functions start with tg_ so that they cannot clash with
+//   spec names (the driver rejects spec names starting with tg_).
+#include "dispatch/DispatchEmitter.h"
+
+#include "dispatch/Naming.h"
+#include "support/InternalError.h"
+
+#include <sstream>
+
+namespace tilegen::dispatch {
+
+namespace {
+
+// ---- expressions over dims (tensor shapes) ------------------------------------------------
+
+// Spec spelling, for comments: "M", "cdiv(N, 64)", "M * 2".
+std::string spec_expr(const ir::Expr& e) {
+  if (auto* i = e->as<ir::IntImm>())
+    return std::to_string(i->value);
+  if (auto* v = e->as<ir::VarRef>())
+    return v->var->name;
+  if (auto* c = e->as<ir::Cast>())
+    return spec_expr(c->value);
+  if (auto* b = e->as<ir::Binary>()) {
+    switch (b->op) {
+    case ir::BinaryOp::Min:
+    case ir::BinaryOp::Max:
+    case ir::BinaryOp::CeilDiv:
+      return std::string(ir::binary_op_name(b->op)) + "(" + spec_expr(b->a) + ", " +
+             spec_expr(b->b) + ")";
+    default:
+      return "(" + spec_expr(b->a) + " " + ir::binary_op_name(b->op) + " " + spec_expr(b->b) +
+             ")";
+    }
+  }
+  return "<expr>";
+}
+
+// C with checked arithmetic (tilegen/dispatch.h): overflow clears `ok` instead of wrapping.
+std::string c_shape_expr(const ir::Expr& e, const std::string& ok) {
+  if (auto* i = e->as<ir::IntImm>())
+    return "INT64_C(" + std::to_string(i->value) + ")";
+  if (auto* v = e->as<ir::VarRef>()) {
+    TG_ASSERT(v->var->kind == ir::VarKind::Dim || v->var->kind == ir::VarKind::ValueParam,
+              "tensor shape refers to '" + v->var->name + "', which is not a param");
+    return v->var->name;
+  }
+  if (auto* c = e->as<ir::Cast>()) {
+    TG_ASSERT(c->type.is_int(), "non-integer cast in a tensor shape");
+    return c_shape_expr(c->value, ok);
+  }
+  if (auto* b = e->as<ir::Binary>()) {
+    std::string a = c_shape_expr(b->a, ok), bb = c_shape_expr(b->b, ok);
+    switch (b->op) {
+    case ir::BinaryOp::Add: return "tg_add_i64(" + a + ", " + bb + ", &" + ok + ")";
+    case ir::BinaryOp::Sub: return "tg_sub_i64(" + a + ", " + bb + ", &" + ok + ")";
+    case ir::BinaryOp::Mul: return "tg_mul_i64(" + a + ", " + bb + ", &" + ok + ")";
+    case ir::BinaryOp::Div: return "tg_div_i64(" + a + ", " + bb + ", &" + ok + ")";
+    case ir::BinaryOp::Mod: return "tg_mod_i64(" + a + ", " + bb + ", &" + ok + ")";
+    case ir::BinaryOp::CeilDiv: return "tg_cdiv_i64(" + a + ", " + bb + ", &" + ok + ")";
+    case ir::BinaryOp::Min: return "tg_min_i64(" + a + ", " + bb + ")";
+    case ir::BinaryOp::Max: return "tg_max_i64(" + a + ", " + bb + ")";
+    default: break;
+    }
+  }
+  internal_error("tensor shape expression of kind " + std::string(ir::expr_kind_name(e->kind)) +
+                 " cannot be evaluated at dispatch: " + spec_expr(e));
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i)
+    s += (i ? sep : "") + parts[i];
+  return s;
+}
+
+std::string upper(std::string s) {
+  for (char& c : s)
+    if (c >= 'a' && c <= 'z')
+      c = static_cast<char>(c - 'a' + 'A');
+  return s;
+}
+
+// ---- the argument list of one public function ---------------------------------------------
+
+struct Arg {
+  std::string decl; // "const float* A"
+  std::string name; // "A"
+};
+
+std::vector<Arg> public_args(const ir::Kernel& k) {
+  std::vector<Arg> args;
+  args.push_back({"const tg_launch* launch", "launch"});
+  for (const auto& t : k.tensors) {
+    std::string cty = c_type_name(t->dtype);
+    bool ro = t->access == ir::Access::Read;
+    args.push_back({(ro ? "const " : "") + cty + "* " + t->name, t->name});
+  }
+  for (const auto& d : k.dims)
+    args.push_back({"int64_t " + d.var->name, d.var->name});
+  for (const auto& s : k.scalars)
+    args.push_back({std::string(s->type.is_bool() ? "int" : c_type_name(s->type)) + " " +
+                        s->name,
+                    s->name});
+  for (const auto& f : k.flags)
+    args.push_back({"int " + f->name, f->name});
+  return args;
+}
+
+std::string decl_list(const std::vector<Arg>& args, const std::string& extra, size_t indent) {
+  std::vector<std::string> parts;
+  for (const auto& a : args)
+    parts.push_back(a.decl);
+  if (!extra.empty())
+    parts.push_back(extra);
+  return join(parts, ",\n" + std::string(indent, ' '));
+}
+
+std::string name_list(const std::vector<Arg>& args) {
+  std::vector<std::string> parts;
+  for (const auto& a : args)
+    parts.push_back(a.name);
+  return join(parts, ", ");
+}
+
+std::string spec_where(const KernelEntry& e) {
+  std::string s = e.spec_path;
+  if (e.kernel->loc.line > 0)
+    s += ":" + std::to_string(e.kernel->loc.line);
+  return s;
+}
+
+// "M, N >= 0; D in {64, 128}; K: multiple of 8, 16 <= K <= 4096"
+std::string dim_doc(const ir::Kernel& k) {
+  std::vector<std::string> free, constrained;
+  for (const auto& d : k.dims) {
+    const std::string& n = d.var->name;
+    if (!d.values.empty()) {
+      std::vector<std::string> vals;
+      for (int64_t v : d.values)
+        vals.push_back(std::to_string(v));
+      constrained.push_back(n + " in {" + join(vals, ", ") + "}");
+    } else if (d.multiple_of || d.min || d.max) {
+      std::vector<std::string> c;
+      if (d.min || d.max)
+        c.push_back(std::to_string(d.min.value_or(0)) + " <= " + n +
+                    (d.max ? " <= " + std::to_string(*d.max) : ""));
+      if (d.multiple_of)
+        c.push_back("multiple of " + std::to_string(*d.multiple_of));
+      constrained.push_back(n + ": " + join(c, ", "));
+    } else {
+      free.push_back(n);
+    }
+  }
+  std::vector<std::string> parts;
+  if (!free.empty())
+    parts.push_back(join(free, ", ") + " >= 0");
+  for (auto& c : constrained)
+    parts.push_back(c);
+  return join(parts, "; ");
+}
+
+void emit_doc(std::ostream& os, const std::string& lib, const KernelEntry& e) {
+  const ir::Kernel& k = *e.kernel;
+  std::string types = k.type_suffix();
+  os << "/* " << k.name << (types.empty() ? "" : " (" + types + ")") << ": " << k.summary
+     << "\n";
+  for (const auto& t : k.tensors) {
+    std::vector<std::string> dims;
+    for (const auto& s : t->shape)
+      dims.push_back(spec_expr(s));
+    os << " *   " << t->name << ": " << t->dtype.name() << " [" << join(dims, ", ") << "], "
+       << ir::access_name(t->access) << "\n";
+  }
+  if (!k.dims.empty())
+    os << " *   dims: " << dim_doc(k) << "\n";
+  for (const auto& s : k.scalars)
+    os << " *   " << s->name << ": " << s->type.name() << " scalar\n";
+  for (const auto& f : k.flags)
+    os << " *   " << f->name << ": flag, 0 or 1\n";
+  os << " * Spec: " << spec_where(e) << ". Returns TG_OK or an error status (tg_status_string);\n"
+     << " * a NULL launch means defaults. " << public_function_name(lib, k)
+     << "_query reports the variant a call would run. */\n";
+}
+
+// ---- the dispatch file, one kernel x type binding ------------------------------------------
+
+struct Names {
+  std::string pub;    // mylib_gemm_f32
+  std::string prefix; // gemm_f32: prefix of this entry's file-scope names
+};
+
+void emit_tables(std::ostream& os, const Library& lib, const KernelEntry& e, const Names& n) {
+  const ir::Kernel& k = *e.kernel;
+  os << "/* ---- " << n.pub << " (" << spec_where(e) << ") ---- */\n\n";
+  for (const auto& inst : e.instances)
+    for (const Target* t : lib.targets)
+      os << "int " << variant_function_name(lib.name, k, inst, *t)
+         << "(const tg_launch* launch, const tg_variant_args* args);\n";
+  os << "\n";
+
+  size_t nkey = e.instances.empty() ? 0 : instance_key(k, e.instances[0]).size();
+  std::string P = upper(n.prefix);
+  os << "#define " << P << "_N_INSTANCES " << e.instances.size() << "\n";
+  os << "#define " << P << "_N_KEYS " << nkey << "\n";
+  os << "#define " << P << "_N_VARIANTS " << e.instances.size() * lib.targets.size() << "\n";
+  os << "static const char* const " << n.prefix << "_instances[" << P << "_N_INSTANCES] = {";
+  for (size_t i = 0; i < e.instances.size(); ++i)
+    os << (i ? ", " : "") << "\"" << instance_label(e.instances[i]) << "\"";
+  os << "};\n";
+  if (nkey > 0) {
+    std::vector<std::string> key_names;
+    for (const auto& f : k.flags)
+      key_names.push_back(f->name);
+    for (const auto& d : k.dims)
+      if (!d.values.empty())
+        key_names.push_back(d.var->name);
+    os << "/* Specialization key of each instance: (" << join(key_names, ", ") << "). */\n";
+    os << "static const int64_t " << n.prefix << "_keys[" << P << "_N_INSTANCES * " << P
+       << "_N_KEYS] = {\n";
+    for (const auto& inst : e.instances) {
+      std::vector<std::string> vals;
+      for (int64_t v : instance_key(k, inst))
+        vals.push_back(std::to_string(v));
+      os << "    " << join(vals, ", ") << ", /* " << instance_label(inst) << " */\n";
+    }
+    os << "};\n";
+  }
+  os << "/* instance, instance name, target, symbol, backend, arch, preference, features, fn */\n";
+  os << "static const tg_variant_entry " << n.prefix << "_variants[" << P << "_N_VARIANTS] = {\n";
+  for (size_t i = 0; i < e.instances.size(); ++i)
+    for (const Target* t : lib.targets) {
+      std::string fn = variant_function_name(lib.name, k, e.instances[i], *t);
+      TG_ASSERT(t->backend == Backend::C, "dispatch of non-C targets is not implemented");
+      os << "    {" << i << ", \"" << instance_label(e.instances[i]) << "\", \"" << t->name
+         << "\", \"" << fn << "\", TG_BACKEND_CPU, \"\", " << t->preference << ", tg_features_"
+         << t->name << ", " << fn << "},\n";
+    }
+  os << "};\n";
+  os << "static tg_select_cache " << n.prefix << "_cache[" << P << "_N_INSTANCES];\n\n";
+}
+
+void emit_check(std::ostream& os, const KernelEntry& e, const Names& n,
+                const std::vector<Arg>& args) {
+  const ir::Kernel& k = *e.kernel;
+  std::string P = upper(n.prefix);
+  std::string head = "static tg_status " + n.prefix + "_check(";
+  os << "/* Validates the arguments of " << n.pub << " and finds the instance they select.\n"
+     << " * Reads no tensor memory. On failure writes why into tg_why (if not NULL). */\n";
+  os << head << decl_list(args, "int* tg_instance, char* tg_why, size_t tg_why_size",
+                          head.size())
+     << ") {\n";
+  os << "  tg_status tg_s;\n";
+  for (const auto& sc : k.scalars) // scalars take any value of their type
+    os << "  (void)" << sc->name << ";\n";
+  auto check = [&](const std::string& call) {
+    os << "  if ((tg_s = " << call << ") != TG_OK)\n    return tg_s;\n";
+  };
+  check("tg_check_launch(launch, tg_why, tg_why_size)");
+  for (const auto& f : k.flags)
+    check("tg_check_flag(\"" + f->name + "\", " + f->name + ", tg_why, tg_why_size)");
+  for (const auto& d : k.dims) {
+    const std::string& nm = d.var->name;
+    if (!d.values.empty()) {
+      std::vector<std::string> vals;
+      for (int64_t v : d.values)
+        vals.push_back("INT64_C(" + std::to_string(v) + ")");
+      os << "  {\n    static const int64_t tg_values[" << d.values.size() << "] = {"
+         << join(vals, ", ") << "};\n";
+      os << "    if ((tg_s = tg_check_value_dim(\"" << nm << "\", " << nm << ", tg_values, "
+         << d.values.size() << ", tg_why, tg_why_size)) != TG_OK)\n      return tg_s;\n  }\n";
+    } else {
+      std::string min = d.min ? "INT64_C(" + std::to_string(*d.min) + ")" : "0";
+      std::string max = d.max ? "INT64_C(" + std::to_string(*d.max) + ")" : "TG_NO_MAX";
+      std::string mult = d.multiple_of ? "INT64_C(" + std::to_string(*d.multiple_of) + ")" : "1";
+      check("tg_check_dim(\"" + nm + "\", " + nm + ", " + min + ", " + max + ", " + mult +
+            ", tg_why, tg_why_size)");
+    }
+  }
+  for (const auto& t : k.tensors) {
+    os << "  {\n    int tg_ok = 1;\n";
+    std::string shape = "NULL";
+    if (t->rank() > 0) {
+      std::vector<std::string> ext;
+      for (const auto& s : t->shape)
+        ext.push_back(c_shape_expr(s, "tg_ok"));
+      os << "    const int64_t tg_shape[" << t->rank() << "] = {" << join(ext, ", ") << "};\n";
+      shape = "tg_shape";
+    }
+    os << "    if ((tg_s = tg_check_tensor(\"" << t->name << "\", " << t->name << ", " << shape
+       << ", " << t->rank() << ", tg_ok, sizeof(" << c_type_name(t->dtype)
+       << "), tg_why, tg_why_size)) != TG_OK)\n      return tg_s;\n  }\n";
+  }
+  size_t nkey = e.instances.empty() ? 0 : instance_key(k, e.instances[0]).size();
+  if (nkey == 0) {
+    os << "  *tg_instance = 0;\n";
+  } else {
+    std::vector<std::string> key;
+    for (const auto& f : k.flags)
+      key.push_back("(int64_t)" + f->name);
+    for (const auto& d : k.dims)
+      if (!d.values.empty())
+        key.push_back(d.var->name);
+    os << "  const int64_t tg_key[" << P << "_N_KEYS] = {" << join(key, ", ") << "};\n";
+    os << "  *tg_instance = tg_find_instance(" << n.prefix << "_keys, " << P << "_N_INSTANCES, "
+       << P << "_N_KEYS, tg_key);\n";
+    os << "  if (*tg_instance < 0) { /* every combination of checked values is generated */\n"
+       << "    if (tg_why && tg_why_size)\n"
+       << "      snprintf(tg_why, tg_why_size, \"internal error: no instance for these flag and "
+          "dim values\");\n"
+       << "    return TG_ERR_INTERNAL;\n  }\n";
+  }
+  os << "  return TG_OK;\n}\n\n";
+}
+
+void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
+                       const std::vector<Arg>& args) {
+  const ir::Kernel& k = *e.kernel;
+  std::string P = upper(n.prefix);
+  std::string call_args = name_list(args);
+
+  // The public function.
+  std::string head = "tg_status " + n.pub + "(";
+  os << head << decl_list(args, "", head.size()) << ") {\n";
+  os << "  int tg_instance = -1;\n";
+  os << "  tg_status tg_s = " << n.prefix << "_check(" << call_args
+     << ", &tg_instance, NULL, 0);\n";
+  os << "  if (tg_s != TG_OK)\n    return tg_s;\n";
+  os << "  int tg_v = tg_select_cached(" << n.prefix << "_variants, " << P << "_N_VARIANTS, "
+     << "tg_instance, launch, " << n.prefix << "_cache);\n";
+  os << "  if (tg_v < 0)\n    return TG_ERR_NO_VARIANT;\n";
+  auto array = [&](const std::string& type, const std::string& name, size_t count,
+                   const std::vector<std::string>& vals) {
+    if (count == 0)
+      return std::string("NULL");
+    os << "  " << type << " " << name << "[" << count << "] = {" << join(vals, ", ") << "};\n";
+    return name;
+  };
+  std::vector<std::string> tensors, dims, scalars, flags;
+  for (const auto& t : k.tensors)
+    tensors.push_back("(void*)" + t->name);
+  for (const auto& d : k.dims)
+    dims.push_back(d.var->name);
+  for (const auto& s : k.scalars) {
+    if (s->type.kind == ir::ScalarKind::F16)
+      scalars.push_back("(double)tg_f16_to_f32(" + s->name + ")");
+    else if (s->type.kind == ir::ScalarKind::BF16)
+      scalars.push_back("(double)tg_bf16_to_f32(" + s->name + ")");
+    else
+      scalars.push_back("(double)" + s->name);
+  }
+  for (const auto& f : k.flags)
+    flags.push_back(f->name);
+  std::string a_t = array("void* const", "tg_tensors", tensors.size(), tensors);
+  std::string a_d = array("const int64_t", "tg_dims", dims.size(), dims);
+  std::string a_s = array("const double", "tg_scalars", scalars.size(), scalars);
+  std::string a_f = array("const int", "tg_flags", flags.size(), flags);
+  os << "  const tg_variant_args tg_args = {" << a_t << ", " << a_d << ", " << a_s << ", " << a_f
+     << "};\n";
+  os << "  return (tg_status)" << n.prefix << "_variants[tg_v].fn(launch, &tg_args);\n}\n\n";
+
+  // The query twin.
+  head = "tg_status " + n.pub + "_query(";
+  os << head << decl_list(args, "tg_selection* out", head.size()) << ") {\n";
+  os << "  if (!out)\n    return TG_ERR_INVALID_ARGUMENT;\n";
+  os << "  out->variant = \"\";\n  out->target = \"\";\n  out->instance = \"\";\n"
+     << "  out->reason[0] = '\\0';\n";
+  os << "  int tg_instance = -1;\n";
+  os << "  out->status = " << n.prefix << "_check(" << call_args
+     << ", &tg_instance, out->reason, sizeof out->reason);\n";
+  os << "  if (out->status != TG_OK)\n    return out->status;\n";
+  os << "  out->instance = " << n.prefix << "_instances[tg_instance];\n";
+  os << "  int tg_v = tg_select_variant(" << n.prefix << "_variants, " << P << "_N_VARIANTS, "
+     << "tg_instance, launch, tg_cpu_has, out->reason, sizeof out->reason);\n";
+  os << "  if (tg_v < 0)\n    return out->status = TG_ERR_NO_VARIANT;\n";
+  os << "  out->variant = " << n.prefix << "_variants[tg_v].symbol;\n";
+  os << "  out->target = " << n.prefix << "_variants[tg_v].target;\n";
+  os << "  return TG_OK;\n}\n\n";
+}
+
+} // namespace
+
+std::vector<int64_t> instance_key(const ir::Kernel& k, const passes::Instance& inst) {
+  std::vector<int64_t> key;
+  auto value = [&](const std::string& name) {
+    auto it = inst.values.find(name);
+    TG_ASSERT(it != inst.values.end(), "instance '" + inst.name + "' has no value for '" + name +
+                                           "'");
+    return it->second;
+  };
+  for (const auto& f : k.flags)
+    key.push_back(value(f->name));
+  for (const auto& d : k.dims)
+    if (!d.values.empty())
+      key.push_back(value(d.var->name));
+  return key;
+}
+
+std::string emit_header(const Library& lib) {
+  std::ostringstream os;
+  std::string guard = upper(lib.name) + "_H";
+  std::vector<std::string> specs, targets;
+  for (const auto& e : lib.kernels)
+    if (specs.empty() || specs.back() != e.spec_path)
+      specs.push_back(e.spec_path);
+  for (const Target* t : lib.targets)
+    targets.push_back(t->name);
+  os << generated_marker(lib.name) << "\n";
+  os << "/* " << header_file_name(lib.name) << ": C API of the tile-kernel library '" << lib.name
+     << "'.\n"
+     << " * Specs: " << join(specs, ", ") << ". Targets: " << join(targets, ", ") << ".\n"
+     << " * Each function validates its arguments, picks the best variant this machine can run\n"
+     << " * and runs it. Tensors are row-major and contiguous; tg_f16/tg_bf16 are uint16_t bit\n"
+     << " * patterns (tilegen/runtime.h). Thread-safe; nothing calls exit() or abort(). */\n";
+  os << "#ifndef " << guard << "\n#define " << guard << "\n\n";
+  os << "#include \"tilegen/runtime.h\"\n\n#include <stdint.h>\n\n";
+  os << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+  for (const auto& e : lib.kernels) {
+    std::vector<Arg> args = public_args(*e.kernel);
+    std::string pub = public_function_name(lib.name, *e.kernel);
+    emit_doc(os, lib.name, e);
+    std::string head = "tg_status " + pub + "(";
+    os << head << decl_list(args, "", head.size()) << ");\n";
+    head = "tg_status " + pub + "_query(";
+    os << head << decl_list(args, "tg_selection* out", head.size()) << ");\n\n";
+  }
+  os << "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* " << guard << " */\n";
+  return os.str();
+}
+
+std::string emit_dispatch_source(const Library& lib) {
+  std::ostringstream os;
+  os << generated_marker(lib.name) << "\n";
+  os << "/* " << dispatch_file_name(lib.name) << ": argument checks, variant tables and "
+     << "selection for\n * " << header_file_name(lib.name)
+     << ". Selection: among the variants of the instance the arguments select, the\n"
+     << " * highest-preference one whose runtime features this machine has (docs/dispatch.md);\n"
+     << " * the choice is cached per instance. */\n";
+  os << "#include \"" << header_file_name(lib.name) << "\"\n\n";
+  os << "#include \"tilegen/dispatch.h\"\n\n#include <stddef.h>\n#include <stdio.h>\n\n";
+  os << "/* Runtime features each target's variants need (targets/Targets.cpp). */\n";
+  for (const Target* t : lib.targets) {
+    std::vector<std::string> f;
+    for (const auto& name : t->runtime_features)
+      f.push_back("\"" + name + "\"");
+    f.push_back("NULL");
+    os << "static const char* const tg_features_" << t->name << "[] = {" << join(f, ", ")
+       << "};\n";
+  }
+  os << "\n";
+  for (const auto& e : lib.kernels) {
+    Names n;
+    n.pub = public_function_name(lib.name, *e.kernel);
+    n.prefix = n.pub.substr(lib.name.size() + 1);
+    std::vector<Arg> args = public_args(*e.kernel);
+    emit_tables(os, lib, e, n);
+    emit_check(os, e, n, args);
+    emit_entry_points(os, e, n, args);
+  }
+  return os.str();
+}
+
+} // namespace tilegen::dispatch

@@ -1,0 +1,42 @@
+// Names shared by the driver, the dispatch generator and CMake (through `tilegen outputs`):
+// the files a library consists of and the symbols they define. One place, so that the
+// variant table always names the functions the variant files define.
+#pragma once
+
+#include "ir/IR.h"
+#include "passes/Pipeline.h"
+#include "targets/Target.h"
+
+#include <string>
+
+namespace tilegen::dispatch {
+
+// The instance part of variant names: the instance name, or "default" for a kernel without
+// types, flags and value params (whose instance name is empty).
+std::string instance_label(const passes::Instance& inst);
+
+// <lib>_<kernel>[_<types>]: the public C function of one kernel x type binding.
+std::string public_function_name(const std::string& lib, const ir::Kernel& k);
+
+// tgv_<lib>__<kernel>__<inst>__<target>: the function one variant file exports.
+std::string variant_function_name(const std::string& lib, const ir::Kernel& k,
+                                  const passes::Instance& inst, const Target& t);
+
+// <lib>__<kernel>__<inst>__<target>.c, <lib>.h, <lib>_dispatch.c
+std::string variant_file_name(const std::string& lib, const ir::Kernel& k,
+                              const passes::Instance& inst, const Target& t);
+std::string header_file_name(const std::string& lib);
+std::string dispatch_file_name(const std::string& lib);
+
+// The first line of every generated file. The driver only deletes stale files that start
+// with the marker of their library, never a file a user wrote.
+std::string generated_marker(const std::string& lib);
+
+// True if `name` can be a library name: a C identifier without "__" (which separates the
+// parts of variant names), not ending in '_', not "tg" (the runtime's prefix) nor "tgv_...".
+bool is_valid_library_name(const std::string& name);
+
+// The C type of an element of dtype `t` in the public API (float, tg_bf16, int8_t, ...).
+const char* c_type_name(ir::DType t);
+
+} // namespace tilegen::dispatch

@@ -1,0 +1,104 @@
+// String-level checks of the dispatch generator on a hand-built kernel.
+#include "FixtureKernel.h"
+
+#include <gtest/gtest.h>
+
+using namespace tilegen;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& what) {
+  return s.find(what) != std::string::npos;
+}
+
+TEST(Naming, Functions) {
+  ir::Kernel k = fixture::make_fixture_kernel();
+  auto inst = fixture::fixture_instances()[3];
+  EXPECT_EQ(dispatch::public_function_name("lib", k), "lib_mix_f32");
+  EXPECT_EQ(dispatch::variant_function_name("lib", k, inst, *find_target("c_avx2")),
+            "tgv_lib__mix__f32_causal1_D128__c_avx2");
+  EXPECT_EQ(dispatch::variant_file_name("lib", k, inst, *find_target("c")),
+            "lib__mix__f32_causal1_D128__c.c");
+  k.type_binding.clear();
+  EXPECT_EQ(dispatch::public_function_name("lib", k), "lib_mix");
+  EXPECT_EQ(dispatch::instance_label({"", {}}), "default");
+}
+
+TEST(Naming, LibraryNames) {
+  EXPECT_TRUE(dispatch::is_valid_library_name("mykernels"));
+  EXPECT_TRUE(dispatch::is_valid_library_name("tg_bench"));
+  EXPECT_TRUE(dispatch::is_valid_library_name("_x9"));
+  EXPECT_FALSE(dispatch::is_valid_library_name(""));
+  EXPECT_FALSE(dispatch::is_valid_library_name("9lives"));
+  EXPECT_FALSE(dispatch::is_valid_library_name("my-kernels"));
+  EXPECT_FALSE(dispatch::is_valid_library_name("a__b"));
+  EXPECT_FALSE(dispatch::is_valid_library_name("ab_"));
+  EXPECT_FALSE(dispatch::is_valid_library_name("tg"));
+  EXPECT_FALSE(dispatch::is_valid_library_name("tgv_x"));
+}
+
+TEST(DispatchEmitter, InstanceKeyOrder) {
+  ir::Kernel k = fixture::make_fixture_kernel();
+  auto insts = fixture::fixture_instances();
+  EXPECT_EQ(dispatch::instance_key(k, insts[0]), (std::vector<int64_t>{0, 64}));
+  EXPECT_EQ(dispatch::instance_key(k, insts[3]), (std::vector<int64_t>{1, 128}));
+}
+
+TEST(DispatchEmitter, HeaderDeclaresTypedApi) {
+  ir::Kernel k = fixture::make_fixture_kernel();
+  std::string h = dispatch::emit_header(fixture::make_fixture_library(k));
+  EXPECT_EQ(h.rfind(dispatch::generated_marker("fixlib"), 0), 0u);
+  EXPECT_TRUE(contains(h, "#ifndef FIXLIB_H"));
+  EXPECT_TRUE(contains(h, "extern \"C\" {"));
+  EXPECT_TRUE(contains(h, "#include \"tilegen/runtime.h\""));
+  EXPECT_TRUE(contains(h, "tg_status fixlib_mix_f32(const tg_launch* launch,\n"
+                          "                         const float* X,\n"
+                          "                         const tg_bf16* W,\n"
+                          "                         float* Y,\n"
+                          "                         int8_t* Z,\n"
+                          "                         int64_t M,\n"
+                          "                         int64_t N,\n"
+                          "                         int64_t D,\n"
+                          "                         float scale,\n"
+                          "                         tg_f16 bias,\n"
+                          "                         int32_t count,\n"
+                          "                         int causal);"))
+      << h;
+  EXPECT_TRUE(contains(h, "int causal,\n                               tg_selection* out);"));
+  // Doc comment: summary, shapes, constraints, origin.
+  EXPECT_TRUE(contains(h, "/* mix (f32): a kernel made by hand for dispatch tests"));
+  EXPECT_TRUE(contains(h, " *   Y: f32 [M, (N * 2)], write"));
+  EXPECT_TRUE(contains(h, " *   Z: i8 [cdiv(N, 3)], readwrite"));
+  EXPECT_TRUE(contains(h, " *   dims: M >= 0; N: 8 <= N <= 4096, multiple of 8; D in {64, 128}"))
+      << h;
+  EXPECT_TRUE(contains(h, "Spec: fixture.yaml:2."));
+}
+
+TEST(DispatchEmitter, SourceHasTableAndChecks) {
+  ir::Kernel k = fixture::make_fixture_kernel();
+  std::string c = dispatch::emit_dispatch_source(fixture::make_fixture_library(k));
+  EXPECT_TRUE(contains(c, "static const char* const tg_features_c_avx2[] = {\"avx2\", \"fma\", "
+                          "\"f16c\", NULL};"));
+  EXPECT_TRUE(contains(c, "#define MIX_F32_N_VARIANTS 12"));
+  EXPECT_TRUE(contains(c, "    {3, \"f32_causal1_D128\", \"c_avx512\", "
+                          "\"tgv_fixlib__mix__f32_causal1_D128__c_avx512\", TG_BACKEND_CPU, \"\", "
+                          "20, tg_features_c_avx512, tgv_fixlib__mix__f32_causal1_D128__c_avx512},"))
+      << c;
+  EXPECT_TRUE(contains(c, "tg_check_dim(\"N\", N, INT64_C(8), INT64_C(4096), INT64_C(8), "));
+  EXPECT_TRUE(contains(c, "tg_mul_i64(N, INT64_C(2), &tg_ok)"));
+  EXPECT_TRUE(contains(c, "tg_cdiv_i64(N, INT64_C(3), &tg_ok)"));
+  EXPECT_TRUE(contains(c, "(double)tg_f16_to_f32(bias)"));
+  EXPECT_FALSE(contains(c, "exit(")) << "dispatch code must never exit";
+  EXPECT_FALSE(contains(c, "abort("));
+}
+
+TEST(DispatchEmitter, Deterministic) {
+  ir::Kernel k1 = fixture::make_fixture_kernel();
+  ir::Kernel k2 = fixture::make_fixture_kernel(); // fresh nodes at other addresses
+  EXPECT_EQ(dispatch::emit_dispatch_source(fixture::make_fixture_library(k1)),
+            dispatch::emit_dispatch_source(fixture::make_fixture_library(k2)));
+  EXPECT_EQ(dispatch::emit_header(fixture::make_fixture_library(k1)),
+            dispatch::emit_header(fixture::make_fixture_library(k2)));
+}
+
+} // namespace
