@@ -53,6 +53,7 @@ private:
   std::vector<Diagnostic> all_;
   int errors_ = 0;
   int limit_ = 20;
+  bool suppress_notes_ = false; // notes of an error past the limit are dropped too
 };
 
 // "did you mean 'x'?" helper: the closest candidate by edit distance, or "" if none is close.

@@ -1,0 +1,473 @@
+// ExprParser: a hand-written lexer and a precedence-climbing parser (see ExprParser.h).
+#include "spec/ExprParser.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+#include <map>
+
+namespace tilegen::spec {
+
+namespace {
+
+enum class Tok { Int, Float, Ident, Punct, End, Bad };
+
+struct Token {
+  Tok kind;
+  std::string text;
+  size_t begin, end; // byte offsets in the expression string
+};
+
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
+
+// Two-character operators first, so that "<=" is not lexed as "<" "=".
+constexpr const char* kPuncts[] = {"||", "&&", "==", "!=", "<=", ">=", "+=", "(", ")", "[",
+                                   "]",  ",",  "?",  ":",  "<",  ">",  "+",  "-", "*", "/",
+                                   "%",  "!",  "="};
+
+class Parser {
+public:
+  Parser(std::string_view text, const LocMapper& loc, DiagEngine& diag)
+      : text_(text), map_(loc), diag_(diag) {}
+
+  bool lex() {
+    if (text_.size() > kMaxExprLength) {
+      error(0, 1, "expression is too long (" + std::to_string(text_.size()) +
+                      " characters; the limit is " + std::to_string(kMaxExprLength) + ")");
+      return false;
+    }
+    size_t i = 0;
+    while (true) {
+      while (i < text_.size() && (text_[i] == ' ' || text_[i] == '\t' || text_[i] == '\n' ||
+                                  text_[i] == '\r'))
+        ++i;
+      if (i >= text_.size())
+        break;
+      size_t b = i;
+      char c = text_[i];
+      if (is_alpha(c)) {
+        while (i < text_.size() && is_alnum(text_[i]))
+          ++i;
+        toks_.push_back({Tok::Ident, std::string(text_.substr(b, i - b)), b, i});
+      } else if (is_digit(c) || (c == '.' && i + 1 < text_.size() && is_digit(text_[i + 1]))) {
+        bool is_float = false;
+        while (i < text_.size() && is_digit(text_[i]))
+          ++i;
+        if (i < text_.size() && text_[i] == '.') {
+          is_float = true;
+          ++i;
+          while (i < text_.size() && is_digit(text_[i]))
+            ++i;
+        }
+        if (i < text_.size() && (text_[i] == 'e' || text_[i] == 'E')) {
+          size_t j = i + 1;
+          if (j < text_.size() && (text_[j] == '+' || text_[j] == '-'))
+            ++j;
+          if (j < text_.size() && is_digit(text_[j])) {
+            is_float = true;
+            i = j;
+            while (i < text_.size() && is_digit(text_[i]))
+              ++i;
+          }
+        }
+        if (i < text_.size() && (is_alnum(text_[i]) || text_[i] == '.')) {
+          while (i < text_.size() && (is_alnum(text_[i]) || text_[i] == '.'))
+            ++i;
+          error(b, i - b, "invalid number '" + std::string(text_.substr(b, i - b)) + "'");
+          return false;
+        }
+        toks_.push_back({is_float ? Tok::Float : Tok::Int, std::string(text_.substr(b, i - b)),
+                         b, i});
+      } else {
+        const char* match = nullptr;
+        for (const char* p : kPuncts) {
+          std::string_view pv(p);
+          if (text_.substr(i, pv.size()) == pv) {
+            match = p;
+            break;
+          }
+        }
+        if (!match) {
+          unsigned char uc = static_cast<unsigned char>(c);
+          std::string shown = uc >= 0x20 && uc < 0x7f ? std::string(1, c) : "\\x" + hex(uc);
+          error(b, 1, "unexpected character '" + shown + "' in expression");
+          return false;
+        }
+        i += std::string_view(match).size();
+        toks_.push_back({Tok::Punct, match, b, i});
+      }
+    }
+    toks_.push_back({Tok::End, "", text_.size(), text_.size()});
+    return true;
+  }
+
+  SExprPtr parse_whole() {
+    if (toks_.size() == 1) {
+      error(0, 1, "empty expression");
+      return nullptr;
+    }
+    SExprPtr e = expr();
+    if (!e)
+      return nullptr;
+    if (peek().kind != Tok::End) {
+      error_at(peek(), "unexpected " + describe(peek()) + " after expression");
+      return nullptr;
+    }
+    return e;
+  }
+
+  bool stmt(SStmt& out) {
+    if (toks_.size() == 1) {
+      error(0, 1, "empty statement");
+      return false;
+    }
+    out.loc = map_(0, text_.size());
+    if (peek().kind == Tok::Ident && peek().text == "let") {
+      next();
+      const Token& name = peek();
+      if (name.kind != Tok::Ident) {
+        error_at(name, "expected a name after 'let', found " + describe(name));
+        return false;
+      }
+      next();
+      out.kind = SStmt::Kind::Let;
+      out.let_name = name.text;
+      out.let_loc = map_(name.begin, name.end - name.begin);
+      if (!expect("=", "after the name of 'let " + name.text + "'"))
+        return false;
+    } else {
+      SExprPtr target = unary();
+      if (!target)
+        return false;
+      const Token& t = peek();
+      if (t.kind == Tok::Punct && t.text == "=")
+        out.kind = SStmt::Kind::Assign;
+      else if (t.kind == Tok::Punct && t.text == "+=")
+        out.kind = SStmt::Kind::AddAssign;
+      else {
+        error_at(t, "expected '=' or '+=' in statement, found " + describe(t));
+        return false;
+      }
+      next();
+      if (target->kind != EKind::Name && target->kind != EKind::Index) {
+        diag_.error(target->loc, "the left side of '" + t.text +
+                                     "' must be an element 'x[i, ...]' of a buffer or tensor");
+        return false;
+      }
+      out.target = target;
+    }
+    out.value = expr();
+    if (!out.value)
+      return false;
+    if (peek().kind != Tok::End) {
+      error_at(peek(), "unexpected " + describe(peek()) + " after statement");
+      return false;
+    }
+    return true;
+  }
+
+private:
+  static std::string hex(unsigned char c) {
+    const char* d = "0123456789ABCDEF";
+    return std::string{d[c >> 4], d[c & 15]};
+  }
+
+  const Token& peek() const { return toks_[pos_]; }
+  const Token& next() {
+    const Token& t = toks_[pos_];
+    if (pos_ + 1 < toks_.size())
+      ++pos_;
+    return t;
+  }
+  bool is_punct(const char* p) const {
+    return peek().kind == Tok::Punct && peek().text == p;
+  }
+
+  std::string describe(const Token& t) const {
+    if (t.kind == Tok::End)
+      return "end of expression";
+    return "'" + t.text + "'";
+  }
+
+  void error(size_t off, size_t len, const std::string& msg) { diag_.error(map_(off, len), msg); }
+  void error_at(const Token& t, const std::string& msg) {
+    error(t.begin, std::max<size_t>(1, t.end - t.begin), msg);
+  }
+
+  bool expect(const char* p, const std::string& context) {
+    if (is_punct(p)) {
+      next();
+      return true;
+    }
+    error_at(peek(), std::string("expected '") + p + "' " + context + ", found " +
+                         describe(peek()));
+    return false;
+  }
+
+  // Builds a node spanning tokens [first, last].
+  std::shared_ptr<SExpr> node(EKind k, size_t begin, size_t end, const Token& op) {
+    auto n = std::make_shared<SExpr>();
+    n->kind = k;
+    n->loc = map_(begin, std::max<size_t>(1, end - begin));
+    n->op_loc = map_(op.begin, std::max<size_t>(1, op.end - op.begin));
+    n->text = std::string(text_.substr(begin, end - begin));
+    return n;
+  }
+  size_t begin_of(const SExprPtr& e) const { return begins_.at(e.get()); }
+  size_t end_of(const SExprPtr& e) const { return ends_.at(e.get()); }
+  SExprPtr finish(std::shared_ptr<SExpr> n, size_t begin, size_t end) {
+    for (const auto& a : n->args)
+      n->depth = std::max(n->depth, a->depth + 1);
+    if (n->depth > kMaxExprDepth) {
+      if (!depth_reported_)
+        error(begin, 1, "expression is nested too deeply (more than " +
+                            std::to_string(kMaxExprDepth) + " levels)");
+      depth_reported_ = true;
+      return nullptr;
+    }
+    begins_[n.get()] = begin;
+    ends_[n.get()] = end;
+    return n;
+  }
+
+  struct DepthGuard {
+    Parser& p;
+    explicit DepthGuard(Parser& parser) : p(parser) { ++p.depth_; }
+    ~DepthGuard() { --p.depth_; }
+  };
+  bool too_deep() {
+    if (depth_ <= kMaxExprDepth)
+      return false;
+    if (!depth_reported_)
+      error_at(peek(), "expression is nested too deeply (more than " +
+                           std::to_string(kMaxExprDepth) + " levels)");
+    depth_reported_ = true;
+    return true;
+  }
+
+  SExprPtr expr() {
+    DepthGuard g(*this);
+    if (too_deep())
+      return nullptr;
+    SExprPtr c = binary(1);
+    if (!c || !is_punct("?"))
+      return c;
+    const Token& q = next();
+    SExprPtr t = expr();
+    if (!t)
+      return nullptr;
+    if (!expect(":", "in conditional expression"))
+      return nullptr;
+    SExprPtr f = expr();
+    if (!f)
+      return nullptr;
+    auto n = node(EKind::Ternary, begin_of(c), end_of(f), q);
+    n->args = {c, t, f};
+    return finish(n, begin_of(c), end_of(f));
+  }
+
+  static int precedence(const Token& t) {
+    if (t.kind != Tok::Punct)
+      return 0;
+    const std::string& s = t.text;
+    if (s == "||") return 1;
+    if (s == "&&") return 2;
+    if (s == "==" || s == "!=") return 3;
+    if (s == "<" || s == "<=" || s == ">" || s == ">=") return 4;
+    if (s == "+" || s == "-") return 5;
+    if (s == "*" || s == "/" || s == "%") return 6;
+    return 0;
+  }
+
+  // Left-associative binary operators of precedence >= min_prec (iterative per level).
+  SExprPtr binary(int min_prec) {
+    SExprPtr lhs = min_prec > 6 ? unary() : binary(min_prec + 1);
+    if (!lhs || min_prec > 6)
+      return lhs;
+    while (precedence(peek()) == min_prec) {
+      Token op = next();
+      SExprPtr rhs = binary(min_prec + 1);
+      if (!rhs)
+        return nullptr;
+      auto n = node(EKind::Binary, begin_of(lhs), end_of(rhs), op);
+      n->op = op.text;
+      n->args = {lhs, rhs};
+      lhs = finish(n, begin_of(lhs), end_of(rhs));
+      if (!lhs)
+        return nullptr;
+    }
+    return lhs;
+  }
+
+  SExprPtr unary() {
+    DepthGuard g(*this);
+    if (too_deep())
+      return nullptr;
+    if (is_punct("-") || is_punct("!")) {
+      Token op = next();
+      SExprPtr a = unary();
+      if (!a)
+        return nullptr;
+      auto n = node(EKind::Unary, op.begin, end_of(a), op);
+      n->op = op.text;
+      n->args = {a};
+      return finish(n, op.begin, end_of(a));
+    }
+    return primary();
+  }
+
+  // Comma-separated expressions up to `close`; the opening token was consumed.
+  bool list(std::vector<SExprPtr>& out, const char* close, const Token& open, size_t& end) {
+    if (is_punct(close)) {
+      error_at(peek(), std::string("expected an expression before '") + close + "'");
+      return false;
+    }
+    while (true) {
+      SExprPtr e = expr();
+      if (!e)
+        return false;
+      out.push_back(e);
+      if (is_punct(",")) {
+        next();
+        continue;
+      }
+      if (is_punct(close)) {
+        end = next().end;
+        return true;
+      }
+      error_at(peek(), std::string("expected ',' or '") + close + "', found " +
+                           describe(peek()));
+      diag_.note(map_(open.begin, 1), std::string("to match this '") + open.text + "'");
+      return false;
+    }
+  }
+
+  SExprPtr primary() {
+    const Token& t = peek();
+    switch (t.kind) {
+    case Tok::Int: {
+      next();
+      errno = 0;
+      char* endp = nullptr;
+      unsigned long long v = std::strtoull(t.text.c_str(), &endp, 10);
+      if (errno == ERANGE || v > static_cast<unsigned long long>(
+                                     std::numeric_limits<int64_t>::max())) {
+        error_at(t, "integer literal '" + t.text + "' is too large (the limit is 2^63-1)");
+        return nullptr;
+      }
+      auto n = node(EKind::Int, t.begin, t.end, t);
+      n->ival = static_cast<int64_t>(v);
+      return finish(n, t.begin, t.end);
+    }
+    case Tok::Float: {
+      next();
+      errno = 0;
+      double v = std::strtod(t.text.c_str(), nullptr);
+      if (errno == ERANGE && (v > 1.0 || v < -1.0)) {
+        error_at(t, "float literal '" + t.text + "' is out of range");
+        return nullptr;
+      }
+      auto n = node(EKind::Float, t.begin, t.end, t);
+      n->fval = v;
+      return finish(n, t.begin, t.end);
+    }
+    case Tok::Ident: {
+      Token name = next();
+      if (name.text == "true" || name.text == "false") {
+        auto n = node(EKind::Bool, name.begin, name.end, name);
+        n->bval = name.text == "true";
+        return finish(n, name.begin, name.end);
+      }
+      if (name.text == "inf" || name.text == "nan") {
+        auto n = node(EKind::Float, name.begin, name.end, name);
+        n->fval = name.text == "inf" ? std::numeric_limits<double>::infinity()
+                                     : std::numeric_limits<double>::quiet_NaN();
+        return finish(n, name.begin, name.end);
+      }
+      if (is_punct("(") || is_punct("[")) {
+        Token open = next();
+        bool call = open.text == "(";
+        std::vector<SExprPtr> args;
+        size_t end = open.end;
+        if (!list(args, call ? ")" : "]", open, end))
+          return nullptr;
+        auto n = node(call ? EKind::Call : EKind::Index, name.begin, end, name);
+        n->name = name.text;
+        n->args = std::move(args);
+        return finish(n, name.begin, end);
+      }
+      auto n = node(EKind::Name, name.begin, name.end, name);
+      n->name = name.text;
+      return finish(n, name.begin, name.end);
+    }
+    case Tok::Punct:
+      if (t.text == "(") {
+        Token open = next();
+        SExprPtr e = expr();
+        if (!e)
+          return nullptr;
+        if (!is_punct(")")) {
+          error_at(peek(), "expected ')', found " + describe(peek()));
+          diag_.note(map_(open.begin, 1), "to match this '('");
+          return nullptr;
+        }
+        next();
+        return e;
+      }
+      break;
+    default: break;
+    }
+    error_at(t, "expected an expression, found " + describe(t));
+    return nullptr;
+  }
+
+  std::string_view text_;
+  const LocMapper& map_;
+  DiagEngine& diag_;
+  std::vector<Token> toks_;
+  size_t pos_ = 0;
+  int depth_ = 0;
+  bool depth_reported_ = false;
+  std::map<const SExpr*, size_t> begins_, ends_;
+};
+
+} // namespace
+
+SExprPtr parse_expr(std::string_view text, const LocMapper& loc, DiagEngine& diag) {
+  Parser p(text, loc, diag);
+  if (!p.lex())
+    return nullptr;
+  return p.parse_whole();
+}
+
+bool parse_stmt(std::string_view text, const LocMapper& loc, DiagEngine& diag, SStmt& out) {
+  Parser p(text, loc, diag);
+  if (!p.lex())
+    return false;
+  return p.stmt(out);
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || !is_alpha(s[0]))
+    return false;
+  for (char c : s)
+    if (!is_alnum(c))
+      return false;
+  return true;
+}
+
+bool is_reserved_name(std::string_view s) {
+  static constexpr const char* kReserved[] = {
+      "min",  "max",  "abs",   "exp",  "exp2", "log", "log2", "sqrt", "rsqrt", "tanh",
+      "erf",  "floor", "ceil", "cdiv", "f32",  "f16", "bf16", "f64",  "i32",   "i64",
+      "i8",   "bool", "true",  "false", "inf", "nan", "let"};
+  for (const char* r : kReserved)
+    if (s == r)
+      return true;
+  return false;
+}
+
+} // namespace tilegen::spec

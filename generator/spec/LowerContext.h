@@ -1,0 +1,99 @@
+// Internal to Lowering: the symbol table and the expression typer shared by Lowering.cpp
+// (kernel-level declarations and ops) and LowerExpr.cpp (expressions).
+#pragma once
+
+#include "ir/IR.h"
+#include "spec/SpecAST.h"
+#include "support/Diagnostics.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilegen::spec {
+
+enum class SymKind { TypeParam, Dim, ValueParam, Flag, Scalar, Tensor, TileConst, BlockIndex,
+                     Buffer, LoopVar, ParallelVar, Let };
+const char* sym_kind_name(SymKind k); // "type parameter", "runtime dim", ...
+
+struct Symbol {
+  SymKind kind;
+  std::string name;
+  SourceLoc loc;
+  ir::VarPtr var;    // value symbols
+  ir::BufferPtr buf; // Tensor, Buffer
+};
+
+// Nested scopes: frame 0 holds kernel-level names; each body/loop/parallel pushes one. Names
+// may not be redeclared while visible (no shadowing). Symbols of popped frames are kept to
+// explain "out of its scope" errors.
+class Scope {
+public:
+  void push() { frames_.emplace_back(); }
+  void pop();
+  const Symbol* lookup(const std::string& name) const;
+  const Symbol* retired(const std::string& name) const; // most recent out-of-scope one
+  // Declares a symbol; reports a duplicate (with a note) and returns false if visible already.
+  bool declare(Symbol s, DiagEngine& diag);
+  std::vector<std::string> visible_names() const;
+
+private:
+  std::vector<std::vector<Symbol>> frames_;
+  std::vector<Symbol> retired_;
+};
+
+// Where an expression appears decides which names it may use.
+enum class Where {
+  TensorShape, // params only
+  BufferShape, // tile constants, value params, literals
+  Grid,        // params, tile constants
+  Threads,     // tile constants, value params
+  Require,     // tile constants, value params, flags
+  Body,        // anything visible (reads of write-only tensors are errors)
+  Uniform,     // if-conditions: no element reads, no parallel vars or lets
+  Pad,         // constants (copy pad)
+};
+
+class Lowerer {
+public:
+  Lowerer(DiagEngine& diag, const std::map<std::string, ir::DType>& binding)
+      : diag_(diag), binding_(binding) {}
+
+  // Types an expression; nullptr after reporting an error.
+  ir::Expr expr(const SExpr& e, Where where);
+  // The same, requiring an integer (i64) result (shape extents, indices, loop bounds).
+  ir::Expr index_expr(const SExpr& e, Where where, const std::string& what);
+  // A value stored into / filled into a buffer of dtype `to`: checks and casts.
+  ir::Expr store_value(ir::Expr v, ir::DType to, const SExpr& e, const std::string& dst);
+  // Resolves a dtype name or type parameter.
+  std::optional<ir::DType> dtype(const TypeRef& t, const std::string& what);
+
+  // Resolves a name used as a buffer or tensor (copy sides, gemm operands, store targets).
+  const Symbol* buffer_symbol(const SExpr& e, const std::string& role);
+
+  // Constant value of an integer expression, if it folds; nullopt otherwise.
+  static std::optional<int64_t> const_int(const ir::Expr& e);
+  // True if a and b are certainly different values (both fold to different constants).
+  static bool provably_different(const ir::Expr& a, const ir::Expr& b);
+  static std::string show(const ir::Expr& e); // short spelling for messages
+  static std::string show_shape(const std::vector<ir::Expr>& shape);
+
+  Scope scope;
+  DiagEngine& diag() { return diag_; }
+
+private:
+  ir::Expr name(const SExpr& e, Where where);
+  ir::Expr load(const SExpr& e, Where where);
+  ir::Expr unary(const SExpr& e, Where where);
+  ir::Expr binary(const SExpr& e, Where where);
+  ir::Expr ternary(const SExpr& e, Where where);
+  ir::Expr call(const SExpr& e, Where where);
+  void unknown_name(const SExpr& e, const std::string& what);
+  bool allowed(const Symbol& s, Where where, const SExpr& e);
+
+  DiagEngine& diag_;
+  const std::map<std::string, ir::DType>& binding_;
+};
+
+} // namespace tilegen::spec

@@ -1,0 +1,608 @@
+// Lowering of expressions: name resolution through Scope, typing, Cast insertion, constant
+// folding of integer arithmetic (overflow is a located error).
+#include "spec/LowerContext.h"
+
+#include "spec/ExprParser.h"
+#include "spec/YamlAccess.h"
+
+#include <algorithm>
+
+namespace tilegen::spec {
+
+using ir::DType;
+using ir::Expr;
+
+const char* sym_kind_name(SymKind k) {
+  switch (k) {
+  case SymKind::TypeParam: return "type parameter";
+  case SymKind::Dim: return "runtime dim";
+  case SymKind::ValueParam: return "value param";
+  case SymKind::Flag: return "flag";
+  case SymKind::Scalar: return "scalar";
+  case SymKind::Tensor: return "tensor";
+  case SymKind::TileConst: return "tile constant";
+  case SymKind::BlockIndex: return "block index";
+  case SymKind::Buffer: return "buffer";
+  case SymKind::LoopVar: return "loop variable";
+  case SymKind::ParallelVar: return "parallel index";
+  case SymKind::Let: return "let temporary";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scope
+
+void Scope::pop() {
+  for (auto& s : frames_.back())
+    retired_.push_back(std::move(s));
+  frames_.pop_back();
+}
+
+const Symbol* Scope::lookup(const std::string& name) const {
+  for (auto f = frames_.rbegin(); f != frames_.rend(); ++f)
+    for (const auto& s : *f)
+      if (s.name == name)
+        return &s;
+  return nullptr;
+}
+
+const Symbol* Scope::retired(const std::string& name) const {
+  for (auto s = retired_.rbegin(); s != retired_.rend(); ++s)
+    if (s->name == name)
+      return &*s;
+  return nullptr;
+}
+
+bool Scope::declare(Symbol s, DiagEngine& diag) {
+  if (const Symbol* prev = lookup(s.name)) {
+    diag.error(s.loc, "duplicate declaration of '" + s.name + "' (already declared as a " +
+                          sym_kind_name(prev->kind) + ")");
+    diag.note(prev->loc, "previous declaration of '" + s.name + "' is here");
+    return false;
+  }
+  frames_.back().push_back(std::move(s));
+  return true;
+}
+
+std::vector<std::string> Scope::visible_names() const {
+  std::vector<std::string> out;
+  for (const auto& f : frames_)
+    for (const auto& s : f)
+      out.push_back(s.name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+namespace {
+
+int rank_of(DType t) {
+  if (t.is_bool())
+    return 0;
+  if (t == DType::i8())
+    return 1;
+  if (t == DType::i32())
+    return 2;
+  if (t == DType::i64())
+    return 3;
+  if (t == DType::f32() || t.is_16bit_float())
+    return 5;
+  return 6; // f64
+}
+
+// The common arithmetic type of two non-bool types: 16-bit floats compute in f32.
+DType common_type(DType a, DType b) {
+  DType t = rank_of(a) >= rank_of(b) ? a : b;
+  if (t.is_16bit_float())
+    t = DType::f32();
+  return t;
+}
+
+Expr cast_to(DType t, Expr e) {
+  if (e->type == t)
+    return e;
+  return ir::Cast::make(t, e, e->loc);
+}
+
+// Arithmetic happens in f32 for 16-bit floats (docs/internals.md "Typing").
+Expr widen(Expr e) {
+  if (e && e->type.is_16bit_float())
+    return cast_to(DType::f32(), e);
+  return e;
+}
+
+// Floor division / modulo of int64 with overflow and zero checks.
+bool fold_int(const std::string& op, int64_t a, int64_t b, int64_t& r, std::string& why) {
+  if (op == "+")
+    return !__builtin_add_overflow(a, b, &r) || (why = "integer overflow", false);
+  if (op == "-")
+    return !__builtin_sub_overflow(a, b, &r) || (why = "integer overflow", false);
+  if (op == "*")
+    return !__builtin_mul_overflow(a, b, &r) || (why = "integer overflow", false);
+  if (op == "/" || op == "%" || op == "cdiv") {
+    if (b == 0) {
+      why = "division by zero";
+      return false;
+    }
+    if (a == INT64_MIN && b == -1) {
+      why = "integer overflow";
+      return false;
+    }
+    int64_t q = a / b, m = a % b;
+    if (m != 0 && ((m < 0) != (b < 0))) {
+      --q;
+      m += b;
+    }
+    if (op == "/")
+      r = q;
+    else if (op == "%")
+      r = m;
+    else {
+      if (m != 0 && __builtin_add_overflow(q, 1, &q)) {
+        why = "integer overflow";
+        return false;
+      }
+      r = q; // ceil division = floor + (remainder != 0)
+    }
+    return true;
+  }
+  return false;
+}
+
+struct BinInfo {
+  const char* spelling;
+  ir::BinaryOp op;
+};
+constexpr BinInfo kBinOps[] = {
+    {"+", ir::BinaryOp::Add},  {"-", ir::BinaryOp::Sub},  {"*", ir::BinaryOp::Mul},
+    {"/", ir::BinaryOp::Div},  {"%", ir::BinaryOp::Mod},  {"==", ir::BinaryOp::Eq},
+    {"!=", ir::BinaryOp::Ne},  {"<", ir::BinaryOp::Lt},   {"<=", ir::BinaryOp::Le},
+    {">", ir::BinaryOp::Gt},   {">=", ir::BinaryOp::Ge},  {"&&", ir::BinaryOp::And},
+    {"||", ir::BinaryOp::Or},
+};
+
+struct FnInfo {
+  const char* name;
+  ir::Intrinsic fn;
+};
+constexpr FnInfo kFns[] = {
+    {"abs", ir::Intrinsic::Abs},     {"exp", ir::Intrinsic::Exp},   {"exp2", ir::Intrinsic::Exp2},
+    {"log", ir::Intrinsic::Log},     {"log2", ir::Intrinsic::Log2}, {"sqrt", ir::Intrinsic::Sqrt},
+    {"rsqrt", ir::Intrinsic::Rsqrt}, {"tanh", ir::Intrinsic::Tanh}, {"erf", ir::Intrinsic::Erf},
+    {"floor", ir::Intrinsic::Floor}, {"ceil", ir::Intrinsic::Ceil},
+};
+constexpr const char* kCasts[] = {"f32", "f16", "bf16", "f64", "i32", "i64", "i8", "bool"};
+
+std::vector<std::string> function_names() {
+  std::vector<std::string> v = {"min", "max", "cdiv"};
+  for (const auto& f : kFns)
+    v.push_back(f.name);
+  for (const char* c : kCasts)
+    v.push_back(c);
+  return v;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Folding and comparison helpers
+
+std::optional<int64_t> Lowerer::const_int(const Expr& e) {
+  if (!e)
+    return std::nullopt;
+  if (auto i = e->as<ir::IntImm>())
+    return i->value;
+  if (auto c = e->as<ir::Cast>())
+    if (c->type.is_int())
+      return const_int(c->value);
+  return std::nullopt;
+}
+
+bool Lowerer::provably_different(const Expr& a, const Expr& b) {
+  auto x = const_int(a), y = const_int(b);
+  return x && y && *x != *y;
+}
+
+std::string Lowerer::show(const Expr& e) {
+  if (!e)
+    return "?";
+  if (auto i = e->as<ir::IntImm>())
+    return std::to_string(i->value);
+  if (auto v = e->as<ir::VarRef>())
+    return v->var->name;
+  if (auto b = e->as<ir::Binary>()) {
+    std::string op = ir::binary_op_name(b->op);
+    if (b->op == ir::BinaryOp::Min || b->op == ir::BinaryOp::Max ||
+        b->op == ir::BinaryOp::CeilDiv)
+      return op + "(" + show(b->a) + ", " + show(b->b) + ")";
+    return "(" + show(b->a) + " " + op + " " + show(b->b) + ")";
+  }
+  if (auto c = e->as<ir::Cast>())
+    return show(c->value);
+  return "<expr>";
+}
+
+std::string Lowerer::show_shape(const std::vector<Expr>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + show(shape[i]);
+  return s + "]";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+
+std::optional<DType> Lowerer::dtype(const TypeRef& t, const std::string& what) {
+  auto it = binding_.find(t.name);
+  if (it != binding_.end())
+    return it->second;
+  if (auto d = DType::from_name(t.name)) {
+    if (d->is_bool()) {
+      diag_.error(t.loc, what + " cannot be bool (bool is for flags and conditions)");
+      return std::nullopt;
+    }
+    return d;
+  }
+  std::vector<std::string> names = {"f32", "f16", "bf16", "f64", "i8", "i32", "i64"};
+  for (const auto& [k, v] : binding_)
+    names.push_back(k);
+  diag_.error(t.loc, "unknown dtype '" + t.name + "' for " + what + did_you_mean(t.name, names));
+  return std::nullopt;
+}
+
+void Lowerer::unknown_name(const SExpr& e, const std::string& what) {
+  if (const Symbol* old = scope.retired(e.name)) {
+    diag_.error(e.op_loc, "use of " + std::string(sym_kind_name(old->kind)) + " '" + e.name +
+                              "' out of its scope");
+    diag_.note(old->loc, "'" + e.name + "' is declared here");
+    return;
+  }
+  std::vector<std::string> names = scope.visible_names();
+  diag_.error(e.op_loc, "unknown " + what + " '" + e.name + "'" + did_you_mean(e.name, names));
+}
+
+bool Lowerer::allowed(const Symbol& s, Where where, const SExpr& e) {
+  auto kinds_ok = [&](std::initializer_list<SymKind> ok) {
+    return std::find(ok.begin(), ok.end(), s.kind) != ok.end();
+  };
+  std::string rule;
+  switch (where) {
+  case Where::TensorShape:
+    if (kinds_ok({SymKind::Dim, SymKind::ValueParam}))
+      return true;
+    rule = "tensor shapes may use params only";
+    break;
+  case Where::BufferShape:
+    if (kinds_ok({SymKind::TileConst, SymKind::ValueParam}))
+      return true;
+    rule = "shapes of on-chip buffers may use tile constants, value params and integer "
+           "literals only";
+    break;
+  case Where::Grid:
+    if (kinds_ok({SymKind::Dim, SymKind::ValueParam, SymKind::TileConst}))
+      return true;
+    rule = "grid extents may use params and tile constants only";
+    break;
+  case Where::Threads:
+    if (kinds_ok({SymKind::TileConst, SymKind::ValueParam}))
+      return true;
+    rule = "the thread count may use tile constants and value params only";
+    break;
+  case Where::Require:
+    if (kinds_ok({SymKind::TileConst, SymKind::ValueParam, SymKind::Flag}))
+      return true;
+    rule = "'require' predicates may use tile constants, value params and flags only";
+    break;
+  case Where::Uniform:
+    if (!kinds_ok({SymKind::Buffer, SymKind::Tensor, SymKind::ParallelVar, SymKind::Let,
+                   SymKind::TypeParam}))
+      return true;
+    rule = "conditions of 'if' must be uniform (params, flags, scalars, block and loop indices)";
+    break;
+  case Where::Pad:
+    rule = "the pad value must be a constant";
+    break;
+  case Where::Body:
+    if (s.kind != SymKind::TypeParam)
+      return true;
+    rule = "a type parameter is not a value";
+    break;
+  }
+  diag_.error(e.op_loc, rule + "; '" + s.name + "' is a " + sym_kind_name(s.kind));
+  return false;
+}
+
+Expr Lowerer::expr(const SExpr& e, Where where) {
+  switch (e.kind) {
+  case EKind::Int: return ir::make_i64(e.ival, e.loc);
+  case EKind::Float: return ir::make_f32(e.fval, e.loc);
+  case EKind::Bool: return ir::BoolImm::make(e.bval, e.loc);
+  case EKind::Name: return name(e, where);
+  case EKind::Index: return load(e, where);
+  case EKind::Unary: return unary(e, where);
+  case EKind::Binary: return binary(e, where);
+  case EKind::Ternary: return ternary(e, where);
+  case EKind::Call: return call(e, where);
+  }
+  return nullptr;
+}
+
+Expr Lowerer::index_expr(const SExpr& e, Where where, const std::string& what) {
+  Expr x = expr(e, where);
+  if (!x)
+    return nullptr;
+  if (!x->type.is_int()) {
+    diag_.error(e.loc, what + " must be an integer, found " + x->type.name());
+    return nullptr;
+  }
+  return cast_to(DType::i64(), x);
+}
+
+Expr Lowerer::store_value(Expr v, DType to, const SExpr& e, const std::string& dst) {
+  if (v->type.is_bool() && !to.is_bool()) {
+    diag_.error(e.loc, std::string("cannot store a bool into ") + dst + " (" + to.name() +
+                           "); a number is expected (write 'c ? 1 : 0')");
+    return nullptr;
+  }
+  if (v->type.is_float() && to.is_int()) {
+    diag_.error(e.loc, std::string("storing a ") + v->type.name() + " value into " + dst + " (" +
+                           to.name() + ") needs an explicit cast, e.g. " + to.name() + "(...)");
+    return nullptr;
+  }
+  return cast_to(to, v);
+}
+
+Expr Lowerer::name(const SExpr& e, Where where) {
+  const Symbol* s = scope.lookup(e.name);
+  if (!s) {
+    unknown_name(e, "name");
+    return nullptr;
+  }
+  if (!allowed(*s, where, e))
+    return nullptr;
+  if (s->kind == SymKind::Tensor || s->kind == SymKind::Buffer) {
+    diag_.error(e.op_loc, "'" + e.name + "' is a " + sym_kind_name(s->kind) +
+                              "; read an element with " + e.name + "[...]");
+    return nullptr;
+  }
+  return widen(ir::VarRef::make(s->var, e.loc));
+}
+
+const Symbol* Lowerer::buffer_symbol(const SExpr& e, const std::string& role) {
+  const Symbol* s = scope.lookup(e.name);
+  if (!s) {
+    unknown_name(e, "buffer");
+    return nullptr;
+  }
+  if (s->kind != SymKind::Tensor && s->kind != SymKind::Buffer) {
+    diag_.error(e.op_loc, role + " must be a tensor or buffer; '" + e.name + "' is a " +
+                              sym_kind_name(s->kind));
+    return nullptr;
+  }
+  return s;
+}
+
+Expr Lowerer::load(const SExpr& e, Where where) {
+  const Symbol* s = scope.lookup(e.name);
+  if (!s) {
+    unknown_name(e, "buffer");
+    return nullptr;
+  }
+  if (s->kind != SymKind::Tensor && s->kind != SymKind::Buffer) {
+    diag_.error(e.op_loc, "'" + e.name + "' is a " + sym_kind_name(s->kind) +
+                              ", not a tensor or buffer; it cannot be indexed");
+    return nullptr;
+  }
+  if (where != Where::Body) {
+    allowed(*s, where, e);
+    return nullptr;
+  }
+  const ir::Buffer& b = *s->buf;
+  if (b.scope == ir::MemScope::Global && b.access == ir::Access::Write) {
+    diag_.error(e.op_loc, "cannot read tensor '" + e.name + "' (declared access: write)");
+    diag_.note(b.loc, "'" + e.name + "' is declared here; use access: readwrite to read it");
+    return nullptr;
+  }
+  if (e.args.size() != b.rank()) {
+    diag_.error(e.loc, "'" + e.name + "' has rank " + std::to_string(b.rank()) + " but " +
+                           std::to_string(e.args.size()) + " indices were given");
+    return nullptr;
+  }
+  std::vector<Expr> idx;
+  for (const auto& a : e.args) {
+    Expr i = index_expr(*a, where, "an index");
+    if (!i)
+      return nullptr;
+    idx.push_back(i);
+  }
+  return widen(ir::Load::make(s->buf, std::move(idx), e.loc));
+}
+
+Expr Lowerer::unary(const SExpr& e, Where where) {
+  Expr a = expr(*e.args[0], where);
+  if (!a)
+    return nullptr;
+  if (e.op == "!") {
+    if (!a->type.is_bool()) {
+      diag_.error(e.op_loc, std::string("operator '!' needs a bool, found ") + a->type.name());
+      return nullptr;
+    }
+    if (auto b = a->as<ir::BoolImm>())
+      return ir::BoolImm::make(!b->value, e.loc);
+    return ir::Unary::make(ir::UnaryOp::Not, a, e.loc);
+  }
+  if (a->type.is_bool()) {
+    diag_.error(e.op_loc, "operator '-' needs a number, found bool");
+    return nullptr;
+  }
+  if (auto i = a->as<ir::IntImm>())
+    return ir::IntImm::make(i->type, -i->value, e.loc); // literals are <= 2^63-1
+  if (auto f = a->as<ir::FloatImm>())
+    return ir::FloatImm::make(f->type, -f->value, e.loc);
+  return ir::Unary::make(ir::UnaryOp::Neg, a, e.loc);
+}
+
+Expr Lowerer::binary(const SExpr& e, Where where) {
+  Expr a = expr(*e.args[0], where);
+  Expr b = a ? expr(*e.args[1], where) : nullptr;
+  if (!a || !b)
+    return nullptr;
+  const BinInfo* info = nullptr;
+  for (const auto& i : kBinOps)
+    if (e.op == i.spelling)
+      info = &i;
+  if (!info) {
+    diag_.error(e.op_loc, "unknown operator '" + e.op + "'");
+    return nullptr;
+  }
+  bool logical = ir::is_logical(info->op);
+  bool equality = info->op == ir::BinaryOp::Eq || info->op == ir::BinaryOp::Ne;
+  if (logical) {
+    if (!a->type.is_bool() || !b->type.is_bool()) {
+      diag_.error(e.op_loc, "operator '" + e.op + "' needs bool operands, found " +
+                                a->type.name() + " and " + b->type.name());
+      return nullptr;
+    }
+  } else if (equality && (a->type.is_bool() || b->type.is_bool())) {
+    if (a->type.is_bool() != b->type.is_bool()) {
+      diag_.error(e.op_loc, "operator '" + e.op + "' compares a bool with a number (" +
+                                a->type.name() + " and " + b->type.name() + ")");
+      return nullptr;
+    }
+  } else if (a->type.is_bool() || b->type.is_bool()) {
+    diag_.error(e.op_loc, "operator '" + e.op + "' needs numbers, found " + a->type.name() +
+                              " and " + b->type.name());
+    return nullptr;
+  } else if (info->op == ir::BinaryOp::Mod && (!a->type.is_int() || !b->type.is_int())) {
+    diag_.error(e.op_loc, "operator '%' needs integers, found " + std::string(a->type.name()) +
+                              " and " + b->type.name());
+    return nullptr;
+  }
+  // Fold integer constants; overflow and division by zero are user errors.
+  auto x = a->as<ir::IntImm>(), y = b->as<ir::IntImm>();
+  if (x && y && x->type == DType::i64() && y->type == DType::i64()) {
+    int64_t r = 0;
+    std::string why;
+    if (ir::is_comparison(info->op) || logical) {
+      // leave to later passes
+    } else if (fold_int(e.op, x->value, y->value, r, why)) {
+      return ir::make_i64(r, e.loc);
+    } else {
+      diag_.error(e.op_loc, why + " in constant expression '" + e.text + "'");
+      return nullptr;
+    }
+  }
+  if (!a->type.is_bool() && !b->type.is_bool()) {
+    DType t = common_type(a->type, b->type);
+    a = cast_to(t, a);
+    b = cast_to(t, b);
+  }
+  return ir::Binary::make(info->op, a, b, e.loc);
+}
+
+Expr Lowerer::ternary(const SExpr& e, Where where) {
+  Expr c = expr(*e.args[0], where);
+  Expr t = c ? expr(*e.args[1], where) : nullptr;
+  Expr f = t ? expr(*e.args[2], where) : nullptr;
+  if (!c || !t || !f)
+    return nullptr;
+  if (!c->type.is_bool()) {
+    diag_.error(e.args[0]->loc, std::string("the condition of '?:' must be bool, found ") +
+                                    c->type.name());
+    return nullptr;
+  }
+  if (t->type.is_bool() != f->type.is_bool()) {
+    diag_.error(e.op_loc, std::string("the arms of '?:' have incompatible types ") +
+                              t->type.name() + " and " + f->type.name());
+    return nullptr;
+  }
+  if (!t->type.is_bool()) {
+    DType ty = common_type(t->type, f->type);
+    t = cast_to(ty, t);
+    f = cast_to(ty, f);
+  }
+  return ir::Select::make(c, t, f, e.loc);
+}
+
+Expr Lowerer::call(const SExpr& e, Where where) {
+  if (const Symbol* s = scope.lookup(e.name)) {
+    diag_.error(e.op_loc, "'" + e.name + "' is a " + sym_kind_name(s->kind) +
+                              ", not a function" +
+                              (s->kind == SymKind::Tensor || s->kind == SymKind::Buffer
+                                   ? "; index it with " + e.name + "[...]"
+                                   : std::string()));
+    return nullptr;
+  }
+  auto arity = [&](size_t n) {
+    if (e.args.size() == n)
+      return true;
+    diag_.error(e.op_loc, "'" + e.name + "' takes " + std::to_string(n) + " argument" +
+                              (n == 1 ? "" : "s") + ", found " + std::to_string(e.args.size()));
+    return false;
+  };
+  bool is_minmax = e.name == "min" || e.name == "max";
+  const FnInfo* fn = nullptr;
+  for (const auto& f : kFns)
+    if (e.name == f.name)
+      fn = &f;
+  bool is_cast = std::find(std::begin(kCasts), std::end(kCasts), e.name) != std::end(kCasts);
+  if (!is_minmax && !fn && !is_cast && e.name != "cdiv") {
+    diag_.error(e.op_loc, "unknown function '" + e.name + "'" +
+                              did_you_mean(e.name, function_names()));
+    return nullptr;
+  }
+  if (!arity(is_minmax || e.name == "cdiv" ? 2 : 1))
+    return nullptr;
+  std::vector<Expr> args;
+  for (const auto& a : e.args) {
+    Expr x = expr(*a, where);
+    if (!x)
+      return nullptr;
+    args.push_back(x);
+  }
+  if (is_cast)
+    return ir::Cast::make(*DType::from_name(e.name), args[0], e.loc);
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i]->type.is_bool()) {
+      diag_.error(e.args[i]->loc, "'" + e.name + "' needs a number, found bool");
+      return nullptr;
+    }
+  if (e.name == "cdiv") {
+    if (!args[0]->type.is_int() || !args[1]->type.is_int()) {
+      diag_.error(e.op_loc, std::string("'cdiv' needs integers, found ") + args[0]->type.name() +
+                                " and " + args[1]->type.name());
+      return nullptr;
+    }
+    Expr a = cast_to(DType::i64(), args[0]), b = cast_to(DType::i64(), args[1]);
+    auto x = const_int(a), y = const_int(b);
+    if (x && y) {
+      int64_t r;
+      std::string why;
+      if (!fold_int("cdiv", *x, *y, r, why)) {
+        diag_.error(e.op_loc, why + " in constant expression '" + e.text + "'");
+        return nullptr;
+      }
+      return ir::make_i64(r, e.loc);
+    }
+    return ir::Binary::make(ir::BinaryOp::CeilDiv, a, b, e.loc);
+  }
+  if (is_minmax) {
+    DType t = common_type(args[0]->type, args[1]->type);
+    auto x = const_int(args[0]), y = const_int(args[1]);
+    if (x && y && t.is_int())
+      return ir::make_i64(e.name == "min" ? std::min(*x, *y) : std::max(*x, *y), e.loc);
+    return ir::Binary::make(e.name == "min" ? ir::BinaryOp::Min : ir::BinaryOp::Max,
+                            cast_to(t, args[0]), cast_to(t, args[1]), e.loc);
+  }
+  Expr a = args[0];
+  if (fn->fn != ir::Intrinsic::Abs && !(a->type == DType::f32() || a->type == DType::f64()))
+    a = cast_to(DType::f32(), a); // integers (and 16-bit floats) compute in f32
+  if (fn->fn == ir::Intrinsic::Abs && a->type.is_16bit_float())
+    a = cast_to(DType::f32(), a);
+  return ir::Call::make(fn->fn, {a}, e.loc);
+}
+
+} // namespace tilegen::spec

@@ -1,0 +1,623 @@
+// Lowering: kernel-level declarations and the body's ops (expressions are in LowerExpr.cpp).
+#include "spec/Lowering.h"
+
+#include "spec/LowerContext.h"
+
+namespace tilegen::spec {
+
+using ir::DType;
+using ir::Expr;
+using ir::Stmt;
+
+namespace {
+
+class KernelLowerer {
+public:
+  KernelLowerer(const Spec& spec, DiagEngine& diag, const std::map<std::string, DType>& binding)
+      : spec_(spec), diag_(diag), lo_(diag, binding) {}
+
+  std::optional<ir::Kernel> run(const std::vector<std::pair<std::string, DType>>& binding) {
+    int errors = diag_.error_count();
+    ir::Kernel k;
+    k.name = spec_.kernel.name;
+    k.summary = spec_.summary;
+    k.loc = spec_.kernel.loc;
+    k.type_binding = binding;
+    lo_.scope.push();
+    declarations(k);
+    if (diag_.error_count() != errors)
+      return std::nullopt;
+    lo_.scope.push();
+    std::vector<Stmt> body = ops(spec_.body);
+    lo_.scope.pop();
+    if (diag_.error_count() != errors)
+      return std::nullopt;
+    k.body = ir::Seq::make(std::move(body), spec_.body_loc);
+    return k;
+  }
+
+private:
+  bool declare(SymKind kind, const Name& n, ir::VarPtr var = nullptr,
+               ir::BufferPtr buf = nullptr) {
+    return lo_.scope.declare(Symbol{kind, n.name, n.loc, std::move(var), std::move(buf)}, diag_);
+  }
+
+  void declarations(ir::Kernel& k) {
+    for (const auto& t : spec_.types)
+      declare(SymKind::TypeParam, t.name);
+    for (const auto& d : spec_.params) {
+      ir::DimParam p;
+      auto kind = d.value_set ? ir::VarKind::ValueParam : ir::VarKind::Dim;
+      p.var = ir::make_var(d.name.name, kind, DType::i64(), d.name.loc);
+      if (d.multiple_of)
+        p.multiple_of = d.multiple_of->value;
+      if (d.min)
+        p.min = d.min->value;
+      if (d.max)
+        p.max = d.max->value;
+      for (const auto& v : d.values)
+        p.values.push_back(v.value);
+      if (declare(d.value_set ? SymKind::ValueParam : SymKind::Dim, d.name, p.var))
+        k.dims.push_back(std::move(p));
+    }
+    for (const auto& f : spec_.flags) {
+      auto v = ir::make_var(f.name, ir::VarKind::Flag, DType::boolean(), f.loc);
+      if (declare(SymKind::Flag, f, v))
+        k.flags.push_back(v);
+    }
+    for (const auto& s : spec_.scalars) {
+      auto t = lo_.dtype(s.type, "scalar '" + s.name.name + "'");
+      if (!t)
+        continue;
+      auto v = ir::make_var(s.name.name, ir::VarKind::Scalar, *t, s.name.loc);
+      if (declare(SymKind::Scalar, s.name, v))
+        k.scalars.push_back(v);
+    }
+    for (const auto& tc : spec_.tile_consts) {
+      ir::TileConst c;
+      c.var = ir::make_var(tc.name.name, ir::VarKind::TileConst, DType::i64(), tc.name.loc);
+      c.candidates = tc.candidates;
+      c.per_target = tc.per_target;
+      c.loc = tc.loc;
+      if (declare(SymKind::TileConst, tc.name, c.var))
+        k.tile_consts.push_back(std::move(c));
+    }
+    // Tensors after tile constants so that "tile constant in a tensor shape" gets its own
+    // message rather than "unknown name".
+    for (const auto& t : spec_.tensors) {
+      auto dt = lo_.dtype(t.type, "tensor '" + t.name.name + "'");
+      std::vector<Expr> shape;
+      bool ok = dt.has_value();
+      for (const auto& e : t.shape) {
+        Expr x = lo_.index_expr(*e, Where::TensorShape, "a tensor dimension");
+        ok &= x != nullptr;
+        shape.push_back(x);
+      }
+      if (!ok)
+        continue;
+      auto b = ir::make_buffer(t.name.name, ir::MemScope::Global, *dt, std::move(shape), t.access,
+                               t.name.loc);
+      if (declare(SymKind::Tensor, t.name, nullptr, b))
+        k.tensors.push_back(b);
+    }
+    for (const auto& r : spec_.requires_) {
+      Expr p = lo_.expr(*r.pred, Where::Require);
+      if (!p)
+        continue;
+      if (!p->type.is_bool()) {
+        diag_.error(r.loc, std::string("a 'require' predicate must be bool, found ") +
+                               p->type.name());
+        continue;
+      }
+      k.requirements.push_back({p, r.text, r.loc});
+    }
+    for (const auto& g : spec_.grid) {
+      Expr e = lo_.index_expr(*g.extent, Where::Grid, "a grid extent");
+      auto v = ir::make_var(g.index.name, ir::VarKind::BlockIndex, DType::i64(), g.index.loc);
+      if (declare(SymKind::BlockIndex, g.index, v) && e)
+        k.grid.push_back({v, e});
+    }
+    if (spec_.threads) {
+      k.threads = lo_.index_expr(*spec_.threads, Where::Threads, "the thread count");
+      if (auto n = Lowerer::const_int(k.threads); n && *n <= 0)
+        diag_.error(spec_.threads->loc, "the thread count must be positive, found " +
+                                            std::to_string(*n));
+    } else {
+      k.threads = ir::make_i64(128);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Ops
+
+  std::vector<Stmt> ops(const std::vector<Op>& list) {
+    std::vector<Stmt> out;
+    for (const auto& o : list) {
+      int errors = diag_.error_count();
+      op(o, out);
+      (void)errors; // keep going: later ops report their own errors
+    }
+    return out;
+  }
+
+  std::vector<Stmt> nested(const std::vector<Op>& list) {
+    lo_.scope.push();
+    std::vector<Stmt> s = ops(list);
+    lo_.scope.pop();
+    return s;
+  }
+
+  void op(const Op& o, std::vector<Stmt>& out) {
+    switch (o.kind) {
+    case OpKind::Shared: return alloc(o, ir::MemScope::Shared, out);
+    case OpKind::Fragment: return alloc(o, ir::MemScope::Fragment, out);
+    case OpKind::Local: return alloc(o, ir::MemScope::Local, out);
+    case OpKind::Fill: return push(out, fill(o));
+    case OpKind::Copy: return push(out, copy(o, false));
+    case OpKind::AtomicAdd: return push(out, copy(o, true));
+    case OpKind::Gemm: return push(out, gemm(o));
+    case OpKind::Reduce: return push(out, reduce(o));
+    case OpKind::Parallel: return push(out, parallel(o));
+    case OpKind::For:
+    case OpKind::Pipelined: return push(out, loop(o));
+    case OpKind::If: return push(out, if_(o));
+    }
+  }
+  static void push(std::vector<Stmt>& out, Stmt s) {
+    if (s)
+      out.push_back(std::move(s));
+  }
+
+  void alloc(const Op& o, ir::MemScope scope, std::vector<Stmt>& out) {
+    for (const auto& b : o.buffers) {
+      std::string what = std::string(ir::mem_scope_name(scope)) + " buffer '" + b.name.name + "'";
+      auto dt = lo_.dtype(b.type, what);
+      std::vector<Expr> shape;
+      bool ok = dt.has_value();
+      for (const auto& e : b.shape) {
+        Expr x = lo_.index_expr(*e, Where::BufferShape, "a buffer dimension");
+        if (x) {
+          if (auto n = Lowerer::const_int(x); n && *n <= 0) {
+            diag_.error(e->loc, "dimension of " + what + " must be positive, found " +
+                                    std::to_string(*n));
+            x = nullptr;
+          }
+        }
+        ok &= x != nullptr;
+        shape.push_back(x);
+      }
+      if (!ok)
+        continue;
+      auto buf = ir::make_buffer(b.name.name, scope, *dt, std::move(shape),
+                                 ir::Access::ReadWrite, b.name.loc);
+      if (declare(SymKind::Buffer, b.name, nullptr, buf))
+        out.push_back(ir::Alloc::make(buf, b.name.loc));
+    }
+  }
+
+  // An on-chip buffer named by a plain name (fill dst, gemm operands, reduce operands).
+  ir::BufferPtr onchip(const SExprPtr& e, const std::string& role) {
+    if (!e)
+      return nullptr;
+    if (e->kind != EKind::Name) {
+      diag_.error(e->loc, role + " must be the name of an on-chip buffer, found '" + e->text +
+                              "'");
+      return nullptr;
+    }
+    const Symbol* s = lo_.buffer_symbol(*e, role);
+    if (!s)
+      return nullptr;
+    if (s->kind == SymKind::Tensor) {
+      diag_.error(e->op_loc, role + " must be an on-chip buffer (shared, fragment or local); '" +
+                                 e->name + "' is a tensor");
+      return nullptr;
+    }
+    return s->buf;
+  }
+
+  Stmt fill(const Op& o) {
+    if (o.dst && o.dst->kind == EKind::Name)
+      if (const Symbol* s = lo_.scope.lookup(o.dst->name);
+          s && s->kind == SymKind::Tensor && s->buf->access == ir::Access::Read) {
+        diag_.error(o.dst->op_loc, "cannot fill tensor '" + s->name + "' (declared access: read)");
+        return nullptr;
+      }
+    ir::BufferPtr dst = onchip(o.dst, "the destination of 'fill'");
+    if (!dst)
+      return nullptr;
+    Expr v = lo_.expr(*o.value, Where::Body);
+    if (!v)
+      return nullptr;
+    v = lo_.store_value(v, dst->dtype, *o.value, "'" + dst->name + "'");
+    if (!v)
+      return nullptr;
+    return ir::Fill::make(dst, v, o.loc);
+  }
+
+  // One side of a copy: a whole buffer (plain name) or a tensor/buffer with start indices.
+  struct Side {
+    const Symbol* sym = nullptr;
+    bool whole = false;
+    std::vector<Expr> offsets;
+    const SExpr* e = nullptr;
+  };
+  bool side(const SExprPtr& e, const std::string& role, bool write, Side& out) {
+    out.e = e.get();
+    if (e->kind != EKind::Name && e->kind != EKind::Index) {
+      diag_.error(e->loc, role + " must be a buffer name or 'X[i, ...]', found '" + e->text + "'");
+      return false;
+    }
+    const Symbol* s = lo_.buffer_symbol(*e, role);
+    if (!s)
+      return false;
+    out.sym = s;
+    const ir::Buffer& b = *s->buf;
+    if (b.scope == ir::MemScope::Global) {
+      if (write && b.access == ir::Access::Read) {
+        diag_.error(e->op_loc, "cannot write to tensor '" + b.name + "' (declared access: read)");
+        diag_.note(b.loc, "'" + b.name + "' is declared here; use access: write or readwrite");
+        return false;
+      }
+      if (!write && b.access == ir::Access::Write) {
+        diag_.error(e->op_loc, "cannot read tensor '" + b.name + "' (declared access: write)");
+        diag_.note(b.loc, "'" + b.name + "' is declared here; use access: readwrite to read it");
+        return false;
+      }
+    }
+    if (e->kind == EKind::Name) {
+      if (b.scope == ir::MemScope::Global) {
+        diag_.error(e->op_loc, role + ": tensor '" + b.name + "' needs start indices, e.g. " +
+                                   b.name + "[" + std::string(b.rank() * 3 - 2, ' ') + "]");
+        return false;
+      }
+      out.whole = true;
+      return true;
+    }
+    if (e->args.size() != b.rank()) {
+      diag_.error(e->loc, "'" + b.name + "' has rank " + std::to_string(b.rank()) + " but " +
+                              std::to_string(e->args.size()) + " start indices were given");
+      return false;
+    }
+    for (const auto& a : e->args) {
+      Expr x = lo_.index_expr(*a, Where::Body, "a start index");
+      if (!x)
+        return false;
+      out.offsets.push_back(x);
+    }
+    return true;
+  }
+
+  // Region of a side given the tile shape.
+  bool region(const Side& s, const std::vector<Expr>& tile, ir::Region& r) {
+    const ir::BufferPtr& b = s.sym->buf;
+    if (s.whole) {
+      r = ir::Region::whole(b);
+      return true;
+    }
+    if (tile.size() > b->rank()) {
+      diag_.error(s.e->loc, "a tile of rank " + std::to_string(tile.size()) +
+                                " does not fit '" + b->name + "' of rank " +
+                                std::to_string(b->rank()));
+      return false;
+    }
+    r.buffer = b;
+    r.offsets = s.offsets;
+    r.extents = tile;
+    return true;
+  }
+
+  bool same_shape(const std::vector<Expr>& a, const std::vector<Expr>& b) {
+    if (a.size() != b.size())
+      return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (Lowerer::provably_different(a[i], b[i]))
+        return false;
+    return true;
+  }
+
+  Stmt copy(const Op& o, bool atomic) {
+    std::string op = atomic ? "atomic_add" : "copy";
+    Side src, dst;
+    bool ok = side(o.src, "the source of '" + op + "'", false, src);
+    ok = side(o.dst, "the destination of '" + op + "'", true, dst) && ok;
+    if (!ok)
+      return nullptr;
+    if (!src.whole && !dst.whole) {
+      diag_.error(o.loc, "one side of '" + op + "' must be a whole buffer (its shape is the tile "
+                         "shape); both '" + o.src->text + "' and '" + o.dst->text +
+                         "' have indices");
+      return nullptr;
+    }
+    if (atomic) {
+      if (dst.sym->buf->scope != ir::MemScope::Global) {
+        diag_.error(o.dst->loc, "the destination of 'atomic_add' must be a tensor region");
+        return nullptr;
+      }
+      DType t = dst.sym->buf->dtype;
+      if (t != DType::f32() && t != DType::i32()) {
+        diag_.error(o.dst->op_loc, std::string("atomic_add into a tensor of dtype ") + t.name() +
+                                       " is not supported (f32 or i32 only)");
+        return nullptr;
+      }
+    }
+    if (src.whole && dst.whole) {
+      const auto& a = src.sym->buf->shape;
+      const auto& b = dst.sym->buf->shape;
+      if (!same_shape(a, b)) {
+        diag_.error(o.loc, "'" + op + "' between tiles of different shapes: '" +
+                               src.sym->name + "' is " + Lowerer::show_shape(a) + ", '" +
+                               dst.sym->name + "' is " + Lowerer::show_shape(b));
+        return nullptr;
+      }
+    }
+    const std::vector<Expr>& tile = src.whole ? src.sym->buf->shape : dst.sym->buf->shape;
+    ir::Region rs, rd;
+    if (!region(src, tile, rs) || !region(dst, tile, rd))
+      return nullptr;
+    if (atomic)
+      return ir::AtomicAdd::make(rs, rd, o.loc);
+    DType st = src.sym->buf->dtype;
+    Expr pad;
+    if (o.pad) {
+      pad = lo_.expr(*o.pad, Where::Pad);
+      if (!pad)
+        return nullptr;
+      pad = lo_.store_value(pad, st, *o.pad, "the pad of '" + src.sym->name + "'");
+      if (!pad)
+        return nullptr;
+    } else {
+      pad = ir::make_zero(st);
+    }
+    if (st.is_int() != dst.sym->buf->dtype.is_int() && st.is_float()) {
+      diag_.error(o.loc, std::string("copying ") + st.name() + " '" + src.sym->name +
+                             "' into " + dst.sym->buf->dtype.name() + " '" + dst.sym->name +
+                             "' needs an explicit conversion (copy converts between float "
+                             "types only)");
+      return nullptr;
+    }
+    return ir::Copy::make(rs, rd, pad, o.loc);
+  }
+
+  Stmt gemm(const Op& o) {
+    ir::BufferPtr a = onchip(o.a, "gemm operand 'a'");
+    ir::BufferPtr b = onchip(o.b, "gemm operand 'b'");
+    ir::BufferPtr c = onchip(o.c, "gemm operand 'c'");
+    if (!a || !b || !c)
+      return nullptr;
+    struct {
+      const ir::BufferPtr& buf;
+      const char* role;
+      const SExprPtr& e;
+    } operands[] = {{a, "a", o.a}, {b, "b", o.b}, {c, "c", o.c}};
+    for (const auto& x : operands) {
+      if (x.buf->rank() != 2) {
+        diag_.error(x.e->op_loc, std::string("gemm operand '") + x.role + "' must have rank 2; '" +
+                                     x.buf->name + "' is " + Lowerer::show_shape(x.buf->shape));
+        return nullptr;
+      }
+      if (!x.buf->dtype.is_float()) {
+        diag_.error(x.e->op_loc, std::string("gemm operands must be float; '") + x.role +
+                                     "' ('" + x.buf->name + "') is " + x.buf->dtype.name());
+        return nullptr;
+      }
+    }
+    bool ta = o.transpose_a.value, tb = o.transpose_b.value;
+    Expr am = a->shape[ta ? 1 : 0], ak = a->shape[ta ? 0 : 1];
+    Expr bk = b->shape[tb ? 1 : 0], bn = b->shape[tb ? 0 : 1];
+    auto mismatch = [&](const char* dim, const char* x, Expr ex, const char* y, Expr ey) {
+      diag_.error(o.loc, std::string("gemm shape mismatch: ") + dim + " is " + Lowerer::show(ex) +
+                             " in '" + x + "' but " + Lowerer::show(ey) + " in '" + y +
+                             "' (a: '" + a->name + "' " + Lowerer::show_shape(a->shape) +
+                             (ta ? " transposed" : "") + ", b: '" + b->name + "' " +
+                             Lowerer::show_shape(b->shape) + (tb ? " transposed" : "") +
+                             ", c: '" + c->name + "' " + Lowerer::show_shape(c->shape) + ")");
+    };
+    if (Lowerer::provably_different(ak, bk)) {
+      mismatch("K", "a", ak, "b", bk);
+      return nullptr;
+    }
+    if (Lowerer::provably_different(am, c->shape[0])) {
+      mismatch("M", "a", am, "c", c->shape[0]);
+      return nullptr;
+    }
+    if (Lowerer::provably_different(bn, c->shape[1])) {
+      mismatch("N", "b", bn, "c", c->shape[1]);
+      return nullptr;
+    }
+    return ir::Gemm::make(a, b, c, ta, tb, o.clear.value, o.loc);
+  }
+
+  Stmt reduce(const Op& o) {
+    ir::BufferPtr src = onchip(o.src, "the source of 'reduce'");
+    ir::BufferPtr dst = onchip(o.dst, "the destination of 'reduce'");
+    if (!src || !dst)
+      return nullptr;
+    if (o.dim.value < 0 || o.dim.value >= static_cast<int64_t>(src->rank())) {
+      diag_.error(o.dim.loc, "reduce dim " + std::to_string(o.dim.value) +
+                                 " is out of range for '" + src->name + "' of rank " +
+                                 std::to_string(src->rank()) + " (dims are 0-based)");
+      return nullptr;
+    }
+    std::vector<Expr> want = src->shape;
+    want.erase(want.begin() + o.dim.value);
+    if (want.empty() || !same_shape(want, dst->shape)) {
+      diag_.error(o.dst->op_loc, "reduce destination '" + dst->name + "' has shape " +
+                                     Lowerer::show_shape(dst->shape) + "; expected " +
+                                     Lowerer::show_shape(want) + " ('" + src->name +
+                                     "' without dim " + std::to_string(o.dim.value) + ")");
+      return nullptr;
+    }
+    if (!src->dtype.is_float() && !src->dtype.is_int())
+      return nullptr;
+    return ir::Reduce::make(o.reduce_op, src, dst, static_cast<int>(o.dim.value), o.clear.value,
+                            o.loc);
+  }
+
+  Stmt parallel(const Op& o) {
+    std::vector<ir::VarPtr> vars;
+    std::vector<Expr> extents;
+    bool ok = true;
+    for (const auto& [n, e] : o.pvars) {
+      Expr x = lo_.index_expr(*e, Where::Body, "a parallel extent");
+      ok &= x != nullptr;
+      extents.push_back(x);
+    }
+    lo_.scope.push();
+    for (const auto& [n, e] : o.pvars) {
+      auto v = ir::make_var(n.name, ir::VarKind::ParallelVar, DType::i64(), n.loc);
+      ok &= declare(SymKind::ParallelVar, n, v);
+      vars.push_back(v);
+    }
+    std::vector<Stmt> body;
+    for (const auto& s : o.stmts) {
+      Stmt st = stmt(s);
+      ok &= st != nullptr;
+      if (st)
+        body.push_back(st);
+    }
+    lo_.scope.pop();
+    if (!ok)
+      return nullptr;
+    return ir::Parallel::make(vars, extents, ir::Seq::make(std::move(body), o.loc), o.loc);
+  }
+
+  Stmt stmt(const SStmt& s) {
+    if (s.kind == SStmt::Kind::Let) {
+      Expr v = lo_.expr(*s.value, Where::Body);
+      if (!v)
+        return nullptr;
+      auto var = ir::make_var(s.let_name, ir::VarKind::Let, v->type, s.let_loc);
+      if (!declare(SymKind::Let, Name{s.let_name, s.let_loc}, var))
+        return nullptr;
+      return ir::LetStmt::make(var, v, s.loc);
+    }
+    const SExpr& t = *s.target;
+    const Symbol* sym = lo_.scope.lookup(t.name);
+    if (!sym) {
+      Expr dummy = lo_.expr(t, Where::Body); // reports unknown name / out of scope
+      (void)dummy;
+      return nullptr;
+    }
+    if (sym->kind != SymKind::Tensor && sym->kind != SymKind::Buffer) {
+      diag_.error(t.op_loc, "cannot assign to " + std::string(sym_kind_name(sym->kind)) + " '" +
+                                t.name + "'" +
+                                (sym->kind == SymKind::Let ? " (let temporaries are immutable)"
+                                                           : ""));
+      diag_.note(sym->loc, "'" + t.name + "' is declared here");
+      return nullptr;
+    }
+    const ir::BufferPtr& b = sym->buf;
+    if (b->scope == ir::MemScope::Global && b->access == ir::Access::Read) {
+      diag_.error(t.op_loc, "cannot write to tensor '" + b->name + "' (declared access: read)");
+      diag_.note(b->loc, "'" + b->name + "' is declared here; use access: write or readwrite");
+      return nullptr;
+    }
+    size_t n = t.kind == EKind::Index ? t.args.size() : 0;
+    if (n != b->rank()) {
+      diag_.error(t.loc, "'" + b->name + "' has rank " + std::to_string(b->rank()) + " but " +
+                             std::to_string(n) + " indices were given");
+      return nullptr;
+    }
+    std::vector<Expr> idx;
+    for (const auto& a : t.args) {
+      Expr x = lo_.index_expr(*a, Where::Body, "an index");
+      if (!x)
+        return nullptr;
+      idx.push_back(x);
+    }
+    Expr v = lo_.expr(*s.value, Where::Body);
+    if (!v)
+      return nullptr;
+    v = lo_.store_value(v, b->dtype, *s.value, "'" + b->name + "'");
+    if (!v)
+      return nullptr;
+    auto op = s.kind == SStmt::Kind::AddAssign ? ir::StoreOp::Add : ir::StoreOp::Assign;
+    return ir::Store::make(b, std::move(idx), v, op, s.loc);
+  }
+
+  Stmt loop(const Op& o) {
+    Expr start = o.start ? lo_.index_expr(*o.start, Where::Body, "the loop start")
+                         : ir::make_i64(0);
+    Expr extent = lo_.index_expr(*o.extent, Where::Body, "the loop extent");
+    Expr stages;
+    if (o.kind == OpKind::Pipelined) {
+      stages = lo_.index_expr(*o.stages, Where::Threads, "the pipeline depth");
+      if (auto n = Lowerer::const_int(stages); n && *n < 1) {
+        diag_.error(o.stages->loc, "the pipeline depth must be at least 1, found " +
+                                       std::to_string(*n));
+        stages = nullptr;
+      }
+      if (!stages)
+        return nullptr;
+    }
+    if (!start || !extent)
+      return nullptr;
+    lo_.scope.push();
+    auto v = ir::make_var(o.var.name, ir::VarKind::LoopVar, DType::i64(), o.var.loc);
+    bool ok = declare(SymKind::LoopVar, o.var, v);
+    std::vector<Stmt> body = ops(o.body);
+    lo_.scope.pop();
+    if (!ok)
+      return nullptr;
+    return ir::For::make(v, start, extent, stages, ir::Seq::make(std::move(body), o.loc), o.loc);
+  }
+
+  Stmt if_(const Op& o) {
+    Expr c = lo_.expr(*o.cond, Where::Uniform);
+    if (c && !c->type.is_bool()) {
+      diag_.error(o.cond->loc, std::string("the condition of 'if' must be bool, found ") +
+                                   c->type.name());
+      c = nullptr;
+    }
+    std::vector<Stmt> t = nested(o.then_ops);
+    std::vector<Stmt> e = nested(o.else_ops);
+    if (!c)
+      return nullptr;
+    Stmt els = o.has_else ? ir::Seq::make(std::move(e), o.loc) : nullptr;
+    return ir::IfThenElse::make(c, ir::Seq::make(std::move(t), o.loc), els, o.loc);
+  }
+
+  const Spec& spec_;
+  DiagEngine& diag_;
+  Lowerer lo_;
+};
+
+} // namespace
+
+std::optional<std::vector<ir::Kernel>> lower_spec(const Spec& spec, DiagEngine& diag) {
+  // Type bindings: the Cartesian product of `types`, first parameter slowest.
+  std::vector<std::vector<std::pair<std::string, DType>>> bindings = {{}};
+  for (const auto& tp : spec.types) {
+    std::vector<std::vector<std::pair<std::string, DType>>> next;
+    for (const auto& b : bindings)
+      for (const auto& [t, loc] : tp.choices) {
+        auto nb = b;
+        nb.emplace_back(tp.name.name, t);
+        next.push_back(std::move(nb));
+      }
+    bindings = std::move(next);
+    if (bindings.size() > 256) {
+      diag.error(tp.name.loc, "too many type bindings (more than 256)");
+      return std::nullopt;
+    }
+  }
+  std::vector<ir::Kernel> out;
+  for (size_t i = 0; i < bindings.size(); ++i) {
+    std::map<std::string, DType> m(bindings[i].begin(), bindings[i].end());
+    KernelLowerer kl(spec, diag, m);
+    auto k = kl.run(bindings[i]);
+    if (!k) {
+      if (i > 0 && !spec.types.empty()) {
+        std::string b;
+        for (const auto& [n, t] : bindings[i])
+          b += (b.empty() ? "" : ", ") + n + " = " + t.name();
+        diag.note(spec.types.front().name.loc, "in the instantiation with " + b);
+      }
+      return std::nullopt;
+    }
+    out.push_back(std::move(*k));
+  }
+  return out;
+}
+
+} // namespace tilegen::spec

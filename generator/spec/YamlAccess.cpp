@@ -1,0 +1,214 @@
+// YamlAccess: typed, located reads of YAML nodes.
+#include "spec/YamlAccess.h"
+
+#include "spec/ExprParser.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <limits>
+
+namespace tilegen::spec {
+
+namespace {
+// Most candidates a tile constant may expand to (a range with a small step could otherwise
+// ask for billions).
+constexpr size_t kMaxCandidates = 4096;
+
+std::string found(const YNode* n) {
+  if (n->kind == YKind::Scalar)
+    return "'" + (n->value.size() > 40 ? n->value.substr(0, 40) + "..." : n->value) + "'";
+  return std::string("a ") + ykind_name(n->kind);
+}
+} // namespace
+
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates) {
+  std::string best = closest_name(name, candidates);
+  return best.empty() ? "" : "; did you mean '" + best + "'?";
+}
+
+bool YamlAccess::expect(const YNode* n, YKind k, const std::string& what) {
+  if (n->kind == k)
+    return true;
+  std::string shown = n->kind == YKind::Scalar ? "the string " + found(n)
+                                               : std::string(n->kind == YKind::Null ? "" : "a ") +
+                                                     ykind_name(n->kind);
+  diag_.error(n->loc, "expected " + what + ", found " + shown);
+  return false;
+}
+
+bool YamlAccess::check_fields(const YNode* map, std::initializer_list<const char*> allowed,
+                              std::initializer_list<const char*> required,
+                              const std::string& context) {
+  bool ok = true;
+  std::vector<std::string> names(allowed.begin(), allowed.end());
+  for (const auto& [k, v] : map->entries) {
+    if (std::find(names.begin(), names.end(), k->value) != names.end())
+      continue;
+    diag_.error(k->loc, "unknown field '" + k->value + "' in " + context +
+                            did_you_mean(k->value, names));
+    ok = false;
+  }
+  for (const char* r : required) {
+    if (!map->get(r)) {
+      diag_.error(map->loc, std::string("missing required field '") + r + "' in " + context);
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+SExprPtr YamlAccess::expr(const YNode* n, const std::string& what) {
+  if (!expect(n, YKind::Scalar, what + " (an expression)"))
+    return nullptr;
+  LocMapper map = [n](size_t off, size_t len) { return n->value_loc(off, len); };
+  return parse_expr(n->value, map, diag_);
+}
+
+bool YamlAccess::stmt(const YNode* n, SStmt& out) {
+  if (!expect(n, YKind::Scalar, "a statement string (\"x[i] = e\", \"x[i] += e\" or "
+                                "\"let t = e\")"))
+    return false;
+  LocMapper map = [n](size_t off, size_t len) { return n->value_loc(off, len); };
+  return parse_stmt(n->value, map, diag_, out);
+}
+
+std::optional<int64_t> YamlAccess::integer(const YNode* n, const std::string& what) {
+  if (!expect(n, YKind::Scalar, what + " (an integer)"))
+    return std::nullopt;
+  const std::string& s = n->value;
+  size_t i = (!s.empty() && (s[0] == '-' || s[0] == '+')) ? 1 : 0;
+  bool digits = i < s.size();
+  for (size_t k = i; k < s.size(); ++k)
+    digits = digits && s[k] >= '0' && s[k] <= '9';
+  if (!digits) {
+    diag_.error(n->loc, "expected " + what + " (an integer), found " + found(n));
+    return std::nullopt;
+  }
+  errno = 0;
+  long long v = std::strtoll(s.c_str(), nullptr, 10);
+  if (errno == ERANGE) {
+    diag_.error(n->loc, "integer '" + s + "' is too large (the limit is 2^63-1)");
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(v);
+}
+
+std::optional<bool> YamlAccess::boolean(const YNode* n, const std::string& what) {
+  if (!expect(n, YKind::Scalar, what + " (true or false)"))
+    return std::nullopt;
+  const std::string& s = n->value;
+  if (s == "true" || s == "True" || s == "TRUE")
+    return true;
+  if (s == "false" || s == "False" || s == "FALSE")
+    return false;
+  diag_.error(n->loc, "expected " + what + " (true or false), found " + found(n));
+  return std::nullopt;
+}
+
+std::optional<std::string> YamlAccess::string(const YNode* n, const std::string& what) {
+  if (!expect(n, YKind::Scalar, what))
+    return std::nullopt;
+  return n->value;
+}
+
+std::optional<Name> YamlAccess::decl_name(const YNode* key, const std::string& what) {
+  const std::string& s = key->value;
+  if (!is_identifier(s)) {
+    diag_.error(key->loc, "invalid " + what + " name '" + s +
+                              "': names are letters, digits and '_', not starting with a digit");
+    return std::nullopt;
+  }
+  if (is_reserved_name(s)) {
+    diag_.error(key->loc, "'" + s + "' is a reserved name and cannot name a " + what);
+    return std::nullopt;
+  }
+  return Name{s, key->loc};
+}
+
+std::optional<std::vector<int64_t>> YamlAccess::candidates(const YNode* n,
+                                                           const std::string& what) {
+  std::vector<int64_t> out;
+  if (n->kind == YKind::Seq) {
+    if (n->items.empty()) {
+      diag_.error(n->loc, what + " has no candidates");
+      return std::nullopt;
+    }
+    for (const auto& item : n->items) {
+      auto v = integer(item.get(), "a candidate of " + what);
+      if (!v)
+        return std::nullopt;
+      if (*v <= 0) {
+        diag_.error(item->loc, "candidate " + std::to_string(*v) + " of " + what +
+                                   " is not positive");
+        return std::nullopt;
+      }
+      if (std::find(out.begin(), out.end(), *v) != out.end()) {
+        diag_.error(item->loc, "candidate " + std::to_string(*v) + " of " + what +
+                                   " is listed twice");
+        return std::nullopt;
+      }
+      out.push_back(*v);
+    }
+    return out;
+  }
+  if (n->kind == YKind::Map) {
+    if (!check_fields(n, {"range", "multiple_of"}, {"range"}, what))
+      return std::nullopt;
+    const YNode* r = n->get("range");
+    if (!expect(r, YKind::Seq, "a range [lo, hi]"))
+      return std::nullopt;
+    if (r->items.size() != 2) {
+      diag_.error(r->loc, "a range has two entries [lo, hi], found " +
+                              std::to_string(r->items.size()));
+      return std::nullopt;
+    }
+    auto lo = integer(r->items[0].get(), "the low end of the range");
+    auto hi = integer(r->items[1].get(), "the high end of the range");
+    if (!lo || !hi)
+      return std::nullopt;
+    int64_t step = 1;
+    if (const YNode* m = n->get("multiple_of")) {
+      auto s = integer(m, "multiple_of");
+      if (!s)
+        return std::nullopt;
+      if (*s <= 0) {
+        diag_.error(m->loc, "multiple_of must be positive, found " + std::to_string(*s));
+        return std::nullopt;
+      }
+      step = *s;
+    }
+    if (*lo <= 0) {
+      diag_.error(r->items[0]->loc, "range of " + what + " must start at a positive value, found " +
+                                        std::to_string(*lo));
+      return std::nullopt;
+    }
+    if (*lo > *hi) {
+      diag_.error(r->loc, "empty range for " + what + ": low end " + std::to_string(*lo) +
+                              " is greater than high end " + std::to_string(*hi));
+      return std::nullopt;
+    }
+    int64_t rem = *lo % step, first = *lo;
+    bool overflow = rem != 0 && __builtin_add_overflow(*lo, step - rem, &first);
+    if (overflow || first > *hi) {
+      diag_.error(n->loc, "range [" + std::to_string(*lo) + ", " + std::to_string(*hi) +
+                              "] of " + what + " holds no multiple of " + std::to_string(step));
+      return std::nullopt;
+    }
+    if ((*hi - first) / step + 1 > static_cast<int64_t>(kMaxCandidates)) {
+      diag_.error(n->loc, "range of " + what + " expands to more than " +
+                              std::to_string(kMaxCandidates) + " candidates");
+      return std::nullopt;
+    }
+    for (int64_t v = first; v <= *hi; v += step) {
+      out.push_back(v);
+      if (*hi - v < step)
+        break;
+    }
+    return out;
+  }
+  expect(n, YKind::Seq, "a list of candidates or {range: [lo, hi], multiple_of: n} for " + what);
+  return std::nullopt;
+}
+
+} // namespace tilegen::spec

@@ -1,0 +1,201 @@
+// DiagEngine: clang-style diagnostics with the source line and a caret range.
+//
+// Everything printed depends only on the messages, the locations and the registered source
+// text, so two runs over the same input print the same bytes (no addresses, no timing).
+#include "support/Diagnostics.h"
+
+#include <algorithm>
+#include <cctype>
+#include <ostream>
+
+namespace tilegen {
+
+namespace {
+
+const char* severity_name(Severity s) {
+  switch (s) {
+  case Severity::Error: return "error";
+  case Severity::Warning: return "warning";
+  case Severity::Note: return "note";
+  }
+  return "?";
+}
+
+// Source lines longer than this are shown as a window around the column, so that a 1 MiB
+// one-line file does not flood the terminal.
+constexpr size_t kMaxShownLine = 160;
+
+// Bytes that would garble a terminal (control characters, DEL) are shown as '?'. Tabs stay:
+// the caret line copies them so that the caret lines up under any tab width.
+char printable(unsigned char c) {
+  if (c == '\t')
+    return '\t';
+  if (c < 0x20 || c == 0x7f)
+    return '?';
+  return static_cast<char>(c);
+}
+
+bool is_utf8_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+// Returns line `line` (1-based) of `text` without its end-of-line, or nullopt.
+bool find_line(const std::string& text, int line, std::string& out) {
+  if (line <= 0)
+    return false;
+  size_t start = 0;
+  for (int l = 1; l < line; ++l) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos)
+      return false;
+    start = nl + 1;
+  }
+  size_t end = text.find('\n', start);
+  if (end == std::string::npos)
+    end = text.size();
+  if (end > start && text[end - 1] == '\r')
+    --end;
+  out = text.substr(start, end - start);
+  return true;
+}
+
+} // namespace
+
+DiagEngine::DiagEngine(std::ostream& out) : out_(out) {}
+
+std::shared_ptr<const std::string> DiagEngine::add_source(const std::string& path,
+                                                          std::string text) {
+  sources_[path] = std::move(text);
+  return std::make_shared<const std::string>(path);
+}
+
+void DiagEngine::error(const SourceLoc& loc, const std::string& message) {
+  emit(Severity::Error, loc, message);
+}
+void DiagEngine::warning(const SourceLoc& loc, const std::string& message) {
+  emit(Severity::Warning, loc, message);
+}
+void DiagEngine::note(const SourceLoc& loc, const std::string& message) {
+  emit(Severity::Note, loc, message);
+}
+
+void DiagEngine::emit(Severity s, const SourceLoc& loc, const std::string& message) {
+  if (s == Severity::Error) {
+    ++errors_;
+    if (errors_ > limit_) {
+      if (errors_ == limit_ + 1)
+        out_ << "error: too many errors (" << limit_ << "); further errors are not shown\n";
+      suppress_notes_ = true;
+      return;
+    }
+    suppress_notes_ = false;
+  } else if (s == Severity::Note && suppress_notes_) {
+    return;
+  }
+  all_.push_back({s, loc, message});
+
+  if (loc.file && loc.line > 0)
+    out_ << *loc.file << ":" << loc.line << ":" << std::max(loc.col, 1) << ": ";
+  else if (loc.file)
+    out_ << *loc.file << ": ";
+  out_ << severity_name(s) << ": " << message << "\n";
+
+  if (!loc.file || loc.line <= 0)
+    return;
+  auto it = sources_.find(*loc.file);
+  std::string line;
+  if (it == sources_.end() || !find_line(it->second, loc.line, line))
+    return;
+
+  // Column and range in bytes, clamped to the line.
+  size_t col0 = static_cast<size_t>(std::max(loc.col, 1) - 1);
+  if (col0 > line.size())
+    col0 = line.size();
+  size_t len = static_cast<size_t>(std::max(loc.length, 1));
+  size_t end = std::min(line.size(), col0 + len);
+
+  // Window long lines around the caret.
+  size_t win_begin = 0, win_end = line.size();
+  std::string prefix, suffix;
+  if (line.size() > kMaxShownLine) {
+    win_begin = col0 > kMaxShownLine / 2 ? col0 - kMaxShownLine / 2 : 0;
+    while (win_begin > 0 && is_utf8_continuation(static_cast<unsigned char>(line[win_begin])))
+      --win_begin;
+    win_end = std::min(line.size(), win_begin + kMaxShownLine);
+    while (win_end < line.size() &&
+           is_utf8_continuation(static_cast<unsigned char>(line[win_end])))
+      ++win_end;
+    if (win_begin > 0)
+      prefix = "...";
+    if (win_end < line.size())
+      suffix = "...";
+  }
+  end = std::min(end, win_end);
+
+  std::string shown = prefix, caret(prefix.size(), ' ');
+  for (size_t i = win_begin; i < win_end; ++i) {
+    unsigned char c = static_cast<unsigned char>(line[i]);
+    shown += printable(c);
+    // One caret column per character: UTF-8 continuation bytes take no column.
+    if (is_utf8_continuation(c))
+      continue;
+    if (i < col0)
+      caret += c == '\t' ? '\t' : ' ';
+    else if (i == col0)
+      caret += '^';
+    else if (i < end)
+      caret += '~';
+  }
+  if (col0 >= win_end)
+    caret += '^';
+  shown += suffix;
+  out_ << shown << "\n" << caret << "\n";
+}
+
+// Levenshtein distance, with an early exit once every entry of a row exceeds `limit`.
+static size_t edit_distance(const std::string& a, const std::string& b, size_t limit) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    size_t row_min = cur[0];
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      // Case-only differences are the most likely typo: count them as half an edit by
+      // treating them as free here and breaking ties below.
+      if (a[i - 1] != b[j - 1] && std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                                      std::tolower(static_cast<unsigned char>(b[j - 1])))
+        subst = prev[j - 1];
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+      row_min = std::min(row_min, cur[j]);
+    }
+    if (row_min > limit)
+      return limit + 1;
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string closest_name(const std::string& name, const std::vector<std::string>& candidates) {
+  if (name.empty() || name.size() > 256)
+    return "";
+  // "Close" means at most a third of the name's characters changed (at least one edit allowed),
+  // so `acc` suggests `acc0` but `x` does not suggest `y`... unless names are that short.
+  size_t limit = std::max<size_t>(1, name.size() / 3);
+  std::string best;
+  size_t best_d = limit + 1;
+  for (const auto& c : candidates) {
+    if (c == name || c.empty() || c.size() > 256)
+      continue;
+    size_t d = edit_distance(name, c, limit);
+    // A one-letter name differing in its only letter is not a plausible typo.
+    if (d >= name.size() && d >= c.size())
+      continue;
+    if (d < best_d || (d == best_d && c < best)) {
+      best = c;
+      best_d = d;
+    }
+  }
+  return best_d <= limit ? best : "";
+}
+
+} // namespace tilegen
