@@ -1,0 +1,410 @@
+// The commands of `tilegen`. Read generate() top to bottom: load -> instantiate -> emit ->
+// write; every stage stops the run on user errors before anything is written.
+#include "tools/Driver.h"
+
+#include "dispatch/DispatchEmitter.h"
+#include "dispatch/Naming.h"
+#include "emit/Emitter.h"
+#include "ir/IRPrinter.h"
+#include "spec/Frontend.h"
+#include "support/InternalError.h"
+
+#include <algorithm>
+#include <map>
+#include <ostream>
+#include <set>
+
+namespace tilegen::tools {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? sep : "") + v[i];
+  return s;
+}
+
+// Words a spec name may not be: it becomes a C parameter name in <lib>.h, which C and C++
+// code include, next to the dispatch code's own parameters.
+const std::set<std::string>& reserved_words() {
+  static const std::set<std::string> words = {
+      // C11
+      "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+      "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+      "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
+      "typedef", "union", "unsigned", "void", "volatile", "while", "_Alignas", "_Alignof",
+      "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
+      "_Thread_local",
+      // C++ (the header is included from C++)
+      "alignas", "alignof", "and", "asm", "bool", "catch", "char16_t", "char32_t", "char8_t",
+      "class", "concept", "consteval", "constexpr", "constinit", "const_cast", "co_await",
+      "co_return", "co_yield", "decltype", "delete", "dynamic_cast", "explicit", "export",
+      "false", "friend", "mutable", "namespace", "new", "noexcept", "not", "nullptr",
+      "operator", "or", "private", "protected", "public", "reinterpret_cast", "requires",
+      "static_assert", "static_cast", "template", "this", "thread_local", "throw", "true", "try",
+      "typeid", "typename", "using", "virtual", "wchar_t", "xor",
+      // the dispatch functions' own parameters and common macros
+      "launch", "out", "NULL", "errno", "assert"};
+  return words;
+}
+
+bool is_c_candidate(const std::string& name, const void* ctx) {
+  const std::string& lib = *static_cast<const std::string*>(ctx);
+  if (name == dispatch::header_file_name(lib) || name == dispatch::dispatch_file_name(lib))
+    return true;
+  std::string prefix = lib + "__";
+  return name.size() > prefix.size() + 2 && name.compare(0, prefix.size(), prefix) == 0 &&
+         name.compare(name.size() - 2, 2, ".c") == 0;
+}
+
+} // namespace
+
+Driver::Driver(std::ostream& out, std::ostream& err) : out_(out), err_(err), diag_(err) {}
+
+// ---- usage checks --------------------------------------------------------------------------
+
+bool Driver::resolve_targets(const Options& o, std::vector<const Target*>& out,
+                             bool default_all_c) {
+  std::vector<std::string> known;
+  for (const auto& t : all_targets())
+    known.push_back(t.name);
+  if (o.targets.empty()) {
+    if (!default_all_c) {
+      err_ << "tilegen: error: --targets is required (known targets: " << join(known, ", ")
+           << ")\n";
+      return false;
+    }
+    for (const auto& t : all_targets())
+      if (t.backend == Backend::C)
+        out.push_back(&t);
+    return true;
+  }
+  for (const auto& name : o.targets) {
+    const Target* t = find_target(name);
+    if (!t) {
+      err_ << "tilegen: error: unknown target '" << name << "' (known targets: "
+           << join(known, ", ") << ")\n";
+      return false;
+    }
+    if (t->backend != Backend::C) {
+      err_ << "tilegen: error: target '" << name << "' (" << backend_name(t->backend)
+           << ") has no emitter in this release; use c, c_avx2 or c_avx512\n";
+      return false;
+    }
+    if (std::find(out.begin(), out.end(), t) != out.end()) {
+      err_ << "tilegen: error: target '" << name << "' is listed twice\n";
+      return false;
+    }
+    out.push_back(t);
+  }
+  return true;
+}
+
+bool Driver::check_library_name(const std::string& lib) {
+  if (lib.empty()) {
+    err_ << "tilegen: error: --lib NAME is required\n";
+    return false;
+  }
+  if (!dispatch::is_valid_library_name(lib)) {
+    err_ << "tilegen: error: invalid library name '" << lib
+         << "': use a C identifier without '__' or a trailing '_' (it prefixes every symbol)\n";
+    return false;
+  }
+  return true;
+}
+
+bool Driver::require_specs(const Options& o) {
+  if (o.specs.empty()) {
+    err_ << "tilegen: error: no spec files given\n";
+    return false;
+  }
+  return true;
+}
+
+// ---- front end + library-wide checks ---------------------------------------------------------
+
+std::optional<std::vector<LoadedSpec>> Driver::load(const std::vector<std::string>& specs,
+                                                    const std::string& lib) {
+  std::vector<LoadedSpec> loaded;
+  for (const auto& path : specs) {
+    auto kernels = spec::load_kernels(path, diag_);
+    if (!kernels)
+      continue; // errors reported; keep going to report the other files' errors too
+    LoadedSpec s{path, {}};
+    for (auto& k : *kernels) {
+      auto instances = passes::enumerate_instances(k);
+      s.kernels.push_back({std::move(k), std::move(instances)});
+    }
+    loaded.push_back(std::move(s));
+  }
+  if (diag_.has_errors())
+    return std::nullopt;
+
+  // Names that become C identifiers in the API.
+  for (const auto& s : loaded) {
+    if (s.kernels.empty())
+      continue;
+    const ir::Kernel& k = s.kernels.front().kernel; // names are the same for every binding
+    auto check = [&](const std::string& name, const SourceLoc& loc, const char* what) {
+      if (reserved_words().count(name))
+        diag_.error(loc, std::string("'") + name + "' cannot be a " + what +
+                             " name: it is reserved in the generated C API (a C/C++ keyword "
+                             "or a parameter of every dispatch function)");
+      else if (name.rfind("tg_", 0) == 0 || name.rfind("TG_", 0) == 0)
+        diag_.error(loc, std::string("'") + name + "' cannot be a " + what +
+                             " name: the prefix tg_ is reserved for tilegen");
+    };
+    for (const auto& t : k.tensors)
+      check(t->name, t->loc, "tensor");
+    for (const auto& d : k.dims)
+      check(d.var->name, d.var->loc, "param");
+    for (const auto& v : k.scalars)
+      check(v->name, v->loc, "scalar");
+    for (const auto& v : k.flags)
+      check(v->name, v->loc, "flag");
+  }
+
+  // Two specs must not define the same public function.
+  std::map<std::string, const ir::Kernel*> seen;
+  std::string lib_name = lib.empty() ? "<lib>" : lib;
+  for (const auto& s : loaded)
+    for (const auto& lk : s.kernels) {
+      std::string pub = dispatch::public_function_name(lib_name, lk.kernel);
+      auto [it, fresh] = seen.emplace(pub, &lk.kernel);
+      if (!fresh) {
+        diag_.error(lk.kernel.loc, "kernel '" + lk.kernel.name + "' is defined twice in this "
+                                   "library (both would be " + pub + ")");
+        diag_.note(it->second->loc, "first defined here");
+      }
+    }
+  if (diag_.has_errors())
+    return std::nullopt;
+  return loaded;
+}
+
+// ---- commands --------------------------------------------------------------------------------
+
+std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
+  std::vector<const Target*> targets;
+  auto loaded = load(o.specs, o.lib);
+  if (!loaded)
+    return std::nullopt;
+  if (!resolve_targets(o, targets, false))
+    return std::nullopt;
+
+  dispatch::Library lib{o.lib, targets, {}};
+  std::vector<OutputFile> files;
+  std::string marker = dispatch::generated_marker(o.lib);
+  for (const auto& s : *loaded)
+    for (const auto& lk : s.kernels) {
+      lib.kernels.push_back({&lk.kernel, lk.instances, s.path});
+      for (const auto& inst : lk.instances)
+        for (const Target* t : targets) {
+          auto ik = passes::instantiate(lk.kernel, inst, *t, diag_);
+          if (!ik)
+            continue; // reported; go on to find the other errors
+          emit::VariantInfo info{dispatch::variant_function_name(o.lib, lk.kernel, inst, *t),
+                                 s.path};
+          files.push_back({dispatch::variant_file_name(o.lib, lk.kernel, inst, *t),
+                           marker + "\n" + emit::emit_variant(*ik, *t, info)});
+        }
+    }
+  if (diag_.has_errors())
+    return std::nullopt;
+  files.insert(files.begin(), {dispatch::header_file_name(o.lib), dispatch::emit_header(lib)});
+  files.insert(files.begin() + 1,
+               {dispatch::dispatch_file_name(o.lib), dispatch::emit_dispatch_source(lib)});
+  return files;
+}
+
+int Driver::generate(const Options& o) {
+  if (!check_library_name(o.lib) || !require_specs(o))
+    return 2;
+  std::vector<const Target*> targets;
+  if (!resolve_targets(o, targets, false))
+    return 2;
+  if (o.out_dir.empty()) {
+    err_ << "tilegen: error: --out DIR is required\n";
+    return 2;
+  }
+  auto files = build_outputs(o);
+  if (!files)
+    return 1;
+
+  WriteReport report;
+  std::string error = write_files_atomically(o.out_dir, *files, &report);
+  if (error.empty()) {
+    std::vector<std::string> keep;
+    for (const auto& f : *files)
+      keep.push_back(f.name);
+    error = remove_stale_files(o.out_dir, keep, is_c_candidate, &o.lib,
+                               dispatch::generated_marker(o.lib), &report);
+  }
+  if (!error.empty()) {
+    err_ << "tilegen: error: " << error << "\n";
+    return 1;
+  }
+  if (o.verbose) {
+    out_ << "tilegen: " << o.lib << ": " << report.written.size() << " written, "
+         << report.unchanged.size() << " unchanged, " << report.removed.size()
+         << " stale removed (" << o.out_dir << ")\n";
+    for (const auto& n : report.written)
+      out_ << "  wrote " << n << "\n";
+    for (const auto& n : report.removed)
+      out_ << "  removed " << n << "\n";
+  }
+  return 0;
+}
+
+int Driver::check(const Options& o) {
+  if (!require_specs(o))
+    return 2;
+  std::vector<const Target*> targets;
+  if (!resolve_targets(o, targets, true))
+    return 2;
+  auto loaded = load(o.specs, o.lib);
+  if (!loaded)
+    return 1;
+  for (const auto& s : *loaded)
+    for (const auto& lk : s.kernels)
+      for (const auto& inst : lk.instances)
+        for (const Target* t : targets)
+          passes::instantiate(lk.kernel, inst, *t, diag_);
+  return diag_.has_errors() ? 1 : 0;
+}
+
+int Driver::dump(const Options& o) {
+  if (!require_specs(o))
+    return 2;
+  if (o.stage != "ir" && o.stage != "instantiated") {
+    err_ << "tilegen: error: --stage must be 'ir' or 'instantiated'"
+         << (o.stage.empty() ? "" : " (got '" + o.stage + "')") << "\n";
+    return 2;
+  }
+  const Target* target = find_target(o.target.empty() ? "c" : o.target);
+  if (!target) {
+    err_ << "tilegen: error: unknown target '" << o.target << "'\n";
+    return 2;
+  }
+  auto loaded = load(o.specs, o.lib);
+  if (!loaded)
+    return 1;
+  ir::PrintOptions popts;
+  popts.show_locs = o.show_locs;
+  bool found = o.instance.empty();
+  std::vector<std::string> names;
+  for (const auto& s : *loaded)
+    for (const auto& lk : s.kernels) {
+      if (o.stage == "ir") {
+        out_ << ir::to_string(lk.kernel, popts) << "\n";
+        continue;
+      }
+      for (const auto& inst : lk.instances) {
+        names.push_back(inst.name);
+        if (!o.instance.empty() && inst.name != o.instance)
+          continue;
+        found = true;
+        auto ik = passes::instantiate(lk.kernel, inst, *target, diag_);
+        if (ik)
+          out_ << ir::to_string(*ik, popts) << "\n";
+      }
+    }
+  if (!found) {
+    err_ << "tilegen: error: no instance named '" << o.instance
+         << "' (instances: " << join(names, ", ") << ")\n";
+    return 2;
+  }
+  return diag_.has_errors() ? 1 : 0;
+}
+
+int Driver::targets() {
+  out_ << "target      backend  pref  runtime features                                   "
+          "compile flags\n";
+  for (const auto& t : all_targets()) {
+    std::string name = t.name, backend = backend_name(t.backend);
+    std::string feats = t.runtime_features.empty() ? "-" : join(t.runtime_features, ",");
+    std::string flags = t.compile_flags.empty() ? "-" : join(t.compile_flags, " ");
+    name.resize(std::max<size_t>(name.size() + 1, 12), ' ');
+    backend.resize(std::max<size_t>(backend.size() + 1, 9), ' ');
+    std::string pref = std::to_string(t.preference);
+    pref.resize(std::max<size_t>(pref.size() + 1, 6), ' ');
+    feats.resize(std::max<size_t>(feats.size() + 1, 51), ' ');
+    out_ << name << backend << pref << feats << flags << "\n";
+    out_ << "            " << t.summary;
+    if (!t.fallbacks.empty())
+      out_ << " (falls back to " << join(t.fallbacks, ", ") << ")";
+    out_ << "\n";
+  }
+  return 0;
+}
+
+int Driver::kernels(const Options& o) {
+  if (!require_specs(o))
+    return 2;
+  if (!o.lib.empty() && !check_library_name(o.lib))
+    return 2;
+  auto loaded = load(o.specs, o.lib);
+  if (!loaded)
+    return 1;
+  std::string lib = o.lib.empty() ? "<lib>" : o.lib;
+  for (const auto& s : *loaded) {
+    out_ << s.path << ":\n";
+    for (const auto& lk : s.kernels) {
+      const ir::Kernel& k = lk.kernel;
+      std::vector<std::string> binding, insts;
+      for (const auto& [param, t] : k.type_binding)
+        binding.push_back(param + "=" + t.name());
+      for (const auto& inst : lk.instances)
+        insts.push_back(dispatch::instance_label(inst));
+      out_ << "  " << k.name << (binding.empty() ? "" : "<" + join(binding, ", ") + ">") << ": "
+           << k.summary << "\n";
+      out_ << "    function:  " << dispatch::public_function_name(lib, k) << ", "
+           << dispatch::public_function_name(lib, k) << "_query\n";
+      out_ << "    instances: " << join(insts, ", ") << "\n";
+    }
+  }
+  return 0;
+}
+
+int Driver::outputs(const Options& o) {
+  if (!check_library_name(o.lib) || !require_specs(o))
+    return 2;
+  if (!o.format.empty() && o.format != "names" && o.format != "cmake") {
+    err_ << "tilegen: error: --format must be 'names' or 'cmake'\n";
+    return 2;
+  }
+  std::vector<const Target*> targets;
+  if (!resolve_targets(o, targets, false))
+    return 2;
+  auto loaded = load(o.specs, o.lib);
+  if (!loaded)
+    return 1;
+  bool cmake = o.format == "cmake";
+  out_ << (cmake ? "header " : "") << dispatch::header_file_name(o.lib) << "\n";
+  out_ << (cmake ? "source " : "") << dispatch::dispatch_file_name(o.lib) << "\n";
+  for (const auto& s : *loaded)
+    for (const auto& lk : s.kernels)
+      for (const auto& inst : lk.instances)
+        for (const Target* t : targets)
+          out_ << (cmake ? "variant " + t->name + " " : "")
+               << dispatch::variant_file_name(o.lib, lk.kernel, inst, *t) << "\n";
+  if (cmake)
+    for (const Target* t : targets)
+      out_ << "flags " << t->name << (t->compile_flags.empty() ? "" : " ")
+           << join(t->compile_flags, " ") << "\n";
+  return 0;
+}
+
+int Driver::target_flags(const std::string& name) {
+  const Target* t = find_target(name);
+  if (!t) {
+    err_ << "tilegen: error: unknown target '" << name << "'\n";
+    return 2;
+  }
+  for (const auto& f : t->compile_flags)
+    out_ << f << "\n";
+  return 0;
+}
+
+} // namespace tilegen::tools

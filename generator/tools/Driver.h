@@ -1,0 +1,76 @@
+// Driver: what each `tilegen` command does, independent of argument parsing (tilegen.cpp) so
+// that tests can call it. Every command returns the process exit code:
+//   0 ok, 1 user error (diagnostics printed), 2 usage error; internal errors are exceptions
+//   (InternalError), turned into exit code 70 by main().
+// `generate` builds every output in memory first and writes only if there was no error, so a
+// failed run leaves the output folder exactly as it was (docs/cli.md).
+#pragma once
+
+#include "ir/IR.h"
+#include "passes/Pipeline.h"
+#include "support/AtomicFile.h"
+#include "support/Diagnostics.h"
+#include "targets/Target.h"
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilegen::tools {
+
+struct Options {
+  std::string lib;                  // --lib
+  std::vector<std::string> targets; // --targets (names, validated by the driver)
+  std::string out_dir;              // --out
+  std::vector<std::string> specs;   // positional
+  std::string stage;                // dump --stage: ir | instantiated
+  std::string target;               // dump --target (default c)
+  std::string instance;             // dump --instance (default: all)
+  std::string format;               // outputs --format: names | cmake
+  bool verbose = false;             // generate -v: say what was written
+  bool show_locs = false;           // dump --locs
+};
+
+// One spec file after the front end: its type-bound kernels and their instances.
+struct LoadedKernel {
+  ir::Kernel kernel;
+  std::vector<passes::Instance> instances;
+};
+struct LoadedSpec {
+  std::string path;
+  std::vector<LoadedKernel> kernels;
+};
+
+class Driver {
+public:
+  Driver(std::ostream& out, std::ostream& err);
+
+  int generate(const Options& o);
+  int check(const Options& o);
+  int dump(const Options& o);
+  int targets();
+  int kernels(const Options& o);
+  int outputs(const Options& o);
+  int target_flags(const std::string& target);
+
+  // Exposed for tests: the in-memory result of `generate` (nullopt after user errors).
+  std::optional<std::vector<OutputFile>> build_outputs(const Options& o);
+
+private:
+  // Usage checks shared by the commands; print "tilegen: error: ..." and return false.
+  bool resolve_targets(const Options& o, std::vector<const Target*>& out, bool default_all_c);
+  bool check_library_name(const std::string& lib);
+  bool require_specs(const Options& o);
+
+  // Front end over all specs, plus the library-wide checks (duplicate public names, names
+  // that would clash in generated C). nullopt after user errors.
+  std::optional<std::vector<LoadedSpec>> load(const std::vector<std::string>& specs,
+                                              const std::string& lib);
+
+  std::ostream& out_;
+  std::ostream& err_;
+  DiagEngine diag_;
+};
+
+} // namespace tilegen::tools

@@ -1,0 +1,260 @@
+// tilegen: the command-line tool. Parses arguments into tools::Options and runs one Driver
+// command. Exit codes: 0 ok, 1 user error, 2 usage error, 70 internal error. main() catches
+// everything: a bug prints "internal error: ..." and the command that reproduces it.
+#include "support/InternalError.h"
+#include "tools/Driver.h"
+
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+using tilegen::tools::Driver;
+using tilegen::tools::Options;
+
+namespace {
+
+const char* kVersion = "0.1.0";
+
+const char* kMainHelp =
+    R"(tilegen: ahead-of-time tile-kernel generator (YAML specs -> C sources + dispatch library)
+
+usage: tilegen <command> [options] [SPEC...]
+
+commands:
+  generate     write <lib>.h, <lib>_dispatch.c and one .c file per variant
+  check        validate specs (parse, lower, instantiate for the targets); write nothing
+  dump         print the IR of a spec (--stage=ir|instantiated)
+  kernels      list the kernels of specs: type bindings, instances, public functions
+  targets      list the targets tilegen knows
+  outputs      print the names of the files `generate` would write (used by CMake)
+  target-flags print the compiler flags of a target's variant sources, one per line
+  help         show help for a command: tilegen help generate
+
+exit codes: 0 ok, 1 errors in a spec (printed as file:line:col), 2 bad command line,
+            70 internal error (a bug in tilegen; please report it with the printed command)
+See docs/cli.md.
+)";
+
+const std::map<std::string, std::string> kCommandHelp = {
+    {"generate", R"(usage: tilegen generate --lib NAME --targets T1,T2,... --out DIR [-v] SPEC...
+
+Writes into DIR:
+  NAME.h                             the C API: one function (and a _query twin) per kernel
+                                     and type binding
+  NAME_dispatch.c                    argument checks, variant table, run-time selection
+  NAME__<kernel>__<inst>__<target>.c one variant: tgv_NAME__<kernel>__<inst>__<target>()
+Everything is generated in memory first: on any error nothing is written. Files whose
+contents did not change are not rewritten (their mtime is kept); files of library NAME from an
+earlier run that are no longer produced are removed if they carry tilegen's marker line.
+Output is deterministic (byte-identical across runs).
+
+options:
+  --lib NAME        library name: a C identifier (prefixes every symbol and file)
+  --targets LIST    comma-separated targets (see `tilegen targets`), e.g. c,c_avx2,c_avx512
+  --out DIR         output folder (created if missing)
+  -v, --verbose     say which files were written, kept and removed
+)"},
+    {"check", R"(usage: tilegen check [--targets T1,T2,...] SPEC...
+
+Parses, checks and instantiates every kernel of every SPEC for the targets (default: all C
+targets) without writing anything. Exit 0 if all is well, 1 after printing the errors.
+)"},
+    {"dump", R"(usage: tilegen dump --stage=ir|instantiated [--target=T] [--instance=NAME] [--locs] SPEC...
+
+  --stage=ir            the IR after the front end (one kernel per type binding)
+  --stage=instantiated  after instantiation for --target (default c): tile constants chosen,
+                        flags and value params bound, legalized for the target
+  --instance=NAME       only this instance (e.g. f32, bf16_causal1_D128); default all
+  --locs                append the spec location of each statement
+)"},
+    {"kernels", R"(usage: tilegen kernels [--lib NAME] SPEC...
+
+Lists each kernel: type bindings, instances and the public C functions (with --lib, their
+real names; otherwise <lib>_...).
+)"},
+    {"targets", R"(usage: tilegen targets
+
+Lists the targets: backend, selection preference, the CPU features a variant needs at run time,
+the compiler flags of its sources and a summary.
+)"},
+    {"outputs", R"(usage: tilegen outputs --lib NAME --targets T1,... [--format=names|cmake] SPEC...
+
+Prints the names of the files `tilegen generate` would write with the same arguments, one per
+line. --format=cmake prints records for CMake: `header F`, `source F`, `variant TARGET F` and
+`flags TARGET FLAG...`. Needs only the front end (no instantiation).
+)"},
+    {"target-flags", R"(usage: tilegen target-flags TARGET
+
+Prints the compiler flags for the variant sources of TARGET, one per line.
+)"},
+};
+
+int usage_error(const std::string& msg, const std::string& command) {
+  std::cerr << "tilegen: error: " << msg << "\n";
+  std::cerr << "run 'tilegen help" << (command.empty() ? "" : " " + command)
+            << "' for usage\n";
+  return 2;
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string::npos)
+      end = s.size();
+    std::string item = s.substr(start, end - start);
+    if (!item.empty())
+      out.push_back(item);
+    start = end + 1;
+  }
+  return out;
+}
+
+int run(int argc, char** argv) {
+  if (argc < 2)
+    return usage_error("no command given", "");
+  std::string cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    if (cmd == "help" && argc > 2) {
+      auto it = kCommandHelp.find(argv[2]);
+      if (it == kCommandHelp.end())
+        return usage_error(std::string("unknown command '") + argv[2] + "'", "");
+      std::cout << it->second;
+      return 0;
+    }
+    std::cout << kMainHelp;
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::cout << "tilegen " << kVersion << "\n";
+    return 0;
+  }
+  if (!kCommandHelp.count(cmd))
+    return usage_error("unknown command '" + cmd + "'", "");
+
+  // Options take a value as --opt=value or --opt value.
+  static const std::vector<std::string> with_value = {"--lib",   "--targets",  "--out",
+                                                      "--stage", "--target",   "--instance",
+                                                      "--format"};
+  Options o;
+  std::vector<std::string> positional;
+  bool only_positional = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string a = argv[i];
+    if (only_positional || a.empty() || a[0] != '-' || a == "-") {
+      positional.push_back(a);
+      continue;
+    }
+    if (a == "--") {
+      only_positional = true;
+      continue;
+    }
+    if (a == "--help" || a == "-h") {
+      std::cout << kCommandHelp.at(cmd);
+      return 0;
+    }
+    if (a == "-v" || a == "--verbose") {
+      o.verbose = true;
+      continue;
+    }
+    if (a == "--locs") {
+      o.show_locs = true;
+      continue;
+    }
+    std::string key = a, value;
+    bool has_value = false;
+    size_t eq = a.find('=');
+    if (eq != std::string::npos) {
+      key = a.substr(0, eq);
+      value = a.substr(eq + 1);
+      has_value = true;
+    }
+    if (std::find(with_value.begin(), with_value.end(), key) == with_value.end())
+      return usage_error("unknown option '" + key + "' for '" + cmd + "'", cmd);
+    if (!has_value) {
+      if (i + 1 >= argc)
+        return usage_error("option " + key + " needs a value", cmd);
+      value = argv[++i];
+    }
+    if (key == "--lib")
+      o.lib = value;
+    else if (key == "--targets")
+      for (auto& t : split_commas(value))
+        o.targets.push_back(t);
+    else if (key == "--out")
+      o.out_dir = value;
+    else if (key == "--stage")
+      o.stage = value;
+    else if (key == "--target")
+      o.target = value;
+    else if (key == "--instance")
+      o.instance = value;
+    else if (key == "--format")
+      o.format = value;
+  }
+  o.specs = positional;
+
+  Driver driver(std::cout, std::cerr);
+  if (cmd == "generate")
+    return driver.generate(o);
+  if (cmd == "check")
+    return driver.check(o);
+  if (cmd == "dump")
+    return driver.dump(o);
+  if (cmd == "kernels")
+    return driver.kernels(o);
+  if (cmd == "outputs")
+    return driver.outputs(o);
+  if (cmd == "targets") {
+    if (!positional.empty())
+      return usage_error("'targets' takes no arguments", cmd);
+    return driver.targets();
+  }
+  // target-flags
+  if (positional.size() != 1)
+    return usage_error("'target-flags' takes exactly one target", cmd);
+  return driver.target_flags(positional[0]);
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    bool quote = a.empty() || a.find_first_of(" \t\"'$\\") != std::string::npos;
+    s += (i ? " " : "") + (quote ? "'" + a + "'" : a);
+  }
+  return s;
+}
+
+int internal(const std::string& what, int argc, char** argv) {
+  std::cout.flush();
+  std::cerr << "internal error: " << what << "\n"
+            << "This is a bug in tilegen " << kVersion << ", not in your spec. To reproduce:\n"
+            << "  " << command_line(argc, argv) << "\n"
+            << "Please report it with the spec files named there.\n";
+  return 70;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  try {
+    int rc = run(argc, argv);
+    std::cout.flush();
+    if (!std::cout) // e.g. `tilegen outputs > /full/disk`: a silent truncation would be worse
+      return std::cerr << "tilegen: error: cannot write to standard output\n", 1;
+    return rc;
+  } catch (const tilegen::InternalError& e) {
+    return internal(e.what(), argc, argv);
+  } catch (const std::bad_alloc&) {
+    return internal("out of memory", argc, argv);
+  } catch (const std::exception& e) {
+    return internal(std::string("unexpected exception: ") + e.what(), argc, argv);
+  } catch (...) {
+    return internal("unknown exception", argc, argv);
+  }
+}
