@@ -1,0 +1,192 @@
+// Argument validation of the generated C API, on the shipped kernels: every bad call returns
+// the documented status, its query twin reports the same status, and nothing is written (the
+// output and its guard bytes are unchanged).
+#include "KernelApi.h"
+#include "Numeric.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace tgtest {
+namespace {
+
+const KernelSet& c_f32() { return all_libs()[0][Dt::F32]; }
+const KernelSet& c_bf16() { return all_libs()[0][Dt::BF16]; }
+
+// A gemm call set up with valid 8x8x8 tensors; tests break one argument at a time.
+struct GemmCall {
+  Dt dt;
+  GuardedBuffer A, B, C;
+  int64_t M = 8, N = 8, K = 8;
+  explicit GemmCall(Dt d) : dt(d), A(d, 64), B(d, 64), C(d, 64) {
+    std::mt19937_64 rng(1);
+    fill_random(A, rng);
+    fill_random(B, rng);
+  }
+};
+
+void expect_rejected(tg_status got, tg_status query_got, const tg_selection& sel, tg_status want,
+                     const GuardedBuffer& out) {
+  EXPECT_EQ(got, want) << "got " << tg_status_string(got);
+  EXPECT_EQ(query_got, want) << "query got " << tg_status_string(query_got);
+  EXPECT_EQ(sel.status, want);
+  EXPECT_GT(std::strlen(sel.reason), 0u) << "the query should say why";
+  EXPECT_TRUE(out.untouched()) << "a rejected call wrote its output";
+  EXPECT_TRUE(out.guards_intact());
+}
+
+TEST(ArgCheck, NullPointer) {
+  for (Dt dt : {Dt::F32, Dt::BF16}) {
+    const KernelSet& ks = all_libs()[0][dt];
+    GemmCall g(dt);
+    tg_selection sel{};
+    tg_status q = ks.gemm_query(nullptr, nullptr, g.B.data(), g.C.data(), 8, 8, 8, &sel);
+    tg_status r = ks.gemm(nullptr, nullptr, g.B.data(), g.C.data(), 8, 8, 8);
+    expect_rejected(r, q, sel, TG_ERR_NULL_POINTER, g.C);
+    EXPECT_STREQ(sel.variant, "");
+  }
+  // Null output.
+  GemmCall g(Dt::F32);
+  tg_selection sel{};
+  tg_status q = c_f32().gemm_query(nullptr, g.A.data(), g.B.data(), nullptr, 8, 8, 8, &sel);
+  EXPECT_EQ(q, TG_ERR_NULL_POINTER);
+  EXPECT_EQ(c_f32().gemm(nullptr, g.A.data(), g.B.data(), nullptr, 8, 8, 8), TG_ERR_NULL_POINTER);
+}
+
+TEST(ArgCheck, EmptyTensorsMayBeNull) {
+  // M = 0: A and C are empty, so NULL is fine and nothing runs.
+  GuardedBuffer B(Dt::F32, 64);
+  EXPECT_EQ(c_f32().gemm(nullptr, nullptr, B.data(), nullptr, 0, 8, 8), TG_OK);
+  // K = 0: A and B are empty; C = A @ B is all zeros (an empty sum), and gemm_bias_gelu gives
+  // gelu(bias) in every row.
+  GuardedBuffer C(Dt::F32, 3 * 5);
+  EXPECT_EQ(c_f32().gemm(nullptr, nullptr, nullptr, C.data(), 3, 5, 0), TG_OK);
+  for (size_t i = 0; i < C.count(); ++i)
+    EXPECT_EQ(C.get(i), 0.0) << i;
+  GuardedBuffer bias(Dt::F32, 5), C2(Dt::F32, 3 * 5);
+  std::mt19937_64 rng(2);
+  auto b = fill_random(bias, rng);
+  EXPECT_EQ(c_f32().gemm_bias_gelu(nullptr, nullptr, nullptr, bias.data(), C2.data(), 3, 5, 0),
+            TG_OK);
+  for (size_t i = 0; i < C2.count(); ++i) {
+    double x = b[i % 5];
+    EXPECT_NEAR(C2.get(i), 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))), 1e-6) << i;
+  }
+  EXPECT_TRUE(C2.guards_intact());
+  // Flash attention with S = 0 and B = 0.
+  EXPECT_EQ(c_f32().flash(nullptr, nullptr, nullptr, nullptr, nullptr, 1, 1, 0, 64, 0.125f, 0),
+            TG_OK);
+  EXPECT_EQ(c_f32().flash(nullptr, nullptr, nullptr, nullptr, nullptr, 0, 4, 16, 128, 0.1f, 1),
+            TG_OK);
+}
+
+TEST(ArgCheck, Misaligned) {
+  for (Dt dt : {Dt::F32, Dt::BF16}) {
+    const KernelSet& ks = all_libs()[0][dt];
+    GemmCall g(dt);
+    // One byte past an element boundary: misaligned for 4- and 2-byte elements alike. The
+    // pointer is only checked, never dereferenced.
+    const void* bad = static_cast<const char*>(g.A.data()) + 1;
+    tg_selection sel{};
+    tg_status q = ks.gemm_query(nullptr, bad, g.B.data(), g.C.data(), 8, 8, 8, &sel);
+    tg_status r = ks.gemm(nullptr, bad, g.B.data(), g.C.data(), 8, 8, 8);
+    expect_rejected(r, q, sel, TG_ERR_MISALIGNED, g.C);
+  }
+  // f32 at a 2-byte offset is misaligned; bf16 at a 2-byte offset is fine.
+  GemmCall g(Dt::F32);
+  void* out2 = static_cast<char*>(g.C.data()) + 2;
+  EXPECT_EQ(c_f32().gemm(nullptr, g.A.data(), g.B.data(), out2, 8, 8, 8), TG_ERR_MISALIGNED);
+  EXPECT_TRUE(g.C.untouched());
+}
+
+TEST(ArgCheck, NegativeDim) {
+  GemmCall g(Dt::F32);
+  tg_selection sel{};
+  for (int which = 0; which < 3; ++which) {
+    int64_t M = which == 0 ? -1 : 8, N = which == 1 ? -1 : 8, K = which == 2 ? -1 : 8;
+    tg_status q = c_f32().gemm_query(nullptr, g.A.data(), g.B.data(), g.C.data(), M, N, K, &sel);
+    tg_status r = c_f32().gemm(nullptr, g.A.data(), g.B.data(), g.C.data(), M, N, K);
+    expect_rejected(r, q, sel, TG_ERR_INVALID_DIM, g.C);
+  }
+  GuardedBuffer X(Dt::F32, 64), Y(Dt::F32, 64);
+  EXPECT_EQ(c_f32().softmax(nullptr, X.data(), Y.data(), 8, INT64_MIN), TG_ERR_INVALID_DIM);
+  EXPECT_TRUE(Y.untouched());
+}
+
+TEST(ArgCheck, SizeOverflow) {
+  // 2^32 x 2^32 f32 elements = 2^66 bytes: rejected before anything is touched.
+  GemmCall g(Dt::F32);
+  int64_t big = int64_t{1} << 32;
+  EXPECT_EQ(c_f32().gemm(nullptr, g.A.data(), g.B.data(), g.C.data(), big, big, 1),
+            TG_ERR_SIZE_OVERFLOW);
+  EXPECT_TRUE(g.C.untouched());
+}
+
+struct AttnCall {
+  GuardedBuffer Q, K, V, O;
+  explicit AttnCall(size_t n) : Q(Dt::F32, n), K(Dt::F32, n), V(Dt::F32, n), O(Dt::F32, n) {
+    std::mt19937_64 rng(3);
+    fill_random(Q, rng);
+    fill_random(K, rng);
+    fill_random(V, rng);
+  }
+};
+
+TEST(ArgCheck, UnsupportedHeadDim) {
+  AttnCall a(1 * 2 * 5 * 128);
+  for (int64_t D : {96, 0, 32, 256}) {
+    tg_selection sel{};
+    tg_status q = c_f32().flash_query(nullptr, a.Q.data(), a.K.data(), a.V.data(), a.O.data(), 1,
+                                      2, 5, D, 0.1f, 0, &sel);
+    tg_status r = c_f32().flash(nullptr, a.Q.data(), a.K.data(), a.V.data(), a.O.data(), 1, 2, 5,
+                                D, 0.1f, 0);
+    SCOPED_TRACE(D);
+    expect_rejected(r, q, sel, TG_ERR_UNSUPPORTED_SHAPE, a.O);
+  }
+}
+
+TEST(ArgCheck, FlagNotZeroOrOne) {
+  AttnCall a(1 * 1 * 5 * 64);
+  for (int causal : {2, -1}) {
+    tg_selection sel{};
+    tg_status q = c_f32().flash_query(nullptr, a.Q.data(), a.K.data(), a.V.data(), a.O.data(), 1,
+                                      1, 5, 64, 0.1f, causal, &sel);
+    tg_status r = c_f32().flash(nullptr, a.Q.data(), a.K.data(), a.V.data(), a.O.data(), 1, 1, 5,
+                                64, 0.1f, causal);
+    SCOPED_TRACE(causal);
+    expect_rejected(r, q, sel, TG_ERR_INVALID_ARGUMENT, a.O);
+  }
+}
+
+TEST(ArgCheck, MalformedLaunch) {
+  GemmCall g(Dt::F32);
+  tg_launch l{};
+  l.struct_size = 1; // neither 0 nor a known size
+  EXPECT_EQ(c_f32().gemm(&l, g.A.data(), g.B.data(), g.C.data(), 8, 8, 8), TG_ERR_INVALID_ARGUMENT);
+  l = tg_launch{};
+  l.num_threads = -3;
+  EXPECT_EQ(c_f32().gemm(&l, g.A.data(), g.B.data(), g.C.data(), 8, 8, 8), TG_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(g.C.untouched());
+  // A zeroed launch is the default and works.
+  l = tg_launch{};
+  GemmCall h(Dt::BF16);
+  EXPECT_EQ(c_bf16().gemm(&l, h.A.data(), h.B.data(), h.C.data(), 8, 8, 8), TG_OK);
+  EXPECT_TRUE(h.C.guards_intact());
+}
+
+// The all-targets library picks the most specific target this CPU runs.
+TEST(Selection, AllTargetsLibraryPicksBest) {
+  GemmCall g(Dt::F32);
+  tg_selection sel{};
+  ASSERT_EQ(all_libs()[3][Dt::F32].gemm_query(nullptr, g.A.data(), g.B.data(), g.C.data(), 8, 8,
+                                              8, &sel),
+            TG_OK)
+      << sel.reason;
+  EXPECT_EQ(std::string(sel.target), expected_target("")) << sel.reason;
+  EXPECT_NE(std::string(sel.variant).find(sel.target), std::string::npos) << sel.variant;
+}
+
+} // namespace
+} // namespace tgtest

@@ -1,0 +1,91 @@
+#include "Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace tgtest::ref {
+
+Vec gemm(const Vec& A, const Vec& B, int64_t M, int64_t N, int64_t K) {
+  Vec C(static_cast<size_t>(M * N), 0.0);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k) {
+      double a = A[i * K + k];
+      for (int64_t j = 0; j < N; ++j)
+        C[i * N + j] += a * B[k * N + j];
+    }
+  return C;
+}
+
+Vec gemm_bias_gelu(const Vec& A, const Vec& B, const Vec& bias, int64_t M, int64_t N, int64_t K) {
+  Vec C = gemm(A, B, M, N, K);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double x = C[i * N + j] + bias[j];
+      C[i * N + j] = 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    }
+  return C;
+}
+
+Vec softmax(const Vec& X, int64_t M, int64_t N) {
+  Vec Y(static_cast<size_t>(M * N));
+  for (int64_t i = 0; i < M; ++i) {
+    const double* x = &X[i * N];
+    double m = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < N; ++j)
+      m = std::max(m, x[j]);
+    double l = 0;
+    for (int64_t j = 0; j < N; ++j)
+      l += std::exp(x[j] - m);
+    for (int64_t j = 0; j < N; ++j)
+      Y[i * N + j] = std::exp(x[j] - m) / l;
+  }
+  return Y;
+}
+
+Vec rmsnorm(const Vec& X, const Vec& W, int64_t M, int64_t N, double eps) {
+  Vec Y(static_cast<size_t>(M * N));
+  for (int64_t i = 0; i < M; ++i) {
+    double ss = 0;
+    for (int64_t j = 0; j < N; ++j)
+      ss += X[i * N + j] * X[i * N + j];
+    double r = 1.0 / std::sqrt(ss / static_cast<double>(N) + eps);
+    for (int64_t j = 0; j < N; ++j)
+      Y[i * N + j] = X[i * N + j] * r * W[j];
+  }
+  return Y;
+}
+
+Vec flash_attention(const Vec& Q, const Vec& K, const Vec& V, int64_t B, int64_t H, int64_t S,
+                    int64_t D, double sm_scale, bool causal) {
+  Vec O(static_cast<size_t>(B * H * S * D), 0.0);
+  Vec s(static_cast<size_t>(S));
+  for (int64_t bh = 0; bh < B * H; ++bh) {
+    const double* q = &Q[bh * S * D];
+    const double* k = &K[bh * S * D];
+    const double* v = &V[bh * S * D];
+    double* o = &O[bh * S * D];
+    for (int64_t i = 0; i < S; ++i) {
+      int64_t keys = causal ? i + 1 : S;
+      double m = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < keys; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < D; ++d)
+          dot += q[i * D + d] * k[j * D + d];
+        s[j] = dot * sm_scale;
+        m = std::max(m, s[j]);
+      }
+      double l = 0;
+      for (int64_t j = 0; j < keys; ++j) {
+        s[j] = std::exp(s[j] - m);
+        l += s[j];
+      }
+      for (int64_t j = 0; j < keys; ++j)
+        for (int64_t d = 0; d < D; ++d)
+          o[i * D + d] += s[j] / l * v[j * D + d];
+    }
+  }
+  return O;
+}
+
+} // namespace tgtest::ref

@@ -1,0 +1,30 @@
+// Float64 references of the shipped kernels (docs/kernels.md gives the math). Inputs are the
+// values the kernel received (already rounded to the storage type); outputs are exact-ish
+// float64 results before any rounding to the output type. Row-major everywhere.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tgtest::ref {
+
+using Vec = std::vector<double>;
+
+// C[M, N] = A[M, K] @ B[K, N]
+Vec gemm(const Vec& A, const Vec& B, int64_t M, int64_t N, int64_t K);
+
+// C[M, N] = gelu(A @ B + bias[None, :]), gelu(x) = 0.5 x (1 + erf(x / sqrt(2)))
+Vec gemm_bias_gelu(const Vec& A, const Vec& B, const Vec& bias, int64_t M, int64_t N, int64_t K);
+
+// Y[i, :] = softmax(X[i, :])
+Vec softmax(const Vec& X, int64_t M, int64_t N);
+
+// Y[i, :] = X[i, :] / sqrt(mean(X[i, :]^2) + eps) * W[:]
+Vec rmsnorm(const Vec& X, const Vec& W, int64_t M, int64_t N, double eps);
+
+// O[b, h, i, :] = sum_j softmax_j(sm_scale * Q[b, h, i, :] . K[b, h, j, :]) V[b, h, j, :]
+// over keys j < S (and j <= i if causal). Shapes [B, H, S, D].
+Vec flash_attention(const Vec& Q, const Vec& K, const Vec& V, int64_t B, int64_t H, int64_t S,
+                    int64_t D, double sm_scale, bool causal);
+
+} // namespace tgtest::ref
