@@ -414,7 +414,9 @@ private:
           diag_.note(map_(open.begin, 1), "to match this '('");
           return nullptr;
         }
-        next();
+        // The parentheses belong to the enclosing expression's source range.
+        begins_[e.get()] = open.begin;
+        ends_[e.get()] = next().end;
         return e;
       }
       break;

@@ -23,6 +23,10 @@ struct Symbol {
   SourceLoc loc;
   ir::VarPtr var;    // value symbols
   ir::BufferPtr buf; // Tensor, Buffer
+
+  // A symbol whose declaration failed (already reported): uses of it stay silent instead of
+  // cascading into "unknown name" errors.
+  bool poisoned() const { return !var && !buf && kind != SymKind::TypeParam; }
 };
 
 // Nested scopes: frame 0 holds kernel-level names; each body/loop/parallel pushes one. Names

@@ -361,6 +361,8 @@ Expr Lowerer::name(const SExpr& e, Where where) {
     unknown_name(e, "name");
     return nullptr;
   }
+  if (s->poisoned())
+    return nullptr; // its declaration failed and was reported
   if (!allowed(*s, where, e))
     return nullptr;
   if (s->kind == SymKind::Tensor || s->kind == SymKind::Buffer) {
@@ -377,6 +379,8 @@ const Symbol* Lowerer::buffer_symbol(const SExpr& e, const std::string& role) {
     unknown_name(e, "buffer");
     return nullptr;
   }
+  if (s->poisoned())
+    return nullptr;
   if (s->kind != SymKind::Tensor && s->kind != SymKind::Buffer) {
     diag_.error(e.op_loc, role + " must be a tensor or buffer; '" + e.name + "' is a " +
                               sym_kind_name(s->kind));
@@ -391,6 +395,8 @@ Expr Lowerer::load(const SExpr& e, Where where) {
     unknown_name(e, "buffer");
     return nullptr;
   }
+  if (s->poisoned())
+    return nullptr;
   if (s->kind != SymKind::Tensor && s->kind != SymKind::Buffer) {
     diag_.error(e.op_loc, "'" + e.name + "' is a " + sym_kind_name(s->kind) +
                               ", not a tensor or buffer; it cannot be indexed");

@@ -67,8 +67,10 @@ private:
     }
     for (const auto& s : spec_.scalars) {
       auto t = lo_.dtype(s.type, "scalar '" + s.name.name + "'");
-      if (!t)
+      if (!t) {
+        declare(SymKind::Scalar, s.name);
         continue;
+      }
       auto v = ir::make_var(s.name.name, ir::VarKind::Scalar, *t, s.name.loc);
       if (declare(SymKind::Scalar, s.name, v))
         k.scalars.push_back(v);
@@ -93,8 +95,10 @@ private:
         ok &= x != nullptr;
         shape.push_back(x);
       }
-      if (!ok)
+      if (!ok) {
+        declare(SymKind::Tensor, t.name);
         continue;
+      }
       auto b = ir::make_buffer(t.name.name, ir::MemScope::Global, *dt, std::move(shape), t.access,
                                t.name.loc);
       if (declare(SymKind::Tensor, t.name, nullptr, b))
@@ -186,8 +190,10 @@ private:
         ok &= x != nullptr;
         shape.push_back(x);
       }
-      if (!ok)
+      if (!ok) {
+        declare(SymKind::Buffer, b.name);
         continue;
+      }
       auto buf = ir::make_buffer(b.name.name, scope, *dt, std::move(shape),
                                  ir::Access::ReadWrite, b.name.loc);
       if (declare(SymKind::Buffer, b.name, nullptr, buf))
@@ -218,7 +224,7 @@ private:
   Stmt fill(const Op& o) {
     if (o.dst && o.dst->kind == EKind::Name)
       if (const Symbol* s = lo_.scope.lookup(o.dst->name);
-          s && s->kind == SymKind::Tensor && s->buf->access == ir::Access::Read) {
+          s && s->kind == SymKind::Tensor && s->buf && s->buf->access == ir::Access::Read) {
         diag_.error(o.dst->op_loc, "cannot fill tensor '" + s->name + "' (declared access: read)");
         return nullptr;
       }
@@ -266,8 +272,11 @@ private:
     }
     if (e->kind == EKind::Name) {
       if (b.scope == ir::MemScope::Global) {
+        std::string example;
+        for (size_t i = 0; i < b.rank(); ++i)
+          example += (i ? ", i" : "i") + std::to_string(i);
         diag_.error(e->op_loc, role + ": tensor '" + b.name + "' needs start indices, e.g. " +
-                                   b.name + "[" + std::string(b.rank() * 3 - 2, ' ') + "]");
+                                   b.name + "[" + example + "]");
         return false;
       }
       out.whole = true;
@@ -484,8 +493,10 @@ private:
   Stmt stmt(const SStmt& s) {
     if (s.kind == SStmt::Kind::Let) {
       Expr v = lo_.expr(*s.value, Where::Body);
-      if (!v)
+      if (!v) {
+        declare(SymKind::Let, Name{s.let_name, s.let_loc}); // poisoned: no cascade
         return nullptr;
+      }
       auto var = ir::make_var(s.let_name, ir::VarKind::Let, v->type, s.let_loc);
       if (!declare(SymKind::Let, Name{s.let_name, s.let_loc}, var))
         return nullptr;
@@ -493,6 +504,8 @@ private:
     }
     const SExpr& t = *s.target;
     const Symbol* sym = lo_.scope.lookup(t.name);
+    if (sym && sym->poisoned())
+      return nullptr;
     if (!sym) {
       Expr dummy = lo_.expr(t, Where::Body); // reports unknown name / out of scope
       (void)dummy;

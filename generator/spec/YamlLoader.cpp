@@ -88,19 +88,29 @@ bool check_depth(const YamlFile& f, size_t begin, int max_depth, DiagEngine& dia
   long flow = 0;
   size_t i = begin;
   while (i < t.size()) {
-    size_t line_start = i, indent = 0;
+    size_t indent = 0;
     while (i < t.size() && t[i] == ' ')
       ++i, ++indent;
     size_t line_end = t.find('\n', i);
     if (line_end == std::string::npos)
       line_end = t.size();
+    // YAML forbids tabs in block indentation; yaml-cpp's own message for it is obscure.
+    if (flow == 0 && i < line_end && t[i] == '\t') {
+      size_t k = i;
+      while (k < line_end && (t[k] == '\t' || t[k] == ' '))
+        ++k;
+      if (k < line_end && t[k] != '#' && t[k] != '\r') {
+        diag.error(f.loc_at(i), "tab character in indentation (YAML indents with spaces only)");
+        return false;
+      }
+    }
     bool blank = i >= line_end || t[i] == '#' || t[i] == '\r';
     if (!blank) {
       while (!indents.empty() && indents.back() > indent)
         indents.pop_back();
       if (indents.empty() || indents.back() < indent)
         indents.push_back(indent);
-      long depth = 2 * static_cast<long>(indents.size()) + flow;
+      long depth = 2 * static_cast<long>(indents.size()) - 1 + flow;
       for (size_t k = i; k < line_end; ++k) {
         char c = t[k];
         bool indicator = (c == '-' || c == '?') && (k + 1 == line_end || t[k + 1] == ' ');
@@ -120,7 +130,6 @@ bool check_depth(const YamlFile& f, size_t begin, int max_depth, DiagEngine& dia
         }
       }
     }
-    (void)line_start;
     i = line_end + 1;
   }
   return true;

@@ -37,6 +37,19 @@ char printable(unsigned char c) {
 
 bool is_utf8_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
+// Length of the well-formed UTF-8 sequence at s[i] (1 for ASCII), or 0 if it is malformed.
+size_t utf8_sequence_length(const std::string& s, size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3
+                        : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+  if (n == 0 || i + n > s.size())
+    return 0;
+  for (size_t k = 1; k < n; ++k)
+    if (!is_utf8_continuation(static_cast<unsigned char>(s[i + k])))
+      return 0;
+  return n;
+}
+
 // Returns line `line` (1-based) of `text` without its end-of-line, or nullopt.
 bool find_line(const std::string& text, int line, std::string& out) {
   if (line <= 0)
@@ -130,19 +143,28 @@ void DiagEngine::emit(Severity s, const SourceLoc& loc, const std::string& messa
   }
   end = std::min(end, win_end);
 
+  if (line.empty())
+    return; // nothing to point at (an empty file, a location at end of file)
   std::string shown = prefix, caret(prefix.size(), ' ');
   for (size_t i = win_begin; i < win_end; ++i) {
     unsigned char c = static_cast<unsigned char>(line[i]);
-    shown += printable(c);
-    // One caret column per character: UTF-8 continuation bytes take no column.
-    if (is_utf8_continuation(c))
-      continue;
+    size_t n = utf8_sequence_length(line, i);
+    if (n > 1) {
+      // A valid multi-byte character: shown as is, one caret column.
+      shown.append(line, i, n);
+    } else if (n == 1) {
+      shown += printable(c);
+    } else {
+      shown += '?'; // invalid UTF-8 would garble the terminal
+    }
     if (i < col0)
       caret += c == '\t' ? '\t' : ' ';
     else if (i == col0)
       caret += '^';
     else if (i < end)
       caret += '~';
+    if (n > 1)
+      i += n - 1;
   }
   if (col0 >= win_end)
     caret += '^';
@@ -150,26 +172,30 @@ void DiagEngine::emit(Severity s, const SourceLoc& loc, const std::string& messa
   out_ << shown << "\n" << caret << "\n";
 }
 
-// Levenshtein distance, with an early exit once every entry of a row exceeds `limit`.
+// Edit distance with adjacent transpositions (optimal string alignment: f23 -> f32 is one
+// edit), with an early exit once every entry of a row exceeds `limit`.
 static size_t edit_distance(const std::string& a, const std::string& b, size_t limit) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  auto same = [](char x, char y) {
+    // Case-only differences (A_S vs A_s) are the most likely typo: they cost nothing.
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  };
+  std::vector<size_t> prev2(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j)
     prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
     cur[0] = i;
     size_t row_min = cur[0];
     for (size_t j = 1; j <= b.size(); ++j) {
-      size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      // Case-only differences are the most likely typo: count them as half an edit by
-      // treating them as free here and breaking ties below.
-      if (a[i - 1] != b[j - 1] && std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                                      std::tolower(static_cast<unsigned char>(b[j - 1])))
-        subst = prev[j - 1];
+      size_t subst = prev[j - 1] + (same(a[i - 1], b[j - 1]) ? 0 : 1);
       cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+      if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]))
+        cur[j] = std::min(cur[j], prev2[j - 2] + 1);
       row_min = std::min(row_min, cur[j]);
     }
     if (row_min > limit)
       return limit + 1;
+    std::swap(prev2, prev);
     std::swap(prev, cur);
   }
   return prev[b.size()];
