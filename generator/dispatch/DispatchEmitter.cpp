@@ -347,9 +347,9 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
     dims.push_back(d.var->name);
   for (const auto& s : k.scalars) {
     if (s->type.kind == ir::ScalarKind::F16)
-      scalars.push_back("(double)tg_f16_to_f32(" + s->name + ")");
+      scalars.push_back("(double)tg_f16_to_float(" + s->name + ")");
     else if (s->type.kind == ir::ScalarKind::BF16)
-      scalars.push_back("(double)tg_bf16_to_f32(" + s->name + ")");
+      scalars.push_back("(double)tg_bf16_to_float(" + s->name + ")");
     else
       scalars.push_back("(double)" + s->name);
   }

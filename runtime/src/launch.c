@@ -9,14 +9,14 @@ int tg_launch_num_threads(const tg_launch* launch) {
   return launch->num_threads;
 }
 
-float tg_bf16_to_f32(tg_bf16 h) {
+float tg_bf16_to_float(tg_bf16 h) {
   uint32_t u = (uint32_t)h << 16;
   float f;
   memcpy(&f, &u, sizeof f);
   return f;
 }
 
-tg_bf16 tg_f32_to_bf16(float f) {
+tg_bf16 tg_float_to_bf16(float f) {
   uint32_t u;
   memcpy(&u, &f, sizeof u);
   if ((u & 0x7FFFFFFFu) > 0x7F800000u) /* NaN: keep it a (quiet) NaN, don't round to inf */
@@ -25,7 +25,7 @@ tg_bf16 tg_f32_to_bf16(float f) {
   return (tg_bf16)(u >> 16);
 }
 
-float tg_f16_to_f32(tg_f16 h) {
+float tg_f16_to_float(tg_f16 h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1Fu;
   uint32_t man = h & 0x3FFu;
@@ -49,7 +49,7 @@ float tg_f16_to_f32(tg_f16 h) {
   return f;
 }
 
-tg_f16 tg_f32_to_f16(float f) {
+tg_f16 tg_float_to_f16(float f) {
   uint32_t u;
   memcpy(&u, &f, sizeof u);
   uint32_t sign = (u >> 16) & 0x8000u;

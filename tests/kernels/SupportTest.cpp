@@ -43,11 +43,11 @@ TEST(Conversions, AgreeWithRuntime) {
     std::memcpy(&f, &u, 4);
     if (std::isnan(f))
       continue;
-    ASSERT_EQ(f32_to_f16_bits(f), tg_f32_to_f16(f)) << std::hexfloat << f;
-    ASSERT_EQ(f32_to_bf16_bits(f), tg_f32_to_bf16(f)) << std::hexfloat << f;
+    ASSERT_EQ(f32_to_f16_bits(f), tg_float_to_f16(f)) << std::hexfloat << f;
+    ASSERT_EQ(f32_to_bf16_bits(f), tg_float_to_bf16(f)) << std::hexfloat << f;
   }
   for (uint32_t h = 0; h < 0x10000; ++h) {
-    float a = f16_bits_to_f32(static_cast<uint16_t>(h)), b = tg_f16_to_f32(static_cast<uint16_t>(h));
+    float a = f16_bits_to_f32(static_cast<uint16_t>(h)), b = tg_f16_to_float(static_cast<uint16_t>(h));
     if (std::isnan(a))
       EXPECT_TRUE(std::isnan(b)) << h;
     else

@@ -61,11 +61,13 @@ int tg_cpu_has(const char* feature);
  * else 0 (= OpenMP's default). NULL launch = defaults. */
 int tg_launch_num_threads(const tg_launch* launch);
 
-/* Conversions of the 16-bit float bit patterns (round to nearest even on the way down). */
-float tg_f16_to_f32(tg_f16 h);
-float tg_bf16_to_f32(tg_bf16 h);
-tg_f16 tg_f32_to_f16(float f);
-tg_bf16 tg_f32_to_bf16(float f);
+/* Conversions of the 16-bit float bit patterns (round to nearest even on the way down), for
+ * callers preparing data. (Variant files carry their own static inline copies, named
+ * tg_f16_to_f32 etc., so that the compiler can inline them into the hot loops.) */
+float tg_f16_to_float(tg_f16 h);
+float tg_bf16_to_float(tg_bf16 h);
+tg_f16 tg_float_to_f16(float f);
+tg_bf16 tg_float_to_bf16(float f);
 
 #ifdef __cplusplus
 }

@@ -87,7 +87,7 @@ TEST(DispatchEmitter, SourceHasTableAndChecks) {
   EXPECT_TRUE(contains(c, "tg_check_dim(\"N\", N, INT64_C(8), INT64_C(4096), INT64_C(8), "));
   EXPECT_TRUE(contains(c, "tg_mul_i64(N, INT64_C(2), &tg_ok)"));
   EXPECT_TRUE(contains(c, "tg_cdiv_i64(N, INT64_C(3), &tg_ok)"));
-  EXPECT_TRUE(contains(c, "(double)tg_f16_to_f32(bias)"));
+  EXPECT_TRUE(contains(c, "(double)tg_f16_to_float(bias)"));
   EXPECT_FALSE(contains(c, "exit(")) << "dispatch code must never exit";
   EXPECT_FALSE(contains(c, "abort("));
 }

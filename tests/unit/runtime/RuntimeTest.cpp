@@ -48,36 +48,36 @@ TEST(Launch, Check) {
 }
 
 TEST(Half, BF16RoundTripAndRounding) {
-  EXPECT_EQ(tg_bf16_to_f32(tg_f32_to_bf16(1.0f)), 1.0f);
-  EXPECT_EQ(tg_bf16_to_f32(tg_f32_to_bf16(-3.5f)), -3.5f);
+  EXPECT_EQ(tg_bf16_to_float(tg_float_to_bf16(1.0f)), 1.0f);
+  EXPECT_EQ(tg_bf16_to_float(tg_float_to_bf16(-3.5f)), -3.5f);
   // 1 + 2^-8 is exactly halfway between two bf16 values: ties to even (1.0).
-  EXPECT_EQ(tg_bf16_to_f32(tg_f32_to_bf16(1.0f + std::ldexp(1.0f, -8))), 1.0f);
-  EXPECT_EQ(tg_bf16_to_f32(tg_f32_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8))),
+  EXPECT_EQ(tg_bf16_to_float(tg_float_to_bf16(1.0f + std::ldexp(1.0f, -8))), 1.0f);
+  EXPECT_EQ(tg_bf16_to_float(tg_float_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8))),
             1.0f + std::ldexp(1.0f, -6));
-  EXPECT_TRUE(std::isnan(tg_bf16_to_f32(tg_f32_to_bf16(NAN))));
-  EXPECT_TRUE(std::isinf(tg_bf16_to_f32(tg_f32_to_bf16(INFINITY))));
+  EXPECT_TRUE(std::isnan(tg_bf16_to_float(tg_float_to_bf16(NAN))));
+  EXPECT_TRUE(std::isinf(tg_bf16_to_float(tg_float_to_bf16(INFINITY))));
 }
 
 TEST(Half, F16AllBitPatternsRoundTrip) {
   for (uint32_t h = 0; h < 0x10000; ++h) {
-    float f = tg_f16_to_f32(static_cast<tg_f16>(h));
+    float f = tg_f16_to_float(static_cast<tg_f16>(h));
     if (std::isnan(f)) {
-      EXPECT_TRUE(std::isnan(tg_f16_to_f32(tg_f32_to_f16(f)))) << h;
+      EXPECT_TRUE(std::isnan(tg_f16_to_float(tg_float_to_f16(f)))) << h;
       continue;
     }
-    ASSERT_EQ(tg_f32_to_f16(f), h) << "bits " << h << " value " << f;
+    ASSERT_EQ(tg_float_to_f16(f), h) << "bits " << h << " value " << f;
   }
 }
 
 TEST(Half, F16Rounding) {
-  EXPECT_EQ(tg_f16_to_f32(tg_f32_to_f16(65504.0f)), 65504.0f);
-  EXPECT_TRUE(std::isinf(tg_f16_to_f32(tg_f32_to_f16(65520.0f)))); // rounds up to inf
-  EXPECT_EQ(tg_f16_to_f32(tg_f32_to_f16(65519.0f)), 65504.0f);
-  EXPECT_EQ(tg_f16_to_f32(tg_f32_to_f16(std::ldexp(1.0f, -24))), std::ldexp(1.0f, -24));
-  EXPECT_EQ(tg_f16_to_f32(tg_f32_to_f16(std::ldexp(1.0f, -25))), 0.0f); // tie to even: 0
-  EXPECT_EQ(tg_f16_to_f32(tg_f32_to_f16(std::ldexp(3.0f, -26))), std::ldexp(1.0f, -24));
-  EXPECT_EQ(tg_f16_to_f32(tg_f32_to_f16(1.0f + std::ldexp(1.0f, -11))), 1.0f); // tie: even
-  EXPECT_EQ(tg_f16_to_f32(tg_f32_to_f16(-2.0f)), -2.0f);
+  EXPECT_EQ(tg_f16_to_float(tg_float_to_f16(65504.0f)), 65504.0f);
+  EXPECT_TRUE(std::isinf(tg_f16_to_float(tg_float_to_f16(65520.0f)))); // rounds up to inf
+  EXPECT_EQ(tg_f16_to_float(tg_float_to_f16(65519.0f)), 65504.0f);
+  EXPECT_EQ(tg_f16_to_float(tg_float_to_f16(std::ldexp(1.0f, -24))), std::ldexp(1.0f, -24));
+  EXPECT_EQ(tg_f16_to_float(tg_float_to_f16(std::ldexp(1.0f, -25))), 0.0f); // tie to even: 0
+  EXPECT_EQ(tg_f16_to_float(tg_float_to_f16(std::ldexp(3.0f, -26))), std::ldexp(1.0f, -24));
+  EXPECT_EQ(tg_f16_to_float(tg_float_to_f16(1.0f + std::ldexp(1.0f, -11))), 1.0f); // tie: even
+  EXPECT_EQ(tg_f16_to_float(tg_float_to_f16(-2.0f)), -2.0f);
 }
 
 TEST(Check, Dims) {

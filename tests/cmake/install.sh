@@ -1,0 +1,14 @@
+# cmake --install this build into $WORK/prefix and check the package layout.
+source "$(dirname "$0")/lib.sh"
+rm -rf "$PREFIX"
+"$CMAKE" --install "$TILEGEN_BUILD" --prefix "$PREFIX" >/dev/null
+for f in bin/tilegen include/tilegen/runtime.h include/tilegen/variant.h \
+         include/tilegen/dispatch.h lib/cmake/TileGen/TileGenConfig.cmake \
+         lib/cmake/TileGen/TileGenConfigVersion.cmake lib/cmake/TileGen/TileGenTargets.cmake \
+         lib/cmake/TileGen/TileGen.cmake share/tilegen/kernels/gemm.yaml \
+         share/tilegen/kernels/softmax.yaml; do
+  [ -f "$PREFIX/$f" ] || fail "missing $PREFIX/$f"
+done
+ls "$PREFIX"/lib*/libtilegen_runtime.a >/dev/null || fail "missing libtilegen_runtime.a"
+"$PREFIX/bin/tilegen" targets | grep -q '^c_avx2 ' || fail "installed tilegen does not run"
+echo "installed into $PREFIX"

@@ -1,0 +1,47 @@
+# Incremental builds of an add_tile_kernels() project (installed package, Ninja):
+#  1. after a full build, a second build has nothing to do;
+#  2. touching a spec re-runs generation, but the unchanged outputs keep their mtime and
+#     nothing is recompiled; afterwards the build is a no-op again;
+#  3. editing a spec (a new tile candidate that doesn't change the choice... or a real change)
+#     regenerates and recompiles what changed.
+source "$(dirname "$0")/lib.sh"
+d=$(fresh_dir noop_build)
+cp -r "$TILEGEN_SRC/tests/cmake/project" "$d/src"
+cp "$TILEGEN_SRC/kernels/gemm.yaml" "$d/src/gemm.yaml"
+"$CMAKE" -S "$d/src" -B "$d/build" -G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA" \
+  -DCMAKE_C_COMPILER="$CC" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$PREFIX" >/dev/null
+"$NINJA" -C "$d/build" >/dev/null
+"$d/build/noop_main"
+gen="$d/build/noop_tilegen"
+
+# 1. Nothing to do, and nothing runs.
+"$NINJA" -C "$d/build" -n | tee "$d/n1.log" | grep -q "no work to do" ||
+  { cat "$d/n1.log"; fail "second build is not a no-op"; }
+"$NINJA" -C "$d/build" | grep -q "no work to do" || fail "second real build did something"
+
+# 2. Touch the spec: generation re-runs (after a reconfigure: the file list may depend on the
+#    spec), writes nothing, compiles nothing.
+before=$(snapshot "$gen")
+sleep 1.1 # mtime granularity of some file systems
+touch "$d/src/gemm.yaml"
+"$NINJA" -C "$d/build" -d explain > "$d/touch.log" 2>&1
+grep -q "tilegen: generating noop" "$d/touch.log" || { cat "$d/touch.log"; fail "touching the spec did not regenerate"; }
+if grep -q "Building C object" "$d/touch.log"; then
+  cat "$d/touch.log"
+  fail "regenerating identical sources recompiled something"
+fi
+after=$(snapshot "$gen")
+[ "$before" = "$after" ] || { diff <(echo "$before") <(echo "$after"); fail "identical outputs were rewritten"; }
+"$NINJA" -C "$d/build" -n | grep -q "no work to do" || fail "build after regeneration is not a no-op"
+
+# 3. A real change (a different candidate set for c) recompiles the c variant only.
+sed -i 's/c: {BM: \[64, 96, 128\]/c: {BM: [32]/' "$d/src/gemm.yaml"
+grep -q 'c: {BM: \[32\]' "$d/src/gemm.yaml" || fail "test setup: spec edit did not apply"
+"$NINJA" -C "$d/build" > "$d/edit.log" 2>&1 || { cat "$d/edit.log"; fail "build after spec edit"; }
+grep -q "noop__gemm__f32__c.c.o" "$d/edit.log" || { cat "$d/edit.log"; fail "changed variant not recompiled"; }
+if grep -q "noop__gemm__f32__c_avx2.c.o" "$d/edit.log"; then
+  cat "$d/edit.log"
+  fail "unchanged c_avx2 variant was recompiled"
+fi
+"$d/build/noop_main"
+echo "no-op build OK"
