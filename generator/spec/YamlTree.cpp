@@ -2,6 +2,7 @@
 #include "spec/YamlTree.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace tilegen::spec {
 
@@ -52,21 +53,56 @@ SourceLoc YNode::value_loc(size_t offset, size_t length) const {
   if (text.compare(start, value.size(), value) == 0)
     return file->loc_at(start + offset, std::max<size_t>(length, 1));
   // Match the value's characters in order against the source (skipping indentation, line
-  // breaks, escape backslashes, quote doubling). Bounded by the file size.
-  size_t p = start;
-  for (size_t i = 0; i < offset; ++i) {
-    while (p < text.size() && text[p] != value[i])
+  // breaks and quote doubling; decoding escapes of double-quoted scalars). Bounded by the file.
+  bool dq = style == ScalarStyle::DoubleQuoted;
+  size_t p = start, produced = 0;
+  auto at_target = [&] {
+    // Advance to the source character that produces value[produced].
+    while (p < text.size()) {
+      if (dq && text[p] == '\\')
+        return true;
+      if (text[p] == value[produced])
+        return true;
       ++p;
-    if (p >= text.size())
+    }
+    return false;
+  };
+  while (produced < offset) {
+    if (!at_target())
       return loc;
-    ++p;
-  }
-  if (offset < value.size()) {
-    while (p < text.size() && text[p] != value[offset])
+    if (dq && text[p] == '\\') {
+      size_t src = 2, out = 1;
+      char e = p + 1 < text.size() ? text[p + 1] : ' ';
+      auto code_point_bytes = [&](size_t digits) {
+        unsigned long cp = 0;
+        for (size_t k = 0; k < digits && p + 2 + k < text.size(); ++k)
+          cp = cp * 16 + static_cast<unsigned long>(std::isdigit(static_cast<unsigned char>(
+                                                        text[p + 2 + k]))
+                                                        ? text[p + 2 + k] - '0'
+                                                        : (std::tolower(text[p + 2 + k]) - 'a' + 10));
+        return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+      };
+      if (e == 'x')
+        src = 4, out = code_point_bytes(2);
+      else if (e == 'u')
+        src = 6, out = code_point_bytes(4);
+      else if (e == 'U')
+        src = 10, out = code_point_bytes(8);
+      else if (e == 'N' || e == '_')
+        out = 2;
+      else if (e == 'L' || e == 'P')
+        out = 3;
+      else if (e == '\n' || e == '\r')
+        out = 0; // escaped line break: produces nothing
+      p += src;
+      produced += out;
+    } else {
       ++p;
-    if (p >= text.size())
-      return loc;
+      ++produced;
+    }
   }
+  if (produced != offset || (offset < value.size() && !at_target()))
+    return loc;
   return file->loc_at(p, std::max<size_t>(length, 1));
 }
 

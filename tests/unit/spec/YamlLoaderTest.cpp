@@ -38,7 +38,7 @@ TEST(YamlLoader, NodePositionsAreOneBased) {
   EXPECT_EQ(where(a->loc), "3:6");
   const YNode* shape = a->get("shape");
   ASSERT_TRUE(shape->is_seq());
-  EXPECT_EQ(where(shape->items[1]->loc), "3:30");
+  EXPECT_EQ(where(shape->items[1]->loc), "3:29");
 }
 
 TEST(YamlLoader, ScalarValueLocations) {
@@ -48,18 +48,21 @@ TEST(YamlLoader, ScalarValueLocations) {
            "d: |\n"
            "  x +\n"
            "  y\n"
-           "e: \"p\\tq + r\"\n");
+           "e: \"p\\tq + r\"\n"
+           "f: \"\\u00e9 + \\x41 + z\"\n");
   ASSERT_TRUE(y.file) << y.out.str();
   const YNode* r = y.file->root.get();
   EXPECT_EQ(where(r->get("a")->value_loc(4, 1)), "1:8");  // plain: the mark is the first char
   EXPECT_EQ(where(r->get("b")->value_loc(4, 1)), "2:9");  // double-quoted: +1 for the quote
   EXPECT_EQ(r->get("b")->loc.length, 7);                  // caret covers the quotes
   EXPECT_EQ(r->get("c")->value, "it's + y");
-  EXPECT_EQ(where(r->get("c")->value_loc(7, 1)), "3:14"); // after the doubled quote
+  EXPECT_EQ(where(r->get("c")->value_loc(7, 1)), "3:13"); // after the doubled quote
   EXPECT_EQ(r->get("d")->style, ScalarStyle::Literal);
   EXPECT_EQ(where(r->get("d")->value_loc(0, 1)), "5:3");  // block: matched after the indicator
   EXPECT_EQ(where(r->get("d")->value_loc(4, 1)), "6:3");
-  EXPECT_EQ(where(r->get("e")->value_loc(6, 1)), "7:11"); // after an escape sequence
+  EXPECT_EQ(where(r->get("e")->value_loc(6, 1)), "7:12"); // after an escape sequence
+  EXPECT_EQ(r->get("f")->value, "\xC3\xA9 + A + z");
+  EXPECT_EQ(where(r->get("f")->value_loc(9, 1)), "8:21"); // after \u and \x escapes
 }
 
 TEST(YamlLoader, ByteOrderMarkIsSkipped) {
