@@ -1,0 +1,169 @@
+// Runs every shipped kernel x type through the generated dispatch library `shipped`, at ragged
+// sizes on fresh random inputs, checks each result against a float64 reference (the same
+// references and tolerances as tests/kernels, see docs/kernels.md) and prints one table row
+// per run: the variant the dispatcher chose, the error, and the time.
+#include "Numeric.h"
+#include "Reference.h"
+#include "shipped.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace tgtest;
+
+namespace {
+
+int g_failures = 0;
+
+// Times `call` (median of 3 after one warm-up) and returns milliseconds; the last run's
+// output is what gets verified.
+double time_ms(const std::function<tg_status()>& call, tg_status& st) {
+  st = call();
+  std::vector<double> t;
+  for (int i = 0; i < 3 && st == TG_OK; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    st = call();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                    .count());
+  }
+  if (t.empty())
+    return 0;
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+void row(const char* kernel, Dt dt, const std::string& shape, const tg_selection& sel,
+         tg_status st, const ErrorStats& e, double tol, double ms, const std::string& rate) {
+  bool ok = st == TG_OK && e.nonfinite == 0 && e.rel <= tol;
+  g_failures += !ok;
+  std::printf("| %-19s | %-4s | %-22s | %-9s | %8.2e | %8.2e | %8.2f | %-14s | %-4s |\n", kernel,
+              dt_name(dt), shape.c_str(), sel.target, e.rel, tol, ms, rate.c_str(),
+              ok ? "ok" : (st != TG_OK ? tg_status_string(st) : "FAIL"));
+}
+
+std::string gflops(double flops, double ms) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f GFLOP/s", flops / (ms * 1e-3) * 1e-9);
+  return b;
+}
+std::string gbps(double bytes, double ms) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f GB/s", bytes / (ms * 1e-3) * 1e-9);
+  return b;
+}
+
+std::mt19937_64 rng_for(const std::string& what) { return std::mt19937_64(seed_of(what)); }
+
+#define TG_CALL3(name, dt, ...)                                                                \
+  (dt == Dt::F32    ? shipped_##name##_f32(__VA_ARGS__)                                        \
+   : dt == Dt::F16  ? shipped_##name##_f16(__VA_ARGS__)                                        \
+                    : shipped_##name##_bf16(__VA_ARGS__))
+#define TG_QUERY3(name, dt, ...)                                                               \
+  (dt == Dt::F32    ? shipped_##name##_f32_query(__VA_ARGS__)                                  \
+   : dt == Dt::F16  ? shipped_##name##_f16_query(__VA_ARGS__)                                  \
+                    : shipped_##name##_bf16_query(__VA_ARGS__))
+
+// The generated prototypes are typed (float*, tg_f16*, tg_bf16*); one void* adapter per type.
+struct P {
+  void* p;
+  operator float*() const { return static_cast<float*>(p); }
+  operator uint16_t*() const { return static_cast<uint16_t*>(p); }
+};
+
+void gemm(Dt dt, int64_t M, int64_t N, int64_t K, bool gelu) {
+  auto rng = rng_for(std::string("verify_all gemm") + dt_name(dt));
+  GuardedBuffer A(dt, M * K), B(dt, K * N), bias(dt, N), C(dt, M * N);
+  auto a = fill_random(A, rng), b = fill_random(B, rng), bi = fill_random(bias, rng);
+  tg_selection sel{};
+  tg_status st;
+  double ms;
+  std::vector<double> ref;
+  if (gelu) {
+    TG_QUERY3(gemm_bias_gelu, dt, nullptr, P{A.data()}, P{B.data()}, P{bias.data()}, P{C.data()},
+              M, N, K, &sel);
+    ms = time_ms([&] { return TG_CALL3(gemm_bias_gelu, dt, nullptr, P{A.data()}, P{B.data()},
+                                       P{bias.data()}, P{C.data()}, M, N, K); }, st);
+    ref = ref::gemm_bias_gelu(a, b, bi, M, N, K);
+  } else {
+    TG_QUERY3(gemm, dt, nullptr, P{A.data()}, P{B.data()}, P{C.data()}, M, N, K, &sel);
+    ms = time_ms([&] { return TG_CALL3(gemm, dt, nullptr, P{A.data()}, P{B.data()}, P{C.data()},
+                                       M, N, K); }, st);
+    ref = ref::gemm(a, b, M, N, K);
+  }
+  auto e = compare(C.values(), ref);
+  row(gelu ? "gemm_bias_gelu" : "gemm", dt, std::to_string(M) + "x" + std::to_string(N) + "x" +
+      std::to_string(K), sel, st, e, tolerance(dt, K), ms, gflops(2.0 * M * N * K, ms));
+}
+
+void rows(Dt dt, int64_t M, int64_t N, bool softmax) {
+  auto rng = rng_for(std::string("verify_all rows") + dt_name(dt));
+  GuardedBuffer X(dt, M * N), W(dt, N), Y(dt, M * N);
+  auto x = fill_random(X, rng, -4, 4), w = fill_random(W, rng);
+  tg_selection sel{};
+  tg_status st;
+  double ms;
+  std::vector<double> ref;
+  const float eps = 1e-5f;
+  if (softmax) {
+    TG_QUERY3(softmax, dt, nullptr, P{X.data()}, P{Y.data()}, M, N, &sel);
+    ms = time_ms([&] { return TG_CALL3(softmax, dt, nullptr, P{X.data()}, P{Y.data()}, M, N); },
+                 st);
+    ref = ref::softmax(x, M, N);
+  } else {
+    TG_QUERY3(rmsnorm, dt, nullptr, P{X.data()}, P{W.data()}, P{Y.data()}, M, N, eps, &sel);
+    ms = time_ms([&] { return TG_CALL3(rmsnorm, dt, nullptr, P{X.data()}, P{W.data()},
+                                       P{Y.data()}, M, N, eps); }, st);
+    ref = ref::rmsnorm(x, w, M, N, eps);
+  }
+  auto e = compare(Y.values(), ref);
+  row(softmax ? "softmax" : "rmsnorm", dt, std::to_string(M) + "x" + std::to_string(N), sel, st,
+      e, tolerance(dt, N), ms, gbps(2.0 * M * N * dt_bytes(dt), ms));
+}
+
+void attention(Dt dt, int64_t B, int64_t H, int64_t S, int64_t D, int causal) {
+  auto rng = rng_for(std::string("verify_all attention") + dt_name(dt));
+  size_t n = B * H * S * D;
+  GuardedBuffer Q(dt, n), K(dt, n), V(dt, n), O(dt, n);
+  auto q = fill_random(Q, rng), k = fill_random(K, rng), v = fill_random(V, rng);
+  float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  tg_selection sel{};
+  tg_status st;
+  TG_QUERY3(flash_attention_fwd, dt, nullptr, P{Q.data()}, P{K.data()}, P{V.data()},
+            P{O.data()}, B, H, S, D, scale, causal, &sel);
+  double ms = time_ms([&] { return TG_CALL3(flash_attention_fwd, dt, nullptr, P{Q.data()},
+                                            P{K.data()}, P{V.data()}, P{O.data()}, B, H, S, D,
+                                            scale, causal); }, st);
+  auto ref = ref::flash_attention(q, k, v, B, H, S, D, scale, causal != 0);
+  auto e = compare(O.values(), ref);
+  double flops = 4.0 * B * H * S * S * D * (causal ? 0.5 : 1.0);
+  char shape[64];
+  std::snprintf(shape, sizeof shape, "B%lldH%lldS%lldD%lld%s", (long long)B, (long long)H,
+                (long long)S, (long long)D, causal ? " causal" : "");
+  row("flash_attention_fwd", dt, shape, sel, st, e, tolerance(dt, S), ms, gflops(flops, ms));
+}
+
+} // namespace
+
+int main() {
+  std::printf("tilegen: every shipped kernel x type on this CPU, checked against float64\n\n");
+  std::printf("| %-19s | %-4s | %-22s | %-9s | %-8s | %-8s | %-8s | %-14s | %-4s |\n", "kernel",
+              "type", "shape", "variant", "rel err", "tol", "ms", "rate", "ok");
+  std::printf("|%s|------|%s|-----------|----------|----------|----------|----------------|------|\n",
+              std::string(21, '-').c_str(), std::string(24, '-').c_str());
+  for (Dt dt : kAllDts) {
+    gemm(dt, 513, 1000, 777, false);
+    gemm(dt, 513, 1000, 777, true);
+    rows(dt, 1000, 4099, true);
+    rows(dt, 1000, 4099, false);
+    for (int64_t D : {64, 128})
+      for (int causal : {0, 1})
+        attention(dt, 2, 4, 257, D, causal);
+  }
+  std::printf("\n%s: %d failure(s)\n", g_failures ? "FAILED" : "all verified", g_failures);
+  return g_failures ? 1 : 0;
+}
