@@ -6,6 +6,8 @@
 #include "spec/YamlAccess.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 
 namespace tilegen::spec {
 
@@ -104,6 +106,17 @@ DType common_type(DType a, DType b) {
 Expr cast_to(DType t, Expr e) {
   if (e->type == t)
     return e;
+  // Integer literals convert exactly to f32/f64 and to narrower ints that hold them: fold, so
+  // that `fill: {value: 0}` reads as 0.0 in dumps. Float literals are left to a Cast (rounding
+  // to 16 bits is the backends' business).
+  if (auto i = e->as<ir::IntImm>()) {
+    if ((t == DType::f32() || t == DType::f64()) && i->value > -(int64_t{1} << 24) &&
+        i->value < (int64_t{1} << 24))
+      return ir::FloatImm::make(t, static_cast<double>(i->value), e->loc);
+    if ((t == DType::i32() && i->value >= INT32_MIN && i->value <= INT32_MAX) ||
+        (t == DType::i8() && i->value >= -128 && i->value <= 127))
+      return ir::IntImm::make(t, i->value, e->loc);
+  }
   return ir::Cast::make(t, e, e->loc);
 }
 
