@@ -177,6 +177,11 @@ Expr IntImm::make(DType t, int64_t v, SourceLoc loc) {
   return std::make_shared<const IntImm>(t, v, std::move(loc));
 }
 
+Expr IntImm::make_named(DType t, int64_t v, std::string name, SourceLoc loc) {
+  TG_ASSERT(t.is_int(), std::string("IntImm of type ") + t.name());
+  return std::make_shared<const IntImm>(t, v, std::move(loc), std::move(name));
+}
+
 Expr FloatImm::make(DType t, double v, SourceLoc loc) {
   TG_ASSERT(t.is_float(), std::string("FloatImm of type ") + t.name());
   return std::make_shared<const FloatImm>(t, v, std::move(loc));

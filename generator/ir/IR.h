@@ -110,11 +110,17 @@ struct ExprNode {
 };
 
 // Integer constant of an integer type (i8/i32/i64).
+// `name` is optional: set when the constant is the value of a tile constant bound at
+// instantiation (e.g. "BM"), so that emitters can print the name instead of a bare number.
+// Folding drops it; equality of IntImms never looks at it.
 struct IntImm : ExprNode {
   static constexpr ExprKind static_kind = ExprKind::IntImm;
   int64_t value;
-  IntImm(DType t, int64_t v, SourceLoc l) : ExprNode(static_kind, t, std::move(l)), value(v) {}
+  std::string name;
+  IntImm(DType t, int64_t v, SourceLoc l, std::string n = {})
+      : ExprNode(static_kind, t, std::move(l)), value(v), name(std::move(n)) {}
   static Expr make(DType t, int64_t v, SourceLoc loc = {});
+  static Expr make_named(DType t, int64_t v, std::string name, SourceLoc loc = {});
 };
 
 // Floating constant of a float type; may be +-inf or nan.
@@ -466,6 +472,9 @@ struct Kernel {
   // constants, by name, and the target the variant is for. Empty before instantiation.
   std::map<std::string, int64_t> bindings;
   std::string target;
+  // Filled by passes/Instantiate: one line per fact worth a comment in generated code, e.g.
+  // "BM=128 BN=128 BK=64: footprint 196608 B of 262144 B budget".
+  std::vector<std::string> notes;
 
   // "f32", "bf16", "f16_i8": the type-binding part of public function names.
   std::string type_suffix() const;

@@ -1,0 +1,364 @@
+// The C backend: module layout, the block function, the exported entry point, accesses.
+// The op lowerings live in COps.cpp, the gemm micro-kernel in CGemm.cpp.
+#include "emit/CEmitter.h"
+
+#include "emit/CRuntimeHelpers.h"
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+#include "support/InternalError.h"
+
+#include <set>
+
+namespace tilegen::emit {
+
+using namespace ir;
+
+namespace {
+
+// Above this many bytes of on-chip buffers per block, the buffers move from the stack to
+// static _Thread_local storage: OpenMP worker stacks can be as small as a few hundred KiB
+// (OMP_STACKSIZE, musl's 128 KiB), and a variant must never overflow them.
+constexpr int64_t kMaxStackScratchBytes = 64 * 1024;
+
+// Which kernel-level names the body refers to (to declare only those: no unused locals).
+class UseCollector : public IRVisitor {
+public:
+  std::set<const Var*> vars;
+  std::set<const Buffer*> buffers;
+
+protected:
+  void visit_VarRef(const VarRef* n) override { vars.insert(n->var.get()); }
+  void visit_buffer_use(const BufferPtr& b) override {
+    if (buffers.insert(b.get()).second && b->scope == MemScope::Global)
+      for (const auto& e : b->shape)
+        visit(e);
+  }
+};
+
+} // namespace
+
+Expr CEmitter::ref(const std::string& n) {
+  auto it = gen_vars_.find(n);
+  if (it == gen_vars_.end())
+    it = gen_vars_.emplace(n, make_var(n, VarKind::LoopVar, DType::i64())).first;
+  return VarRef::make(it->second);
+}
+
+CEmitter::CEmitter(const Kernel& k, const Target& target, const VariantInfo& info)
+    : k_(k), target_(target), info_(info) {
+  class Allocs : public IRVisitor {
+  public:
+    int64_t bytes = 0;
+
+  protected:
+    void visit_Alloc(const Alloc* n) override {
+      int64_t b = n->buffer->dtype.bytes();
+      for (const auto& e : n->buffer->shape) {
+        auto c = e->as<IntImm>();
+        TG_ASSERT(c, "C emitter: on-chip buffer '" + n->buffer->name + "' has a symbolic shape");
+        b *= c->value;
+      }
+      bytes += b;
+    }
+  } allocs;
+  allocs.visit(k.body);
+  footprint_ = allocs.bytes;
+  scratch_in_tls_ = footprint_ > kMaxStackScratchBytes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accesses
+
+std::string CEmitter::global_index(const BufferPtr& b, const std::vector<Expr>& idx) {
+  // Row-major, Horner form: ((i0 * s1 + i1) * s2 + i2) ...
+  Expr lin = idx[0];
+  for (size_t d = 1; d < idx.size(); ++d)
+    lin = Binary::make(BinaryOp::Add, Binary::make(BinaryOp::Mul, lin, b->shape[d]), idx[d]);
+  return expr(simplify(lin));
+}
+
+std::string CEmitter::access(const BufferPtr& b, const std::vector<Expr>& idx) {
+  if (b->scope == MemScope::Global)
+    return name(b->name) + "[" + global_index(b, idx) + "]";
+  std::string s = name(b->name);
+  for (const auto& i : idx)
+    s += "[" + expr(i) + "]";
+  return s;
+}
+
+std::string CEmitter::load_value(const BufferPtr& b, const std::vector<Expr>& idx) {
+  std::string a = access(b, idx);
+  if (b->scope == MemScope::Global && b->dtype == DType::bf16())
+    return need("tg_bf16_to_f32") + "(" + a + ")";
+  if (b->scope == MemScope::Global && b->dtype == DType::f16())
+    return need("tg_f16_to_f32") + "(" + a + ")";
+  return a;
+}
+
+std::string CEmitter::in_bounds(const BufferPtr& b, const std::vector<Expr>& idx) {
+  std::string s;
+  for (size_t d = 0; d < idx.size(); ++d)
+    s += (d ? " && " : "") + need("tg_inb") + "(" + expr(idx[d]) + ", " + expr(b->shape[d]) + ")";
+  return s;
+}
+
+std::string CEmitter::print_load(const Load* l, int& prec) {
+  std::string v = load_value(l->buffer, l->indices);
+  if (l->buffer->scope != MemScope::Global || !guard_loads_)
+    return v;
+  // Out-of-bounds global reads give 0 (docs/ir.md, Load), or a copy's pad value.
+  int zp = 0;
+  std::string other = l->type.is_float() ? print_float(0.0, l->type, zp) : "0";
+  if (load_pad_) {
+    DType vt = l->type.is_16bit_float() ? DType::f32() : l->type;
+    Expr p = load_pad_;
+    if (p->type != vt && !(p->type.is_16bit_float() && vt == DType::f32()))
+      p = simplify(Cast::make(vt, p));
+    other = expr(p, kCond);
+  }
+  prec = kCond;
+  return in_bounds(l->buffer, l->indices) + " ? " + v + " : " + other;
+}
+
+std::string CEmitter::store_value(const BufferPtr& b, const Expr& v) {
+  if (b->dtype.is_16bit_float() && b->scope == MemScope::Global) {
+    // Stored as bits: round the f32 value to nearest even. A Cast to the same type already
+    // in the value is the same rounding, done once here.
+    Expr x = v;
+    if (auto c = x->as<Cast>(); c && c->type == b->dtype)
+      x = c->value;
+    if (!(x->type == DType::f32() || x->type.is_16bit_float()))
+      x = Cast::make(DType::f32(), x);
+    return need(b->dtype == DType::bf16() ? "tg_f32_to_bf16" : "tg_f32_to_f16") + "(" + expr(x) + ")";
+  }
+  TG_ASSERT(!(b->dtype.is_16bit_float()), "C emitter: on-chip 16-bit buffer '" + b->name +
+                                              "' survived LegalizeC");
+  return expr(v->type == b->dtype ? v : simplify(Cast::make(b->dtype, v)), kAssign);
+}
+
+void CEmitter::open_loops(const std::vector<std::string>& vars, const std::vector<Expr>& extents,
+                          bool simd) {
+  for (size_t i = 0; i < vars.size(); ++i) {
+    if (simd && i + 1 == vars.size())
+      line("#pragma omp simd");
+    open("for (int64_t " + vars[i] + " = 0; " + vars[i] + " < " + expr(extents[i], kRel + 1) +
+         "; ++" + vars[i] + ")");
+  }
+}
+
+void CEmitter::close_loops(size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    close();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statements
+
+void CEmitter::op_comment(const Stmt& s) {
+  std::string text = to_string(s);
+  text = text.substr(0, text.find('\n'));
+  while (!text.empty() && text.back() == '{')
+    text.pop_back();
+  while (!text.empty() && (text.back() == ' '))
+    text.pop_back();
+  while (!text.empty() && text.front() == ' ')
+    text.erase(text.begin());
+  for (size_t p; (p = text.find("*/")) != std::string::npos;)
+    text.replace(p, 2, "* /");
+  std::string where = info_.spec_path.empty() && s->loc.known() ? *s->loc.file : info_.spec_path;
+  if (s->loc.line > 0)
+    where += ":" + std::to_string(s->loc.line);
+  line("/* spec: " + where + " " + text + " */");
+}
+
+void CEmitter::stmt(const Stmt& s) {
+  switch (s->kind) {
+  case StmtKind::Seq: {
+    auto seq = s->as<Seq>();
+    for (const auto& c : seq->stmts) {
+      // A nested Seq that declares names gets its own C block (IR scoping = C scoping).
+      bool scoped = false;
+      if (auto inner = c->as<Seq>())
+        for (const auto& x : inner->stmts)
+          scoped |= x->kind == StmtKind::Alloc || x->kind == StmtKind::LetStmt;
+      if (scoped)
+        open("");
+      stmt(c);
+      if (scoped)
+        close();
+    }
+    return;
+  }
+  default: break;
+  }
+  if (s->kind != StmtKind::Store && s->kind != StmtKind::LetStmt)
+    op_comment(s);
+  switch (s->kind) {
+  case StmtKind::Seq: return;
+  case StmtKind::Alloc: return emit_alloc(s->as<Alloc>());
+  case StmtKind::Fill: return emit_fill(s->as<Fill>());
+  case StmtKind::Copy: return emit_copy(s->as<Copy>());
+  case StmtKind::Gemm: return emit_gemm(s->as<Gemm>());
+  case StmtKind::Reduce: return emit_reduce(s->as<Reduce>());
+  case StmtKind::Parallel: return emit_parallel(s->as<Parallel>());
+  case StmtKind::Store: return emit_store(s->as<Store>());
+  case StmtKind::LetStmt: {
+    auto l = s->as<LetStmt>();
+    line("const " + type_name(l->var->type) + " " + name(l->var->name) + " = " +
+         expr(l->value, kAssign) + ";");
+    return;
+  }
+  case StmtKind::For: return emit_for(s->as<For>());
+  case StmtKind::IfThenElse: return emit_if(s->as<IfThenElse>());
+  case StmtKind::AtomicAdd: return emit_atomic_add(s->as<AtomicAdd>());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Module
+
+std::string CEmitter::header_comment() const {
+  std::string s = "/* Generated by tilegen: do not edit.\n";
+  s += " *   spec:     " + info_.spec_path + "\n";
+  s += " *   kernel:   " + k_.name + (k_.summary.empty() ? "" : " (" + k_.summary + ")") + "\n";
+  std::string inst = k_.type_suffix();
+  for (const auto& f : k_.flags)
+    if (auto it = k_.bindings.find(f->name); it != k_.bindings.end())
+      inst += " " + f->name + "=" + std::to_string(it->second);
+  for (const auto& d : k_.dims)
+    if (auto it = k_.bindings.find(d.var->name); it != k_.bindings.end())
+      inst += " " + d.var->name + "=" + std::to_string(it->second);
+  s += " *   instance: " + inst + "\n";
+  s += " *   target:   " + target_.name + " (" + target_.summary + ")\n";
+  for (const auto& n : k_.notes)
+    s += " *   schedule: " + n + "\n";
+  s += " * On-chip buffers of a block: " + std::to_string(footprint_) + " B, in " +
+       (scratch_in_tls_ ? "static _Thread_local storage (too large for OpenMP thread stacks)"
+                        : "automatic storage") +
+       ".\n */\n";
+  return s;
+}
+
+void CEmitter::emit_block_function() {
+  UseCollector uses;
+  uses.visit(k_.body);
+
+  std::string params = "const tg_variant_args* args";
+  for (const auto& g : k_.grid)
+    params += ", int64_t " + name(g.index->name);
+  line("/* One block of the grid: the whole kernel body for block (" + [&] {
+    std::string s;
+    for (size_t i = 0; i < k_.grid.size(); ++i)
+      s += (i ? ", " : "") + k_.grid[i].index->name;
+    return s;
+  }() + "). */");
+  open("static void tg_block(" + params + ")");
+  for (size_t i = 0; i < k_.tensors.size(); ++i) {
+    const auto& t = k_.tensors[i];
+    if (!uses.buffers.count(t.get()))
+      continue;
+    const std::string ty = storage_type_name(t->dtype);
+    const std::string cq = t->access == Access::Read ? "const " : "";
+    line(cq + ty + "* " + name(t->name) + " = (" + cq + ty + "*)args->tensors[" +
+         std::to_string(i) + "];");
+  }
+  for (size_t i = 0; i < k_.dims.size(); ++i)
+    if (uses.vars.count(k_.dims[i].var.get()))
+      line("const int64_t " + name(k_.dims[i].var->name) + " = args->dims[" + std::to_string(i) +
+           "];");
+  for (size_t i = 0; i < k_.scalars.size(); ++i)
+    if (uses.vars.count(k_.scalars[i].get()))
+      line("const " + type_name(k_.scalars[i]->type) + " " + name(k_.scalars[i]->name) + " = (" +
+           type_name(k_.scalars[i]->type) + ")args->scalars[" + std::to_string(i) + "];");
+  for (const auto& g : k_.grid)
+    if (!uses.vars.count(g.index.get()))
+      line("(void)" + name(g.index->name) + ";");
+  line();
+  stmt(k_.body);
+  close();
+}
+
+void CEmitter::emit_entry_function() {
+  UseCollector uses;
+  for (const auto& g : k_.grid)
+    uses.visit(g.extent);
+  const char* axis[] = {"x", "y", "z"};
+  const size_t nd = k_.grid.size();
+  TG_ASSERT(nd >= 1 && nd <= 3, "C emitter: grid rank must be 1..3");
+
+  line("/* Entry point (variant ABI, docs/internals.md): runs every block of the grid. */");
+  open("int " + info_.function_name + "(const tg_launch* launch, const tg_variant_args* args)");
+  line("if (args == NULL)");
+  line("  return TG_ERR_INVALID_ARGUMENT;");
+  for (size_t i = 0; i < k_.dims.size(); ++i)
+    if (uses.vars.count(k_.dims[i].var.get()))
+      line("const int64_t " + name(k_.dims[i].var->name) + " = args->dims[" + std::to_string(i) +
+           "];");
+  std::string empty;
+  for (size_t d = 0; d < nd; ++d) {
+    line(std::string("const int64_t tg_grid_") + axis[d] + " = " + expr(k_.grid[d].extent, kAssign) +
+         "; /* " + k_.grid[d].index->name + " */");
+    empty += (d ? " || tg_grid_" : "tg_grid_") + std::string(axis[d]) + " <= 0";
+  }
+  line("if (" + empty + ")");
+  line("  return TG_OK; /* empty problem: no block to run */");
+  line("(void)launch;");
+  raw("#ifdef _OPENMP\n");
+  line("const int tg_threads = (launch != NULL && launch->num_threads > 0) ? launch->num_threads");
+  line("                                                                 : omp_get_max_threads();");
+  raw("#endif\n");
+  // Blocks are independent: one OpenMP iteration each, x fastest so that consecutive
+  // iterations (and thus one thread's static chunk) share rows of the inputs.
+  line(std::string("#pragma omp parallel for ") + (nd > 1 ? "collapse(" + std::to_string(nd) + ") " : "") +
+       "schedule(static) num_threads(tg_threads)");
+  std::vector<std::string> idx(nd);
+  for (size_t d = nd; d-- > 0;) {
+    idx[d] = name(k_.grid[d].index->name);
+    line(std::string(2 * (nd - 1 - d), ' ') + "for (int64_t " + idx[d] + " = 0; " + idx[d] +
+         " < tg_grid_" + axis[d] + "; ++" + idx[d] + ")");
+  }
+  std::string call = "tg_block(args";
+  for (size_t d = 0; d < nd; ++d)
+    call += ", " + idx[d];
+  line(std::string(2 * nd, ' ') + call + ");");
+  line("return TG_OK;");
+  close();
+}
+
+std::string CEmitter::run() {
+  emit_block_function();
+  std::string block = out_.str();
+  out_.str("");
+  emit_entry_function();
+  std::string entry = out_.str();
+  out_.str("");
+
+  std::string s = header_comment();
+  s += "#include <math.h>\n#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n"
+       "#include <string.h>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n\n#include "
+       "\"tilegen/variant.h\"\n\n";
+  if (!k_.tile_consts.empty()) {
+    s += "/* Tile constants chosen for this target (see the schedule line above). */\nenum {";
+    for (size_t i = 0; i < k_.tile_consts.size(); ++i) {
+      const auto& n = k_.tile_consts[i].var->name;
+      auto it = k_.bindings.find(n);
+      TG_ASSERT(it != k_.bindings.end(), "C emitter: tile constant '" + n + "' is not bound");
+      s += (i ? ", " : " ") + name(n) + " = " + std::to_string(it->second);
+    }
+    s += " };\n\n";
+  }
+  s += c_helper_source(helpers_);
+  for (const auto& [n, src] : gemm_helpers_)
+    s += src + "\n";
+  s += block + "\n" + entry;
+  return s;
+}
+
+std::string emit_variant(const Kernel& k, const Target& target, const VariantInfo& info) {
+  TG_ASSERT(target.backend == Backend::C, "emit_variant: only the C backend exists");
+  TG_ASSERT(!k.target.empty(), "emit_variant: kernel '" + k.name + "' is not instantiated");
+  return CEmitter(k, target, info).run();
+}
+
+} // namespace tilegen::emit

@@ -1,0 +1,82 @@
+// CEmitter: the C dialect of CFamilyPrinter. One object prints one variant file; see
+// docs/c-backend.md for the shape of the output and why it looks the way it does.
+// Internal to emit/ (the public entry point is emit_variant in Emitter.h).
+#pragma once
+
+#include "emit/CFamilyPrinter.h"
+#include "emit/Emitter.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tilegen::emit {
+
+// Register-tile shape of the C gemm micro-kernel for a vector width: a table, not branches.
+struct CGemmTile {
+  int vector_bytes; // target.vector_bytes
+  int mr;           // rows of c held in registers
+  int nr_vectors;   // vectors of c per row held in registers
+};
+CGemmTile c_gemm_tile(int vector_bytes);
+
+// What the gemm helper is specialized on.
+struct CGemmShape {
+  int64_t m, n, k;
+  bool transpose_a, transpose_b, clear;
+  ir::DType a, b, c; // C value types after legalization
+};
+// Name and full source of the static helper computing one gemm shape on a target.
+std::string c_gemm_helper_name(const CGemmShape& g);
+std::string c_gemm_helper_source(const CGemmShape& g, const Target& target);
+
+class CEmitter : public CFamilyPrinter {
+public:
+  CEmitter(const ir::Kernel& k, const Target& target, const VariantInfo& info);
+  std::string run();
+
+private:
+  // Module parts.
+  std::string header_comment() const;
+  void emit_block_function();
+  void emit_entry_function();
+
+  // Statements (COps.cpp holds the op lowerings).
+  void stmt(const ir::Stmt& s);
+  void op_comment(const ir::Stmt& s);
+  void emit_alloc(const ir::Alloc* n);
+  void emit_fill(const ir::Fill* n);
+  void emit_copy(const ir::Copy* n);
+  void emit_gemm(const ir::Gemm* n);
+  void emit_reduce(const ir::Reduce* n);
+  void emit_parallel(const ir::Parallel* n);
+  void emit_store(const ir::Store* n);
+  void emit_for(const ir::For* n);
+  void emit_if(const ir::IfThenElse* n);
+  void emit_atomic_add(const ir::AtomicAdd* n);
+
+  // Expressions and accesses.
+  std::string print_load(const ir::Load* l, int& prec) override;
+  std::string global_index(const ir::BufferPtr& b, const std::vector<ir::Expr>& idx);
+  std::string access(const ir::BufferPtr& b, const std::vector<ir::Expr>& idx);
+  std::string load_value(const ir::BufferPtr& b, const std::vector<ir::Expr>& idx);
+  std::string in_bounds(const ir::BufferPtr& b, const std::vector<ir::Expr>& idx);
+  std::string store_value(const ir::BufferPtr& b, const ir::Expr& v);
+  // Opens `for` loops over [0, extent) for each var; the innermost gets `#pragma omp simd`.
+  void open_loops(const std::vector<std::string>& vars, const std::vector<ir::Expr>& extents,
+                  bool simd);
+  void close_loops(size_t n);
+  ir::Expr ref(const std::string& var_name); // a VarRef to a generated i64 name
+
+  const ir::Kernel& k_;
+  const Target& target_;
+  const VariantInfo& info_;
+  bool guard_loads_ = true;      // global loads in expressions check bounds (parallel bodies)
+  ir::Expr load_pad_;            // value of an out-of-bounds guarded load (null: zero)
+  bool scratch_in_tls_ = false;  // on-chip buffers in static _Thread_local storage
+  int64_t footprint_ = 0;
+  std::map<std::string, std::string> gemm_helpers_; // name -> source, printed sorted
+  std::map<std::string, ir::VarPtr> gen_vars_;      // generated loop/offset names
+};
+
+} // namespace tilegen::emit

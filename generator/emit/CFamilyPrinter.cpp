@@ -1,0 +1,257 @@
+#include "emit/CFamilyPrinter.h"
+
+#include "ir/IRPrinter.h"
+#include "support/InternalError.h"
+
+#include <cmath>
+
+namespace tilegen::emit {
+
+using namespace ir;
+
+namespace {
+// Helper functions are typed by suffix; 16-bit floats are computed as f32 in C-like code.
+std::string helper_suffix(DType t) { return t.is_16bit_float() ? "f32" : t.name(); }
+} // namespace
+
+int c_binary_prec(BinaryOp op, DType t) {
+  switch (op) {
+  case BinaryOp::Add:
+  case BinaryOp::Sub: return CFamilyPrinter::kAdd;
+  case BinaryOp::Mul: return CFamilyPrinter::kMul;
+  case BinaryOp::Div: return t.is_int() ? 0 : CFamilyPrinter::kMul; // ints: floor division
+  case BinaryOp::Mod: return 0;
+  case BinaryOp::Min:
+  case BinaryOp::Max:
+  case BinaryOp::CeilDiv: return 0;
+  case BinaryOp::Eq:
+  case BinaryOp::Ne: return CFamilyPrinter::kEq;
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+  case BinaryOp::Gt:
+  case BinaryOp::Ge: return CFamilyPrinter::kRel;
+  case BinaryOp::And: return CFamilyPrinter::kAnd;
+  case BinaryOp::Or: return CFamilyPrinter::kOr;
+  }
+  return 0;
+}
+
+const char* c_binary_op(BinaryOp op) { return binary_op_name(op); }
+
+// ---------------------------------------------------------------------------------------------
+// Tables (C)
+
+std::string CFamilyPrinter::type_name(DType t) const {
+  switch (t.kind) {
+  case ScalarKind::Bool: return "bool";
+  case ScalarKind::I8: return "int8_t";
+  case ScalarKind::I32: return "int32_t";
+  case ScalarKind::I64: return "int64_t";
+  case ScalarKind::F16:
+  case ScalarKind::BF16: // held as float, with values representable in the 16-bit type
+  case ScalarKind::F32: return "float";
+  case ScalarKind::F64: return "double";
+  }
+  return "?";
+}
+
+std::string CFamilyPrinter::storage_type_name(DType t) const {
+  return t.is_16bit_float() ? "uint16_t" : type_name(t);
+}
+
+std::string CFamilyPrinter::float_suffix(DType t) const { return t == DType::f64() ? "" : "f"; }
+std::string CFamilyPrinter::inf_literal(DType t) const {
+  return t == DType::f64() ? "((double)INFINITY)" : "INFINITY";
+}
+std::string CFamilyPrinter::nan_literal(DType t) const {
+  return t == DType::f64() ? "((double)NAN)" : "NAN";
+}
+
+std::string CFamilyPrinter::math_name(Intrinsic fn, DType t) const {
+  const bool d = t == DType::f64();
+  switch (fn) {
+  case Intrinsic::Abs: return t.is_int() ? "" : (d ? "fabs" : "fabsf");
+  case Intrinsic::Exp: return d ? "exp" : "expf";
+  case Intrinsic::Exp2: return d ? "exp2" : "exp2f";
+  case Intrinsic::Log: return d ? "log" : "logf";
+  case Intrinsic::Log2: return d ? "log2" : "log2f";
+  case Intrinsic::Sqrt: return d ? "sqrt" : "sqrtf";
+  case Intrinsic::Rsqrt: return ""; // 1 / sqrt(x)
+  case Intrinsic::Tanh: return d ? "tanh" : "tanhf";
+  case Intrinsic::Erf: return d ? "erf" : "erff";
+  case Intrinsic::Floor: return d ? "floor" : "floorf";
+  case Intrinsic::Ceil: return d ? "ceil" : "ceilf";
+  }
+  return "";
+}
+
+const std::set<std::string>& CFamilyPrinter::reserved_words() const {
+  static const std::set<std::string> words = {
+      // C11 keywords
+      "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+      "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+      "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
+      "typedef", "union", "unsigned", "void", "volatile", "while", "_Alignas", "_Alignof",
+      "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
+      "_Thread_local",
+      // names generated code relies on
+      "bool", "true", "false", "args", "launch", "int8_t", "int32_t", "int64_t", "uint16_t",
+      "uint32_t", "uint64_t", "size_t", "NULL", "INFINITY", "NAN", "main",
+      // <math.h> functions called, and POSIX names a block-scope variable would shadow
+      "exp", "expf", "exp2", "exp2f", "log", "logf", "log2", "log2f", "sqrt", "sqrtf", "tanh",
+      "tanhf", "erf", "erff", "floor", "floorf", "ceil", "ceilf", "fabs", "fabsf", "j0", "j1",
+      "jn", "y0", "y1", "yn", "memcpy", "memset", "omp_get_max_threads"};
+  return words;
+}
+
+std::string CFamilyPrinter::name(const std::string& n) const {
+  return reserved_words().count(n) ? n + "_" : n;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+
+std::string CFamilyPrinter::expr(const Expr& e, int min_prec) {
+  int prec = kPrimary;
+  std::string s = print(e, prec);
+  return prec < min_prec ? "(" + s + ")" : s;
+}
+
+std::string CFamilyPrinter::print(const Expr& e, int& prec) {
+  prec = kPrimary;
+  switch (e->kind) {
+  case ExprKind::IntImm: return print_int(e->as<IntImm>(), prec);
+  case ExprKind::FloatImm: return print_float(e->as<FloatImm>()->value, e->type, prec);
+  case ExprKind::BoolImm: return bool_literal(e->as<BoolImm>()->value);
+  case ExprKind::VarRef: return print_var(e->as<VarRef>()->var.get());
+  case ExprKind::Load: return print_load(e->as<Load>(), prec);
+  case ExprKind::Unary: {
+    auto u = e->as<Unary>();
+    prec = kUnary;
+    std::string a = expr(u->a, kUnary);
+    if (u->op == UnaryOp::Neg && a[0] == '-')
+      a = "(" + a + ")"; // "--x" would be a decrement
+    return std::string(u->op == UnaryOp::Neg ? "-" : "!") + a;
+  }
+  case ExprKind::Binary: return print_binary(e->as<Binary>(), prec);
+  case ExprKind::Select: {
+    auto s = e->as<Select>();
+    prec = kCond;
+    return expr(s->cond, kOr) + " ? " + expr(s->t, kAssign) + " : " + expr(s->f, kCond);
+  }
+  case ExprKind::Call: return print_call(e->as<Call>(), prec);
+  case ExprKind::Cast: return print_cast(e->as<Cast>(), prec);
+  }
+  internal_error("CFamilyPrinter: unknown expression kind");
+}
+
+std::string CFamilyPrinter::print_int(const IntImm* i, int& prec) {
+  if (!i->name.empty())
+    return name(i->name);
+  const int64_t v = i->value;
+  if (v == INT64_MIN) {
+    prec = kAdd;
+    return "-INT64_C(9223372036854775807) - 1";
+  }
+  std::string s = std::to_string(v);
+  if (v > INT32_MAX || v < INT32_MIN)
+    s = v < 0 ? "-INT64_C(" + std::to_string(-v) + ")" : "INT64_C(" + s + ")";
+  if (v < 0)
+    prec = kUnary;
+  return s;
+}
+
+std::string CFamilyPrinter::print_float(double v, DType t, int& prec) {
+  if (std::isnan(v))
+    return nan_literal(t);
+  if (std::isinf(v)) {
+    if (v > 0)
+      return inf_literal(t);
+    prec = kUnary;
+    return "-" + inf_literal(t);
+  }
+  if (std::signbit(v))
+    prec = kUnary;
+  // Shortest text that reads back as the same value of the type (f16/bf16 values are exact
+  // in f32, which is how they are held).
+  DType lit = t == DType::f64() ? DType::f64() : DType::f32();
+  return float_literal(v, lit) + float_suffix(t);
+}
+
+std::string CFamilyPrinter::print_binary(const Binary* b, int& prec) {
+  const DType t = b->a->type;
+  const int p = c_binary_prec(b->op, t);
+  if (p == 0) {
+    const char* fn = "";
+    switch (b->op) {
+    case BinaryOp::Min: fn = "min"; break;
+    case BinaryOp::Max: fn = "max"; break;
+    case BinaryOp::CeilDiv: fn = "cdiv"; break;
+    case BinaryOp::Div: fn = "floordiv"; break;
+    case BinaryOp::Mod: fn = "floormod"; break;
+    default: internal_error("CFamilyPrinter: no call form for a binary op");
+    }
+    return need("tg_" + std::string(fn) + "_" + helper_suffix(t)) + "(" + expr(b->a, kAssign) +
+           ", " + expr(b->b, kAssign) + ")";
+  }
+  prec = p;
+  // Left-associative: the right operand needs a strictly tighter binding.
+  return expr(b->a, p) + " " + c_binary_op(b->op) + " " + expr(b->b, p + 1);
+}
+
+std::string CFamilyPrinter::print_call(const Call* c, int& prec) {
+  const DType t = c->type;
+  const std::string fn = math_name(c->fn, t);
+  if (c->fn == Intrinsic::Rsqrt) {
+    prec = kMul;
+    return (t == DType::f64() ? "1.0 / " : "1.0f / ") + math_name(Intrinsic::Sqrt, t) + "(" +
+           expr(c->args[0]) + ")";
+  }
+  if (fn.empty()) // integer abs
+    return need("tg_abs_" + helper_suffix(t)) + "(" + expr(c->args[0]) + ")";
+  return fn + "(" + expr(c->args[0]) + ")";
+}
+
+std::string CFamilyPrinter::print_cast(const Cast* c, int& prec) {
+  const DType to = c->type, from = c->value->type;
+  if (to == from)
+    return print(c->value, prec);
+  if (to.is_bool()) {
+    prec = kPrimary;
+    return "(" + expr(c->value, kEq) + " != 0)";
+  }
+  if (to.is_16bit_float()) {
+    // Round through the 16-bit type; the result is held as float.
+    std::string v = from == DType::f32() || from.is_16bit_float()
+                        ? expr(c->value)
+                        : "(float)" + expr(c->value, kUnary);
+    return need(to == DType::bf16() ? "tg_round_bf16" : "tg_round_f16") + "(" + v + ")";
+  }
+  if (to == DType::f32() && from.is_16bit_float())
+    return print(c->value, prec); // already a float holding the exact value
+  prec = kUnary;
+  return "(" + type_name(to) + ")" + expr(c->value, kUnary);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+void CFamilyPrinter::line(const std::string& s) {
+  if (s.empty()) {
+    out_ << "\n";
+    return;
+  }
+  out_ << std::string(indent_ * 2, ' ') << s << "\n";
+}
+
+void CFamilyPrinter::open(const std::string& s) {
+  line(s.empty() ? "{" : s + " {");
+  ++indent_;
+}
+
+void CFamilyPrinter::close(const std::string& s) {
+  --indent_;
+  line(s);
+}
+
+} // namespace tilegen::emit

@@ -1,0 +1,75 @@
+// CFamilyPrinter: what every C-like backend (C, CUDA, HIP, Metal, WGSL) shares: printing IR
+// expressions with the language's precedence and minimal parentheses, literals (inf/nan
+// included), names, indentation and on-demand helper functions. A dialect is mostly the
+// tables below (type names, intrinsic names, literal suffixes) plus a few overrides (loads,
+// casts); statements are printed by the dialect's emitter, which owns the lowering of ops.
+#pragma once
+
+#include "ir/IR.h"
+
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace tilegen::emit {
+
+class CFamilyPrinter {
+public:
+  virtual ~CFamilyPrinter() = default;
+
+  // An expression, parenthesized as needed for a context of precedence `min_prec`
+  // (C levels: 3 = ?:, 4 = ||, ..., 13 = * / %, 14 = unary/cast, 16 = primary).
+  std::string expr(const ir::Expr& e, int min_prec = 0);
+
+  // C precedence levels used by expr() and by emitters composing text.
+  enum Prec { kComma = 1, kAssign, kCond, kOr, kAnd, kBitOr, kBitXor, kBitAnd, kEq, kRel,
+              kShift, kAdd, kMul, kUnary, kPostfix, kPrimary };
+
+protected:
+  // ---- Language tables (override per dialect) --------------------------------------------
+  virtual std::string type_name(ir::DType t) const;         // type of a value in registers
+  virtual std::string storage_type_name(ir::DType t) const; // element type of a global tensor
+  virtual std::string float_suffix(ir::DType t) const;      // "f" for f32 literals in C
+  virtual std::string inf_literal(ir::DType t) const;       // "INFINITY"
+  virtual std::string nan_literal(ir::DType t) const;       // "NAN"
+  virtual std::string bool_literal(bool v) const { return v ? "true" : "false"; }
+  virtual std::string math_name(ir::Intrinsic fn, ir::DType t) const; // "expf", "" = special
+  virtual const std::set<std::string>& reserved_words() const;
+
+  // ---- Hooks for what differs in substance ------------------------------------------------
+  virtual std::string print_load(const ir::Load* l, int& prec) = 0;
+  virtual std::string print_cast(const ir::Cast* c, int& prec);
+  virtual std::string print_var(const ir::Var* v) { return name(v->name); }
+  virtual std::string print_int(const ir::IntImm* i, int& prec);
+  virtual std::string print_float(double v, ir::DType t, int& prec);
+  virtual std::string print_binary(const ir::Binary* b, int& prec);
+  virtual std::string print_call(const ir::Call* c, int& prec);
+
+  // ---- Names and helpers ------------------------------------------------------------------
+  // A user name as a valid identifier that cannot collide with the language's keywords or
+  // the library functions generated code calls (a trailing '_' is added).
+  std::string name(const std::string& user_name) const;
+  // Records that generated code calls helper `h` (the dialect prints the used ones).
+  const std::string& need(const std::string& h) {
+    helpers_.insert(h);
+    return h;
+  }
+  std::set<std::string> helpers_;
+
+  // ---- Output with indentation ------------------------------------------------------------
+  void line(const std::string& s = "");
+  void open(const std::string& s);  // prints s + " {" and indents
+  void close(const std::string& s = "}");
+  void raw(const std::string& s) { out_ << s; } // a line not indented (preprocessor)
+  std::ostringstream out_;
+  int indent_ = 0;
+
+  // The expression and its precedence (for dialect overrides that wrap it).
+  std::string print(const ir::Expr& e, int& prec);
+};
+
+// C's precedence of an IR binary operator printed infix, or 0 if it prints as a call.
+int c_binary_prec(ir::BinaryOp op, ir::DType operand_type);
+const char* c_binary_op(ir::BinaryOp op);
+
+} // namespace tilegen::emit

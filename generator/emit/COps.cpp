@@ -1,0 +1,313 @@
+// Lowering of the tile ops to plain C loops. Every op is preceded by a comment with its spec
+// line; inner loops have constant trip counts and `#pragma omp simd` where iterations are
+// independent, so gcc/clang vectorize them for the target's -m flags.
+#include "emit/CEmitter.h"
+
+#include "ir/Simplify.h"
+#include "support/InternalError.h"
+
+#include <cmath>
+
+namespace tilegen::emit {
+
+using namespace ir;
+
+namespace {
+std::string idx_name(const char* base, size_t i) { return std::string(base) + std::to_string(i); }
+
+Expr add(const Expr& a, const Expr& b) { return simplify(Binary::make(BinaryOp::Add, a, b)); }
+} // namespace
+
+void CEmitter::emit_alloc(const Alloc* n) {
+  const auto& b = n->buffer;
+  std::string dims;
+  for (const auto& e : b->shape)
+    dims += "[" + expr(e) + "]";
+  line(std::string(scratch_in_tls_ ? "static _Thread_local " : "") + "_Alignas(64) " +
+       type_name(b->dtype) + " " + name(b->name) + dims + ";");
+}
+
+void CEmitter::emit_fill(const Fill* n) {
+  std::vector<std::string> vars;
+  std::vector<Expr> idx;
+  for (size_t i = 0; i < n->dst->rank(); ++i) {
+    vars.push_back(idx_name("tg_i", i));
+    idx.push_back(ref(vars.back()));
+  }
+  open_loops(vars, n->dst->shape, true);
+  line(access(n->dst, idx) + " = " + store_value(n->dst, n->value) + ";");
+  close_loops(vars.size());
+}
+
+// copy: a fast path without checks when every global side's tile lies inside its tensor,
+// else a guarded path (pad for reads, dropped writes). On-chip-only copies have no checks.
+void CEmitter::emit_copy(const Copy* n) {
+  const Region &src = n->src, &dst = n->dst;
+  const size_t r = src.tile_rank();
+  const bool src_g = src.buffer->scope == MemScope::Global;
+  const bool dst_g = dst.buffer->scope == MemScope::Global;
+
+  open("");
+  // Offsets that are not constants get a name (one evaluation, readable indices).
+  auto hoist = [&](const Region& reg, const char* base) {
+    std::vector<Expr> offs;
+    for (size_t d = 0; d < reg.offsets.size(); ++d) {
+      if (reg.offsets[d]->as<IntImm>()) {
+        offs.push_back(reg.offsets[d]);
+        continue;
+      }
+      std::string v = idx_name(base, d);
+      line("const int64_t " + v + " = " + expr(reg.offsets[d], kAssign) + ";");
+      offs.push_back(ref(v));
+    }
+    return offs;
+  };
+  const auto so = hoist(src, "tg_s"), doff = hoist(dst, "tg_d");
+
+  std::vector<std::string> vars;
+  std::vector<Expr> point;
+  for (size_t i = 0; i < r; ++i) {
+    vars.push_back(idx_name("tg_i", i));
+    point.push_back(ref(vars.back()));
+  }
+  auto index = [&](const Region& reg, const std::vector<Expr>& offs) {
+    std::vector<Expr> idx = offs;
+    const size_t lead = reg.buffer->rank() - r;
+    for (size_t i = 0; i < r; ++i)
+      idx[lead + i] = add(offs[lead + i], point[i]);
+    return idx;
+  };
+  const auto si = index(src, so), di = index(dst, doff);
+
+  // The element, converted from the src dtype to the dst dtype by store_value. In the
+  // guarded path the load itself checks bounds and yields the pad value outside.
+  auto body = [&](bool guarded) {
+    const bool saved = guard_loads_;
+    guard_loads_ = guarded && src_g;
+    load_pad_ = n->pad;
+    const std::string st =
+        access(dst.buffer, di) + " = " + store_value(dst.buffer, Load::make(src.buffer, si)) + ";";
+    load_pad_ = nullptr;
+    guard_loads_ = saved;
+    if (guarded && dst_g)
+      line("if (" + in_bounds(dst.buffer, di) + ")");
+    line(guarded && dst_g ? "  " + st : st);
+  };
+
+  if (!src_g && !dst_g) {
+    open_loops(vars, src.extents, true);
+    body(false);
+    close_loops(r);
+    close();
+    return;
+  }
+  // Fast-path condition: leading (point) dims inside, tile dims' spans inside.
+  std::string fast;
+  auto span_check = [&](const Region& reg, const std::vector<Expr>& offs) {
+    const size_t lead = reg.buffer->rank() - r;
+    for (size_t d = 0; d < reg.buffer->rank(); ++d) {
+      std::string c = d < lead ? need("tg_inb") + "(" + expr(offs[d]) + ", " + expr(reg.buffer->shape[d]) + ")"
+                               : need("tg_span_inb") + "(" + expr(offs[d]) + ", " +
+                                     expr(src.extents[d - lead]) + ", " + expr(reg.buffer->shape[d]) + ")";
+      fast += (fast.empty() ? "" : " && ") + c;
+    }
+  };
+  if (src_g)
+    span_check(src, so);
+  if (dst_g)
+    span_check(dst, doff);
+  open("if (" + fast + ")");
+  open_loops(vars, src.extents, true);
+  body(false);
+  close_loops(r);
+  close("} else {");
+  ++indent_;
+  line(std::string("/* ragged edge: ") + (src_g ? "out-of-bounds reads give the pad value" : "") +
+       (src_g && dst_g ? ", " : "") + (dst_g ? "out-of-bounds writes are dropped" : "") + " */");
+  open_loops(vars, src.extents, true);
+  body(true);
+  close_loops(r);
+  close();
+  close();
+}
+
+void CEmitter::emit_gemm(const Gemm* n) {
+  auto dim = [](const BufferPtr& b, int i) {
+    auto c = b->shape[i]->as<IntImm>();
+    TG_ASSERT(c, "C emitter: gemm operand '" + b->name + "' has a symbolic shape");
+    return c->value;
+  };
+  CGemmShape g{dim(n->c, 0), dim(n->c, 1), dim(n->a, n->transpose_a ? 0 : 1), n->transpose_a,
+               n->transpose_b, n->clear, n->a->dtype, n->b->dtype, n->c->dtype};
+  const std::string fn = c_gemm_helper_name(g);
+  if (!gemm_helpers_.count(fn))
+    gemm_helpers_[fn] = c_gemm_helper_source(g, target_);
+  auto first = [&](const BufferPtr& b) { return "&" + name(b->name) + "[0][0]"; };
+  line(fn + "(" + first(n->c) + ", " + first(n->a) + ", " + first(n->b) + ");");
+}
+
+// reduce: the reduced dim innermost with an OpenMP simd reduction when it is the last dim;
+// otherwise the kept inner dims are innermost (vectorized) and the reduced dim outside them.
+void CEmitter::emit_reduce(const Reduce* n) {
+  const auto &src = n->src, &dst = n->dst;
+  const DType t = dst->dtype;
+  const size_t rank = src->rank(), d = static_cast<size_t>(n->dim);
+  int p = 0;
+  std::string identity;
+  switch (n->op) {
+  case ReduceOp::Sum: identity = t.is_float() ? print_float(0.0, t, p) : "0"; break;
+  case ReduceOp::Max:
+    identity = t.is_float() ? print_float(-INFINITY, t, p)
+                            : (t == DType::i64() ? "INT64_MIN" : t == DType::i32() ? "INT32_MIN" : "INT8_MIN");
+    break;
+  case ReduceOp::Min:
+    identity = t.is_float() ? print_float(INFINITY, t, p)
+                            : (t == DType::i64() ? "INT64_MAX" : t == DType::i32() ? "INT32_MAX" : "INT8_MAX");
+    break;
+  }
+  auto combine = [&](const std::string& acc, const std::string& x) {
+    switch (n->op) {
+    case ReduceOp::Sum: return acc + " + " + x;
+    case ReduceOp::Max: return x + " > " + acc + " ? " + x + " : " + acc;
+    case ReduceOp::Min: return x + " < " + acc + " ? " + x + " : " + acc;
+    }
+    return acc;
+  };
+  std::vector<std::string> svars;
+  std::vector<Expr> sidx, didx;
+  for (size_t i = 0; i < rank; ++i) {
+    svars.push_back(idx_name("tg_i", i));
+    sidx.push_back(ref(svars.back()));
+    if (i != d)
+      didx.push_back(sidx.back());
+  }
+  const std::string src_t = type_name(src->dtype) == type_name(t) ? "" : "(" + type_name(t) + ")";
+
+  open("");
+  if (d + 1 == rank) {
+    std::vector<std::string> outer(svars.begin(), svars.end() - 1);
+    std::vector<Expr> outer_ext(src->shape.begin(), src->shape.end() - 1);
+    open_loops(outer, outer_ext, false);
+    const std::string dref = access(dst, didx);
+    line(type_name(t) + " tg_acc = " + (n->clear ? identity : dref) + ";");
+    line(std::string("#pragma omp simd reduction(") + (n->op == ReduceOp::Sum ? "+" : n->op == ReduceOp::Max ? "max" : "min") + ":tg_acc)");
+    open("for (int64_t " + svars[d] + " = 0; " + svars[d] + " < " + expr(src->shape[d], kRel + 1) + "; ++" + svars[d] + ")");
+    line("const " + type_name(t) + " tg_x = " + src_t + access(src, sidx) + ";");
+    line("tg_acc = " + combine("tg_acc", "tg_x") + ";");
+    close();
+    line(dref + " = tg_acc;");
+    close_loops(outer.size());
+  } else {
+    if (n->clear) {
+      std::vector<std::string> dv;
+      std::vector<Expr> di;
+      for (size_t i = 0; i < dst->rank(); ++i) {
+        dv.push_back(idx_name("tg_j", i));
+        di.push_back(ref(dv.back()));
+      }
+      open_loops(dv, dst->shape, true);
+      line(access(dst, di) + " = " + identity + ";");
+      close_loops(dv.size());
+    }
+    // Loop order: dims before d, d, dims after d (innermost, vectorized).
+    open_loops(svars, src->shape, true);
+    const std::string dref = access(dst, didx);
+    line("const " + type_name(t) + " tg_x = " + src_t + access(src, sidx) + ";");
+    line(dref + " = " + combine(dref, "tg_x") + ";");
+    close_loops(rank);
+  }
+  close();
+}
+
+void CEmitter::emit_parallel(const Parallel* n) {
+  std::vector<std::string> vars;
+  for (const auto& v : n->vars)
+    vars.push_back(name(v->name));
+  // Points are independent (docs/ir.md, Parallel): the innermost loop is a simd loop.
+  open_loops(vars, n->extents, true);
+  const bool saved = guard_loads_;
+  guard_loads_ = true;
+  stmt(n->body);
+  guard_loads_ = saved;
+  close_loops(vars.size());
+}
+
+void CEmitter::emit_store(const Store* n) {
+  const auto& b = n->buffer;
+  std::string lhs = access(b, n->indices);
+  std::string st;
+  if (n->op == StoreOp::Add && b->scope == MemScope::Global && b->dtype.is_16bit_float()) {
+    // 16-bit tensor: load, add in f32, round once.
+    Expr sum = Binary::make(BinaryOp::Add, Cast::make(DType::f32(), Load::make(b, n->indices)),
+                            n->value->type == DType::f32() ? n->value : Cast::make(DType::f32(), n->value));
+    const bool saved = guard_loads_;
+    guard_loads_ = false; // the store below is guarded as a whole
+    st = lhs + " = " + store_value(b, sum) + ";";
+    guard_loads_ = saved;
+  } else {
+    st = lhs + (n->op == StoreOp::Add ? " += " : " = ") + store_value(b, n->value) + ";";
+  }
+  if (b->scope == MemScope::Global) {
+    line("if (" + in_bounds(b, n->indices) + ")");
+    line("  " + st);
+  } else {
+    line(st);
+  }
+}
+
+void CEmitter::emit_for(const For* n) {
+  if (n->pipelined())
+    line("/* pipelined: serial on C (no asynchronous copies; the cache hierarchy prefetches) */");
+  const std::string v = name(n->var->name);
+  Expr end = simplify(Binary::make(BinaryOp::Add, n->start, n->extent));
+  open("for (int64_t " + v + " = " + expr(n->start, kAssign) + "; " + v + " < " +
+       expr(end, kRel + 1) + "; ++" + v + ")");
+  stmt(n->body);
+  close();
+}
+
+void CEmitter::emit_if(const IfThenElse* n) {
+  open("if (" + expr(n->cond) + ")");
+  stmt(n->then_case);
+  if (n->else_case) {
+    close("} else {");
+    ++indent_;
+    stmt(n->else_case);
+  }
+  close();
+}
+
+// atomic_add: like a copy into global memory, one `omp atomic` update per element; elements
+// outside the tensor are skipped.
+void CEmitter::emit_atomic_add(const AtomicAdd* n) {
+  const Region &src = n->src, &dst = n->dst;
+  const size_t r = src.tile_rank();
+  std::vector<std::string> vars;
+  std::vector<Expr> point;
+  for (size_t i = 0; i < r; ++i) {
+    vars.push_back(idx_name("tg_i", i));
+    point.push_back(ref(vars.back()));
+  }
+  auto index = [&](const Region& reg) {
+    std::vector<Expr> idx = reg.offsets;
+    const size_t lead = reg.buffer->rank() - r;
+    for (size_t i = 0; i < r; ++i)
+      idx[lead + i] = add(reg.offsets[lead + i], point[i]);
+    return idx;
+  };
+  const auto si = index(src), di = index(dst);
+  open_loops(vars, src.extents, false);
+  const bool saved = guard_loads_;
+  guard_loads_ = true;
+  Expr v = Load::make(src.buffer, si);
+  if (v->type != dst.buffer->dtype)
+    v = Cast::make(dst.buffer->dtype, v);
+  open("if (" + in_bounds(dst.buffer, di) + ")");
+  line("#pragma omp atomic");
+  line(access(dst.buffer, di) + " += " + expr(simplify(v), kAssign) + ";");
+  close();
+  guard_loads_ = saved;
+  close_loops(r);
+}
+
+} // namespace tilegen::emit

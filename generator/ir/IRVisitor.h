@@ -1,0 +1,30 @@
+// IRVisitor: a read-only walk over expressions and statements. The default visit_<Kind>
+// methods recurse into every child (operands, indices, region offsets/extents, bodies), so a
+// pass overrides only the kinds it cares about and calls the base method to keep descending.
+// Buffers are reported once per use through visit_buffer_use (shapes are NOT walked there:
+// a buffer's shape belongs to its declaration, see visit_Alloc / Kernel::tensors).
+#pragma once
+
+#include "ir/IR.h"
+
+namespace tilegen::ir {
+
+class IRVisitor {
+public:
+  virtual ~IRVisitor() = default;
+
+  void visit(const Expr& e);
+  void visit(const Stmt& s);
+  // Walks tensors' shapes, grid extents, threads, requirements and the body.
+  void visit_kernel(const Kernel& k);
+
+protected:
+#define TG_X(name) virtual void visit_##name(const name* node);
+  TILEGEN_EXPR_KINDS(TG_X)
+  TILEGEN_STMT_KINDS(TG_X)
+#undef TG_X
+  virtual void visit_region(const Region& r);
+  virtual void visit_buffer_use(const BufferPtr&) {}
+};
+
+} // namespace tilegen::ir

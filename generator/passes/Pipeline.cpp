@@ -1,0 +1,115 @@
+// instantiate(): read top to bottom, one line per step.
+#include "passes/Pipeline.h"
+
+#include "ir/IRPrinter.h"
+#include "ir/IRVerifier.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
+#include "passes/LegalizeC.h"
+#include "passes/ScheduleResolver.h"
+#include "support/InternalError.h"
+
+#include <algorithm>
+
+namespace tilegen::passes {
+
+using namespace ir;
+
+std::vector<Instance> enumerate_instances(const Kernel& k) {
+  // One axis per flag, then per value param; the first axis varies slowest.
+  struct Axis {
+    std::string name;
+    std::vector<int64_t> values;
+  };
+  std::vector<Axis> axes;
+  for (const auto& f : k.flags)
+    axes.push_back({f->name, {0, 1}});
+  for (const auto& d : k.dims) {
+    if (d.var->kind != VarKind::ValueParam)
+      continue;
+    std::vector<int64_t> v = d.values;
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    TG_ASSERT(!v.empty(), "value param '" + d.var->name + "' without values");
+    axes.push_back({d.var->name, std::move(v)});
+  }
+
+  std::vector<Instance> out;
+  std::vector<size_t> digit(axes.size(), 0);
+  while (true) {
+    Instance inst;
+    inst.name = k.type_suffix();
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t v = axes[i].values[digit[i]];
+      inst.values[axes[i].name] = v;
+      inst.name += (inst.name.empty() ? "" : "_") + axes[i].name + std::to_string(v);
+    }
+    out.push_back(std::move(inst));
+    size_t i = axes.size();
+    while (i-- > 0) {
+      if (++digit[i] < axes[i].values.size())
+        break;
+      digit[i] = 0;
+    }
+    if (i == static_cast<size_t>(-1))
+      break;
+  }
+  return out;
+}
+
+namespace {
+
+void check(const Kernel& k, const char* after, bool instantiated) {
+  auto errors = verify(k, VerifyOptions{instantiated});
+  if (errors.empty())
+    return;
+  std::string msg = "IR verification failed after " + std::string(after) + " of kernel '" +
+                    k.name + "':";
+  for (const auto& e : errors)
+    msg += "\n  " + e;
+  msg += "\n" + to_string(k);
+  internal_error(msg);
+}
+
+// Per-backend legalization. Only C exists in this milestone; GPU backends add theirs here.
+Kernel legalize_for(const Kernel& k, const Target& target) {
+  switch (target.backend) {
+  case Backend::C: return legalize_c(k);
+  default: internal_error(std::string("no legalization for backend ") + backend_name(target.backend));
+  }
+}
+
+} // namespace
+
+std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const Target& target,
+                                  DiagEngine& diag) {
+#ifndef NDEBUG
+  check(k, "lowering", false);
+#endif
+  // Tile constants first: the rule needs the instance's flags/value params for `require`.
+  auto choice = resolve_schedule(k, inst.values, target, diag);
+  if (!choice)
+    return std::nullopt;
+
+  // Bind everything fixed at instantiation; tile constants keep their name for emitters.
+  VarMap m = instance_var_map(k, inst.values);
+  for (size_t i = 0; i < k.tile_consts.size(); ++i) {
+    const auto& var = k.tile_consts[i].var;
+    m[var.get()] = IntImm::make_named(var->type, choice->values[i].second, var->name, var->loc);
+  }
+  Kernel out = simplify(substitute(k, m));
+  out.bindings = inst.values;
+  for (const auto& [name, v] : choice->values)
+    out.bindings[name] = v;
+  out.target = target.name;
+  out.notes.push_back(choice->summary);
+  out.notes.push_back("chosen as the " + choice->reason);
+  check(out, "instantiation", true);
+
+  // Rewrite what the backend lacks, then fold what the rewrite exposed.
+  out = simplify(legalize_for(out, target));
+  check(out, "legalization", true);
+  return out;
+}
+
+} // namespace tilegen::passes

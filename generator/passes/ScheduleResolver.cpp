@@ -1,0 +1,224 @@
+#include "passes/ScheduleResolver.h"
+
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+#include "support/InternalError.h"
+
+#include <limits>
+
+namespace tilegen::passes {
+
+using namespace ir;
+
+namespace {
+
+class AllocCollector : public IRVisitor {
+public:
+  std::vector<BufferPtr> buffers;
+
+protected:
+  void visit_Alloc(const Alloc* n) override {
+    buffers.push_back(n->buffer);
+    IRVisitor::visit_Alloc(n);
+  }
+};
+
+std::string list_str(const std::vector<int64_t>& v) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "}";
+}
+
+std::string config_str(const std::vector<TileConst>& tcs, const std::vector<int64_t>& vals) {
+  std::string s;
+  for (size_t i = 0; i < tcs.size(); ++i)
+    s += (i ? " " : "") + tcs[i].var->name + "=" + std::to_string(vals[i]);
+  return s;
+}
+
+// The configurations are visited as a mixed-radix counter; this cap keeps a typo such as
+// `range: [1, 100000]` on five constants from hanging the build.
+constexpr size_t kMaxConfigurations = 1u << 20;
+
+} // namespace
+
+VarMap instance_var_map(const Kernel& k, const std::map<std::string, int64_t>& values) {
+  VarMap m;
+  for (const auto& f : k.flags) {
+    auto it = values.find(f->name);
+    TG_ASSERT(it != values.end(), "instance has no value for flag '" + f->name + "'");
+    m[f.get()] = BoolImm::make(it->second != 0);
+  }
+  for (const auto& d : k.dims) {
+    if (d.var->kind != VarKind::ValueParam)
+      continue;
+    auto it = values.find(d.var->name);
+    TG_ASSERT(it != values.end(), "instance has no value for param '" + d.var->name + "'");
+    m[d.var.get()] = IntImm::make(d.var->type, it->second);
+  }
+  return m;
+}
+
+std::vector<BufferPtr> allocated_buffers(const Stmt& body) {
+  AllocCollector c;
+  if (body)
+    c.visit(body);
+  return c.buffers;
+}
+
+std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
+                                               const std::map<std::string, int64_t>& instance_values,
+                                               const Target& target, DiagEngine& diag) {
+  const auto& tcs = k.tile_consts;
+  const SourceLoc sched_loc = tcs.empty() ? k.loc : tcs.front().loc;
+
+  // 1. Candidates per constant.
+  std::vector<std::vector<int64_t>> cands;
+  size_t total = 1;
+  for (const auto& tc : tcs) {
+    auto it = tc.per_target.find(target.name);
+    const auto& c = it != tc.per_target.end() ? it->second : tc.candidates;
+    if (c.empty()) {
+      diag.error(tc.loc, "tile constant '" + tc.var->name + "' has no candidate values for target '" +
+                             target.name + "'");
+      return std::nullopt;
+    }
+    cands.push_back(c);
+    total *= c.size();
+    if (total > kMaxConfigurations) {
+      diag.error(sched_loc, "schedule has more than " + std::to_string(kMaxConfigurations) +
+                                " configurations for target '" + target.name +
+                                "'; narrow the candidate sets");
+      return std::nullopt;
+    }
+  }
+
+  const VarMap inst = instance_var_map(k, instance_values);
+  const auto buffers = allocated_buffers(k.body);
+  const int64_t budget = target.tile_budget_bytes;
+
+  // Per requirement: how many configurations satisfy it (for the notes).
+  std::vector<size_t> req_ok(k.requirements.size(), 0);
+  size_t feasible = 0, req_feasible = 0;
+  std::optional<std::vector<int64_t>> best, smallest_req_ok;
+  int64_t best_fp = -1, smallest_fp = std::numeric_limits<int64_t>::max();
+
+  std::vector<size_t> digit(tcs.size(), 0);
+  std::vector<int64_t> vals(tcs.size());
+  for (size_t n = 0; n < total; ++n) {
+    VarMap m = inst;
+    for (size_t i = 0; i < tcs.size(); ++i) {
+      vals[i] = cands[i][digit[i]];
+      m[tcs[i].var.get()] = make_i64(vals[i]);
+    }
+
+    bool all_ok = true;
+    for (size_t r = 0; r < k.requirements.size(); ++r) {
+      const auto& req = k.requirements[r];
+      Expr v = simplify(substitute(req.pred, m));
+      auto b = v->as<BoolImm>();
+      if (!b) {
+        diag.error(req.loc, "requirement '" + req.text +
+                                "' does not reduce to true/false from tile constants, flags and "
+                                "value params (left: " + to_string(v) + ")");
+        return std::nullopt;
+      }
+      if (b->value)
+        ++req_ok[r];
+      all_ok &= b->value;
+    }
+
+    // Footprint: overflow-checked, since extents are user numbers.
+    int64_t fp = 0;
+    for (const auto& buf : buffers) {
+      int64_t bytes = buf->dtype.bytes();
+      for (const auto& e : buf->shape) {
+        Expr v = simplify(substitute(e, m));
+        auto c = v->as<IntImm>();
+        if (!c || c->value < 0) {
+          diag.error(buf->loc, "extent " + to_string(e) + " of '" + buf->name +
+                                   "' is not a non-negative constant once the schedule is "
+                                   "fixed (" + config_str(tcs, vals) + " gives " + to_string(v) + ")");
+          return std::nullopt;
+        }
+        if (__builtin_mul_overflow(bytes, c->value, &bytes))
+          bytes = std::numeric_limits<int64_t>::max();
+      }
+      if (__builtin_add_overflow(fp, bytes, &fp))
+        fp = std::numeric_limits<int64_t>::max();
+    }
+
+    if (all_ok) {
+      ++req_feasible;
+      if (fp < smallest_fp) {
+        smallest_fp = fp;
+        smallest_req_ok = vals;
+      }
+      if (fp <= budget) {
+        ++feasible;
+        if (fp > best_fp) { // strict: ties keep the earliest
+          best_fp = fp;
+          best = vals;
+        }
+      }
+    }
+
+    // Next configuration: the last declared constant varies fastest.
+    for (size_t i = tcs.size(); i-- > 0;) {
+      if (++digit[i] < cands[i].size())
+        break;
+      digit[i] = 0;
+    }
+  }
+
+  if (!best) {
+    std::string names;
+    for (size_t i = 0; i < tcs.size(); ++i)
+      names += (i ? ", " : "") + tcs[i].var->name;
+    std::string msg = "unsatisfiable schedule for target '" + target.name + "': ";
+    if (tcs.empty())
+      msg += "the block's on-chip buffers need " + std::to_string(smallest_fp) +
+             " B, more than the tile budget of " + std::to_string(budget) + " B";
+    else
+      msg += "no configuration of " + names + " satisfies the requirements and fits the tile budget of " +
+             std::to_string(budget) + " B";
+    diag.error(sched_loc, msg);
+    for (size_t i = 0; i < tcs.size(); ++i) {
+      bool per = tcs[i].per_target.count(target.name) != 0;
+      diag.note(tcs[i].loc, tcs[i].var->name + " candidates for target '" + target.name + "': " +
+                                list_str(cands[i]) + (per ? " (from schedule.targets)" : ""));
+    }
+    for (size_t r = 0; r < k.requirements.size(); ++r)
+      diag.note(k.requirements[r].loc, "requirement '" + k.requirements[r].text + "' holds for " +
+                                           std::to_string(req_ok[r]) + " of " +
+                                           std::to_string(total) + " configurations");
+    if (req_feasible == 0 && !k.requirements.empty())
+      diag.note(sched_loc, "no configuration satisfies all requirements together");
+    else if (!tcs.empty())
+      diag.note(sched_loc, "the smallest footprint among the " + std::to_string(req_feasible) +
+                               " configurations that satisfy the requirements is " +
+                               std::to_string(smallest_fp) + " B (" +
+                               config_str(tcs, *smallest_req_ok) + "), over the budget of " +
+                               std::to_string(budget) + " B of target '" + target.name + "'");
+    return std::nullopt;
+  }
+
+  ScheduleChoice c;
+  for (size_t i = 0; i < tcs.size(); ++i)
+    c.values.emplace_back(tcs[i].var->name, (*best)[i]);
+  c.footprint = best_fp;
+  c.budget = budget;
+  c.configurations = total;
+  c.feasible = feasible;
+  c.summary = (tcs.empty() ? std::string("no tile constants") : config_str(tcs, *best)) +
+              ": footprint " + std::to_string(best_fp) + " B of " + std::to_string(budget) +
+              " B budget";
+  c.reason = "largest footprint of " + std::to_string(feasible) +
+             " feasible configuration" + (feasible == 1 ? "" : "s") + " (of " +
+             std::to_string(total) + "; ties go to the earliest)";
+  return c;
+}
+
+} // namespace tilegen::passes

@@ -1,0 +1,56 @@
+// ScheduleResolver: picks the value of every tile constant of a kernel for one target.
+//
+// The rule (docs/spec.md "Schedule resolution", docs/c-backend.md):
+//  1. candidates of a tile constant = its per-target list (schedule.targets.<target>) if the
+//     spec gives one, else its declared list (ranges already expanded by the front end);
+//  2. configurations = the Cartesian product in declaration order (the first declared
+//     constant varies slowest);
+//  3. keep a configuration iff every `require` predicate holds (flags and value params bound
+//     to the instance's values) and its block footprint fits target.tile_budget_bytes, where
+//     footprint = sum over every Alloc'd buffer of (product of its extents) x (dtype bytes);
+//  4. choose the largest footprint; ties go to the earliest configuration.
+// Why largest: on every backend a bigger tile means more reuse per byte moved (fewer global
+// loads per flop), and the budget already encodes what the target can hold (registers/shared
+// memory on GPUs, L2 on CPUs). It is deterministic and explainable in one line, which a
+// build-time generator needs; a tuning database can override it later.
+//
+// No survivor is a user error at the schedule, with a note per requirement and the smallest
+// footprint against the budget.
+#pragma once
+
+#include "ir/IR.h"
+#include "ir/Substitute.h"
+#include "support/Diagnostics.h"
+#include "targets/Target.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tilegen::passes {
+
+struct ScheduleChoice {
+  std::vector<std::pair<std::string, int64_t>> values; // tile constants, declaration order
+  int64_t footprint = 0;                               // bytes of the chosen configuration
+  int64_t budget = 0;                                  // target.tile_budget_bytes
+  size_t configurations = 0;                           // size of the product
+  size_t feasible = 0;                                 // configurations that passed step 3
+  std::string summary; // "BM=128 BN=128 BK=64: footprint 196608 B of 262144 B budget"
+  std::string reason;  // "largest footprint of 12 feasible configurations (of 27)"
+};
+
+// `instance_values`: flag (0/1) and value-param values by name. Returns nullopt after
+// reporting an error through `diag`.
+std::optional<ScheduleChoice> resolve_schedule(const ir::Kernel& k,
+                                               const std::map<std::string, int64_t>& instance_values,
+                                               const Target& target, DiagEngine& diag);
+
+// Bindings of the kernel's flags and value params as constants (VarRef -> BoolImm/IntImm).
+ir::VarMap instance_var_map(const ir::Kernel& k, const std::map<std::string, int64_t>& values);
+
+// The buffers a block allocates, in program order.
+std::vector<ir::BufferPtr> allocated_buffers(const ir::Stmt& body);
+
+} // namespace tilegen::passes
