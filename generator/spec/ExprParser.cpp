@@ -132,6 +132,10 @@ public:
         error_at(name, "expected a name after 'let', found " + describe(name));
         return false;
       }
+      if (is_reserved_name(name.text)) {
+        error_at(name, "'" + name.text + "' is a reserved name and cannot name a let temporary");
+        return false;
+      }
       next();
       out.kind = SStmt::Kind::Let;
       out.let_name = name.text;

@@ -51,6 +51,7 @@ private:
 enum class Where {
   TensorShape, // params only
   BufferShape, // tile constants, value params, literals
+  Extent,      // parallel extents: the same, constant once the schedule is resolved
   Grid,        // params, tile constants
   Threads,     // tile constants, value params
   Require,     // tile constants, value params, flags

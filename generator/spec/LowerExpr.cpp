@@ -294,6 +294,11 @@ bool Lowerer::allowed(const Symbol& s, Where where, const SExpr& e) {
     rule = "shapes of on-chip buffers may use tile constants, value params and integer "
            "literals only";
     break;
+  case Where::Extent:
+    if (kinds_ok({SymKind::TileConst, SymKind::ValueParam}))
+      return true;
+    rule = "parallel extents may use tile constants, value params and integer literals only";
+    break;
   case Where::Grid:
     if (kinds_ok({SymKind::Dim, SymKind::ValueParam, SymKind::TileConst}))
       return true;

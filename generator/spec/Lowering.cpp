@@ -447,9 +447,16 @@ private:
                                  std::to_string(src->rank()) + " (dims are 0-based)");
       return nullptr;
     }
+    if (src->rank() < 2) {
+      diag_.error(o.src->op_loc, "cannot reduce '" + src->name + "' of rank " +
+                                     std::to_string(src->rank()) +
+                                     ": the result would have no dimensions (use a rank-2 "
+                                     "source such as [1, N])");
+      return nullptr;
+    }
     std::vector<Expr> want = src->shape;
     want.erase(want.begin() + o.dim.value);
-    if (want.empty() || !same_shape(want, dst->shape)) {
+    if (!same_shape(want, dst->shape)) {
       diag_.error(o.dst->op_loc, "reduce destination '" + dst->name + "' has shape " +
                                      Lowerer::show_shape(dst->shape) + "; expected " +
                                      Lowerer::show_shape(want) + " ('" + src->name +
@@ -467,7 +474,11 @@ private:
     std::vector<Expr> extents;
     bool ok = true;
     for (const auto& [n, e] : o.pvars) {
-      Expr x = lo_.index_expr(*e, Where::Body, "a parallel extent");
+      Expr x = lo_.index_expr(*e, Where::Extent, "a parallel extent");
+      if (auto n = Lowerer::const_int(x); n && *n <= 0) {
+        diag_.error(e->loc, "a parallel extent must be positive, found " + std::to_string(*n));
+        x = nullptr;
+      }
       ok &= x != nullptr;
       extents.push_back(x);
     }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 
@@ -31,7 +32,7 @@ std::vector<std::string> kernel_texts() {
 }
 
 // Runs the front end and checks the contract: result or at least one error, never both.
-void run_one(const std::string& text, size_t case_id) {
+bool run_one(const std::string& text, size_t case_id) {
   std::ostringstream out;
   DiagEngine diag(out);
   auto ks = spec::load_kernels_from_text("fuzz.yaml", text, diag);
@@ -39,6 +40,7 @@ void run_one(const std::string& text, size_t case_id) {
     EXPECT_FALSE(diag.has_errors()) << "case " << case_id << "\n" << out.str();
   else
     EXPECT_TRUE(diag.has_errors()) << "case " << case_id << " failed without an error";
+  return ks.has_value();
 }
 
 // Tokens that exercise the parser's interesting paths when spliced into a spec.
@@ -112,4 +114,56 @@ TEST(Fuzz, MutatedKernels) {
 TEST(Fuzz, OriginalKernelsLoad) {
   for (const auto& text : kernel_texts())
     run_one(text, 0);
+}
+
+// Random expressions and statements in every position of a small spec: exercises name
+// resolution and typing (where an unchecked case would trip an IR assertion) rather than YAML.
+TEST(Fuzz, RandomExpressions) {
+  const char* const atoms[] = {"i", "j", "k", "M", "BM", "x[i, j]", "m[i]", "A[i, j]", "C[i, j]",
+                               "s", "flag", "0", "1", "2.5", "-inf", "nan", "true", "T",
+                               "cdiv(M, BM)", "f16(x[i, j])", "i8(1)", "t", "q"};
+  const char* const ops[] = {" + ", " - ", " * ", " / ", " % ", " < ", " == ", " && ", " || ",
+                             " != ", " >= "};
+  const char* const calls[] = {"exp", "max", "min", "abs", "sqrt", "cdiv", "bool", "i32",
+                               "floor", "rsqrt", "tanh", "erf", "log2"};
+  std::mt19937_64 rng(777);
+  std::function<std::string(int)> gen = [&](int depth) -> std::string {
+    int r = static_cast<int>(rng() % 10);
+    if (depth <= 0 || r < 3)
+      return atoms[rng() % std::size(atoms)];
+    if (r < 6)
+      return "(" + gen(depth - 1) + ops[rng() % std::size(ops)] + gen(depth - 1) + ")";
+    if (r < 7)
+      return (rng() % 2 ? "-" : "!") + gen(depth - 1);
+    if (r < 8)
+      return gen(depth - 1) + " ? " + gen(depth - 1) + " : " + gen(depth - 1);
+    std::string c = calls[rng() % std::size(calls)];
+    return c + "(" + gen(depth - 1) + (rng() % 2 ? ", " + gen(depth - 1) : "") + ")";
+  };
+  size_t accepted = 0;
+  for (size_t n = 0; n < 2000; ++n) {
+    // One random expression per program, in one of four positions; the rest is valid.
+    std::string e = gen(3);
+    int where = static_cast<int>(n % 4);
+    std::string let = where == 0 ? e : "x[i, j] * 2";
+    std::string store = where == 1 ? e : "t + 1";
+    std::string fill = where == 2 ? e : "0";
+    std::string cond = where == 3 ? e : "flag";
+    std::string spec = "kernel: f\nsummary: s\ntypes: {T: [f16, bf16]}\n"
+                       "params: {M: dim}\nflags: {flag: bool}\nscalars: {s: T}\n"
+                       "tensors:\n  A: {type: T, shape: [M, M]}\n"
+                       "  C: {type: f32, shape: [M, M], access: readwrite}\n"
+                       "schedule: {BM: [4]}\ngrid: {bx: \"cdiv(M, BM)\"}\nbody:\n"
+                       "  - fragment: {x: [T, BM, BM], m: [f32, BM]}\n"
+                       "  - for: {var: k, extent: M}\n    body:\n"
+                       "      - fill: {dst: m, value: \"" + fill + "\"}\n"
+                       "      - if: \"" + cond + "\"\n        then:\n"
+                       "          - parallel: {i: BM, j: BM}\n            body:\n"
+                       "              - \"let t = " + let + "\"\n"
+                       "              - \"x[i, j] = " + store + "\"\n"
+                       "              - \"C[i, j] += t\"\n";
+    accepted += run_one(spec, n);
+  }
+  // Enough random programs must type-check for the deep paths (casts, stores) to be reached.
+  EXPECT_GT(accepted, 100u);
 }
