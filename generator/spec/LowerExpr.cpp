@@ -32,6 +32,10 @@ const char* sym_kind_name(SymKind k) {
   return "?";
 }
 
+std::string count_of(size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one + std::string(" was") : many + std::string(" were"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scope
 
@@ -366,8 +370,9 @@ Expr Lowerer::store_value(Expr v, DType to, const SExpr& e, const std::string& d
     return nullptr;
   }
   if (v->type.is_float() && to.is_int()) {
-    diag_.error(e.loc, std::string("storing a ") + v->type.name() + " value into " + dst + " (" +
-                           to.name() + ") needs an explicit cast, e.g. " + to.name() + "(...)");
+    diag_.error(e.loc, std::string("storing a value of type ") + v->type.name() + " into " + dst +
+                           " (" + to.name() + ") needs an explicit cast, e.g. " + to.name() +
+                           "(...)");
     return nullptr;
   }
   return cast_to(to, v);
@@ -432,7 +437,7 @@ Expr Lowerer::load(const SExpr& e, Where where) {
   }
   if (e.args.size() != b.rank()) {
     diag_.error(e.loc, "'" + e.name + "' has rank " + std::to_string(b.rank()) + " but " +
-                           std::to_string(e.args.size()) + " indices were given");
+                           count_of(e.args.size(), "index", "indices") + " given");
     return nullptr;
   }
   std::vector<Expr> idx;

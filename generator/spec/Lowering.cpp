@@ -284,7 +284,8 @@ private:
     }
     if (e->args.size() != b.rank()) {
       diag_.error(e->loc, "'" + b.name + "' has rank " + std::to_string(b.rank()) + " but " +
-                              std::to_string(e->args.size()) + " start indices were given");
+                              count_of(e->args.size(), "start index", "start indices") +
+                              " given");
       return false;
     }
     for (const auto& a : e->args) {
@@ -405,8 +406,8 @@ private:
         return nullptr;
       }
       if (!x.buf->dtype.is_float()) {
-        diag_.error(x.e->op_loc, std::string("gemm operands must be float; '") + x.role +
-                                     "' ('" + x.buf->name + "') is " + x.buf->dtype.name());
+        diag_.error(x.e->op_loc, std::string("gemm operands must be float; operand ") + x.role +
+                                     " ('" + x.buf->name + "') is " + x.buf->dtype.name());
         return nullptr;
       }
     }
@@ -539,7 +540,7 @@ private:
     size_t n = t.kind == EKind::Index ? t.args.size() : 0;
     if (n != b->rank()) {
       diag_.error(t.loc, "'" + b->name + "' has rank " + std::to_string(b->rank()) + " but " +
-                             std::to_string(n) + " indices were given");
+                             count_of(n, "index", "indices") + " given");
       return nullptr;
     }
     std::vector<Expr> idx;

@@ -260,8 +260,8 @@ body:
 )Y",
                       &err);
   EXPECT_FALSE(ks);
-  EXPECT_NE(err.find("t.yaml:11:17: error: storing a f32 value into 'Y' (i32) needs an explicit "
-                     "cast, e.g. i32(...)"),
+  EXPECT_NE(err.find("t.yaml:11:17: error: storing a value of type f32 into 'Y' (i32) needs an "
+                     "explicit cast, e.g. i32(...)"),
             std::string::npos)
       << err;
   EXPECT_NE(err.find("t.yaml:3:9: note: in the instantiation with T = i32"), std::string::npos)
