@@ -32,6 +32,12 @@ std::vector<Param> all_params() {
   return out;
 }
 
+// Readable parameter values in test listings (instead of gtest's byte dump).
+void PrintTo(const Param& p, std::ostream* os) {
+  const LibApi& lib = all_libs()[p.lib];
+  *os << lib.name << " " << dt_name(p.dt);
+}
+
 std::string param_name(const testing::TestParamInfo<Param>& info) {
   const LibApi& lib = all_libs()[info.param.lib];
   std::string target = lib.forced_target.empty() ? "all" : lib.forced_target;
