@@ -45,8 +45,12 @@ public:
   std::vector<std::string> visible_names() const;
 
 private:
-  std::vector<std::vector<Symbol>> frames_;
-  std::vector<Symbol> retired_;
+  // Names are unique while visible (no shadowing), so one map holds every visible symbol;
+  // frames_ remembers which names each frame declared. std::map: stable pointers and a
+  // deterministic (sorted) order for suggestions.
+  std::map<std::string, Symbol> visible_;
+  std::vector<std::vector<std::string>> frames_;
+  std::map<std::string, Symbol> retired_; // the most recent out-of-scope symbol per name
 };
 
 // Where an expression appears decides which names it may use.

@@ -40,24 +40,22 @@ std::string count_of(size_t n, const char* one, const char* many) {
 // Scope
 
 void Scope::pop() {
-  for (auto& s : frames_.back())
-    retired_.push_back(std::move(s));
+  for (const auto& name : frames_.back()) {
+    auto it = visible_.find(name);
+    retired_.insert_or_assign(name, std::move(it->second));
+    visible_.erase(it);
+  }
   frames_.pop_back();
 }
 
 const Symbol* Scope::lookup(const std::string& name) const {
-  for (auto f = frames_.rbegin(); f != frames_.rend(); ++f)
-    for (const auto& s : *f)
-      if (s.name == name)
-        return &s;
-  return nullptr;
+  auto it = visible_.find(name);
+  return it == visible_.end() ? nullptr : &it->second;
 }
 
 const Symbol* Scope::retired(const std::string& name) const {
-  for (auto s = retired_.rbegin(); s != retired_.rend(); ++s)
-    if (s->name == name)
-      return &*s;
-  return nullptr;
+  auto it = retired_.find(name);
+  return it == retired_.end() ? nullptr : &it->second;
 }
 
 bool Scope::declare(Symbol s, DiagEngine& diag) {
@@ -67,16 +65,17 @@ bool Scope::declare(Symbol s, DiagEngine& diag) {
     diag.note(prev->loc, "previous declaration of '" + s.name + "' is here");
     return false;
   }
-  frames_.back().push_back(std::move(s));
+  frames_.back().push_back(s.name);
+  std::string name = s.name;
+  visible_.emplace(std::move(name), std::move(s));
   return true;
 }
 
 std::vector<std::string> Scope::visible_names() const {
   std::vector<std::string> out;
-  for (const auto& f : frames_)
-    for (const auto& s : f)
-      out.push_back(s.name);
-  std::sort(out.begin(), out.end());
+  out.reserve(visible_.size());
+  for (const auto& [name, sym] : visible_)
+    out.push_back(name);
   return out;
 }
 
@@ -277,8 +276,11 @@ void Lowerer::unknown_name(const SExpr& e, const std::string& what) {
     diag_.note(old->loc, "'" + e.name + "' is declared here");
     return;
   }
-  std::vector<std::string> names = scope.visible_names();
-  diag_.error(e.op_loc, "unknown " + what + " '" + e.name + "'" + did_you_mean(e.name, names));
+  // Past the error limit nothing is printed: skip the (quadratic in the worst case) search.
+  std::string hint;
+  if (diag_.error_count() < 20)
+    hint = did_you_mean(e.name, scope.visible_names());
+  diag_.error(e.op_loc, "unknown " + what + " '" + e.name + "'" + hint);
 }
 
 bool Lowerer::allowed(const Symbol& s, Where where, const SExpr& e) {

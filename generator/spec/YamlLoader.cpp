@@ -184,8 +184,10 @@ public:
     size_t quote = n->style == ScalarStyle::SingleQuoted || n->style == ScalarStyle::DoubleQuoted;
     if (n->style != ScalarStyle::Literal && n->style != ScalarStyle::Folded &&
         value.find('\n') == std::string::npos &&
-        file_.text().compare(n->pos + quote, value.size(), value) == 0)
+        file_.text().compare(n->pos + quote, value.size(), value) == 0) {
+      n->verbatim = true;
       n->loc.length = static_cast<int>(std::max<size_t>(1, value.size() + 2 * quote));
+    }
     add(std::move(n));
   }
   void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,

@@ -30,6 +30,7 @@ struct YNode {
   // Scalar
   std::string value;
   ScalarStyle style = ScalarStyle::Plain;
+  bool verbatim = false; // value is spelled byte for byte in the file at its content start
 
   // Seq
   std::vector<std::unique_ptr<YNode>> items;
@@ -52,6 +53,13 @@ struct YNode {
   // after the node's start, which lands on the right character in all but contrived cases; if
   // the match fails the scalar's start is returned.
   SourceLoc value_loc(size_t offset, size_t length) const;
+
+private:
+  size_t content_start() const;
+  // File offset of each value byte (built on first use for non-verbatim scalars, so that
+  // locating every token of a long expression stays linear); empty if matching failed.
+  mutable std::vector<size_t> offsets_;
+  mutable bool offsets_built_ = false;
 };
 
 // One loaded spec file: its text, line table and root node.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -279,4 +280,23 @@ TEST(Lowering, EveryShippedKernelLowers) {
     auto ks = spec::load_kernels(path, diag);
     EXPECT_TRUE(ks) << name << "\n" << out.str();
   }
+}
+
+TEST(Frontend, FileErrors) {
+  std::ostringstream out;
+  DiagEngine diag(out);
+  EXPECT_FALSE(spec::load_kernels("/nonexistent/dir/x.yaml", diag));
+  EXPECT_EQ(out.str(), "/nonexistent/dir/x.yaml: error: cannot open spec file\n");
+
+  std::string big = ::testing::TempDir() + "/tilegen_big_spec.yaml";
+  {
+    std::ofstream f(big, std::ios::binary);
+    f << std::string((1 << 20) + 5, '#');
+  }
+  std::ostringstream out2;
+  DiagEngine diag2(out2);
+  EXPECT_FALSE(spec::load_kernels(big, diag2));
+  EXPECT_EQ(out2.str(), big + ": error: spec file is too large (1048581 bytes; the limit is "
+                              "1048576)\n");
+  std::remove(big.c_str());
 }
