@@ -44,6 +44,18 @@ constexpr size_t kMaxConfigurations = 1u << 20;
 
 } // namespace
 
+const std::vector<int64_t>* target_override(const TileConst& tc, const Target& target) {
+  auto it = tc.per_target.find(target.name);
+  if (it != tc.per_target.end())
+    return &it->second;
+  for (const auto& fb : target.fallbacks) { // nearest first: c_avx512 -> c_avx2 -> c
+    it = tc.per_target.find(fb);
+    if (it != tc.per_target.end())
+      return &it->second;
+  }
+  return nullptr;
+}
+
 VarMap instance_var_map(const Kernel& k, const std::map<std::string, int64_t>& values) {
   VarMap m;
   for (const auto& f : k.flags) {
@@ -78,8 +90,8 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
   std::vector<std::vector<int64_t>> cands;
   size_t total = 1;
   for (const auto& tc : tcs) {
-    auto it = tc.per_target.find(target.name);
-    const auto& c = it != tc.per_target.end() ? it->second : tc.candidates;
+    const std::vector<int64_t>* over = target_override(tc, target);
+    const auto& c = over ? *over : tc.candidates;
     if (c.empty()) {
       diag.error(tc.loc, "tile constant '" + tc.var->name + "' has no candidate values for target '" +
                              target.name + "'");
@@ -186,7 +198,7 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
              std::to_string(budget) + " B";
     diag.error(sched_loc, msg);
     for (size_t i = 0; i < tcs.size(); ++i) {
-      bool per = tcs[i].per_target.count(target.name) != 0;
+      bool per = target_override(tcs[i], target) != nullptr;
       diag.note(tcs[i].loc, tcs[i].var->name + " candidates for target '" + target.name + "': " +
                                 list_str(cands[i]) + (per ? " (from schedule.targets)" : ""));
     }

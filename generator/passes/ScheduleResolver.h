@@ -2,7 +2,8 @@
 //
 // The rule (docs/spec.md "Schedule resolution", docs/c-backend.md):
 //  1. candidates of a tile constant = its per-target list (schedule.targets.<target>) if the
-//     spec gives one, else its declared list (ranges already expanded by the front end);
+//     spec gives one, else that of the nearest target along target.fallbacks that has one
+//     (c_avx512 -> c_avx2 -> c), else its declared list (ranges already expanded);
 //  2. configurations = the Cartesian product in declaration order (the first declared
 //     constant varies slowest);
 //  3. keep a configuration iff every `require` predicate holds (flags and value params bound
@@ -46,6 +47,10 @@ struct ScheduleChoice {
 std::optional<ScheduleChoice> resolve_schedule(const ir::Kernel& k,
                                                const std::map<std::string, int64_t>& instance_values,
                                                const Target& target, DiagEngine& diag);
+
+// The schedule.targets candidates of `tc` that apply to `target`: its own entry, else the
+// nearest fallback's (c_avx512 -> c_avx2 -> c), else nullptr (use the declared candidates).
+const std::vector<int64_t>* target_override(const ir::TileConst& tc, const Target& target);
 
 // Bindings of the kernel's flags and value params as constants (VarRef -> BoolImm/IntImm).
 ir::VarMap instance_var_map(const ir::Kernel& k, const std::map<std::string, int64_t>& values);

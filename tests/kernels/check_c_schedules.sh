@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The shipped kernels' `schedule.targets.c` overrides apply to every C target (a target without
+# its own entry uses the nearest fallback's: c_avx512 -> c_avx2 -> c), and the resolution rule
+# picks the documented tiles (docs/kernels.md "Tiles on the C targets").
+#   check_c_schedules.sh <tilegen> <source root>
+set -u
+tilegen=$1
+src=$2
+fail=0
+expect() { # <target> <spec> <instance> <expected bindings line>
+  local got
+  got=$("$tilegen" dump --stage=instantiated --target="$1" --instance="$3" "$src/kernels/$2.yaml" 2>&1 |
+        grep -m1 '^bindings') || true
+  if [ "$got" != "bindings $4" ]; then
+    echo "FAIL: $2 $3 on $1: expected 'bindings $4', got '$got'"
+    fail=1
+  else
+    echo "ok: $2 $3 on $1: $4"
+  fi
+}
+for t in c c_avx2; do
+  expect $t gemm f32 "BK=256 BM=64 BN=128 stages=2 threads=128"
+  expect $t softmax f32 "BM=4 BN=2048 threads=128"
+  expect $t rmsnorm f32 "BM=8 BN=1024 threads=128"
+  expect $t flash_attention_fwd f32_causal0_D64 "BM=128 BN=64 D=64 causal=0 stages=1 threads=256"
+  expect $t flash_attention_fwd f32_causal1_D128 "BM=128 BN=32 D=128 causal=1 stages=1 threads=256"
+done
+expect c_avx512 gemm f32 "BK=256 BM=128 BN=256 stages=2 threads=128"
+expect c_avx512 gemm_bias_gelu bf16 "BK=256 BM=128 BN=256 stages=2 threads=128"
+expect c_avx512 softmax f32 "BM=4 BN=2048 threads=128"
+expect c_avx512 flash_attention_fwd f32_causal0_D128 "BM=128 BN=128 D=128 causal=0 stages=1 threads=256"
+exit $fail
