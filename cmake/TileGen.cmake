@@ -17,7 +17,9 @@
 include_guard(GLOBAL)
 include(GNUInstallDirs)
 
-set(_TILEGEN_CMAKE_DIR "${CMAKE_CURRENT_LIST_DIR}")
+# A global property, not a variable: add_tile_kernels() may be called from a parent directory
+# of the one that included this file (add_subdirectory(tilegen) from a user's project).
+set_property(GLOBAL PROPERTY TILEGEN_CMAKE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
 # The tilegen that runs at build time: a target name (TileGen::tilegen, imported from the
 # package, or the in-tree `tilegen`), and an executable CMake can run now, at configure time.
@@ -55,7 +57,8 @@ function(_tilegen_build_host_tool out_exe)
   set(exe "${host_dir}/generator/tools/tilegen")
   get_property(done GLOBAL PROPERTY _TILEGEN_HOST_BUILT)
   if(NOT done)
-    get_filename_component(src "${_TILEGEN_CMAKE_DIR}/.." ABSOLUTE)
+    get_property(cmake_dir GLOBAL PROPERTY TILEGEN_CMAKE_DIR)
+    get_filename_component(src "${cmake_dir}/.." ABSOLUTE)
     message(STATUS "tilegen: building a host tilegen for configure-time output lists")
     set(gen_args -G "${CMAKE_GENERATOR}")
     if(CMAKE_MAKE_PROGRAM)

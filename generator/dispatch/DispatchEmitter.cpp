@@ -411,8 +411,11 @@ std::string emit_header(const Library& lib) {
     targets.push_back(t->name);
   os << generated_marker(lib.name) << "\n";
   os << "/* " << header_file_name(lib.name) << ": C API of the tile-kernel library '" << lib.name
-     << "'.\n"
-     << " * Specs: " << join(specs, ", ") << ". Targets: " << join(targets, ", ") << ".\n"
+     << "'.\n";
+  os << " * Targets: " << join(targets, ", ") << ". Specs:\n";
+  for (const auto& s : specs)
+    os << " *   " << s << "\n";
+  os
      << " * Each function validates its arguments, picks the best variant this machine can run\n"
      << " * and runs it. Tensors are row-major and contiguous; tg_f16/tg_bf16 are uint16_t bit\n"
      << " * patterns (tilegen/runtime.h). Thread-safe; nothing calls exit() or abort(). */\n";
