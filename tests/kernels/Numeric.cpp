@@ -205,7 +205,7 @@ ErrorStats compare(const std::vector<double>& got, const std::vector<double>& re
 
 double tolerance(Dt dt, int64_t reduction_len) {
   double n = static_cast<double>(std::max<int64_t>(reduction_len, 1));
-  return 3 * unit_roundoff(dt) + 16 * std::ldexp(1.0, -24) * std::sqrt(n);
+  return 3 * unit_roundoff(dt) + 4 * std::ldexp(1.0, -24) * std::sqrt(n);
 }
 
 } // namespace tgtest
