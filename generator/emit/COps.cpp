@@ -3,6 +3,7 @@
 // independent, so gcc/clang vectorize them for the target's -m flags.
 #include "emit/CEmitter.h"
 
+#include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "support/InternalError.h"
 
@@ -124,7 +125,9 @@ void CEmitter::emit_copy(const Copy* n) {
   ++indent_;
   line(std::string("/* ragged edge: ") + (src_g ? "out-of-bounds reads give the pad value" : "") +
        (src_g && dst_g ? ", " : "") + (dst_g ? "out-of-bounds writes are dropped" : "") + " */");
-  open_loops(vars, src.extents, true);
+  // No `omp simd` here: it would let the compiler if-convert the guarded loads into
+  // unconditional ones, which fault past the end of a tensor.
+  open_loops(vars, src.extents, false);
   body(true);
   close_loops(r);
   close();
@@ -219,12 +222,27 @@ void CEmitter::emit_reduce(const Reduce* n) {
   close();
 }
 
+namespace {
+bool touches_global(const Stmt& body) {
+  class Finder : public IRVisitor {
+  public:
+    bool found = false;
+
+  protected:
+    void visit_buffer_use(const BufferPtr& b) override { found |= b->scope == MemScope::Global; }
+  } f;
+  f.visit(body);
+  return f.found;
+}
+} // namespace
+
 void CEmitter::emit_parallel(const Parallel* n) {
   std::vector<std::string> vars;
   for (const auto& v : n->vars)
     vars.push_back(name(v->name));
-  // Points are independent (docs/ir.md, Parallel): the innermost loop is a simd loop.
-  open_loops(vars, n->extents, true);
+  // Points are independent (docs/ir.md, Parallel): the innermost loop is a simd loop, unless
+  // it touches global memory, whose bounds checks must stay real branches (see emit_copy).
+  open_loops(vars, n->extents, !touches_global(n->body));
   const bool saved = guard_loads_;
   guard_loads_ = true;
   stmt(n->body);
