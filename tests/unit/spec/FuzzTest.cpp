@@ -10,6 +10,7 @@
 #include <functional>
 #include <random>
 #include <sstream>
+#include <string_view>
 
 using namespace tilegen;
 
@@ -51,6 +52,8 @@ const char* const kTokens[] = {
     std::string("\0", 1).c_str(), "body:", "  - ", "fill: {dst: x, value: 0}", "0", "-1",
 };
 
+char pick(std::string_view chars, std::mt19937_64& rng) { return chars[rng() % chars.size()]; }
+
 std::string mutate(const std::string& base, std::mt19937_64& rng) {
   std::string s = base;
   int edits = 1 + static_cast<int>(rng() % 8);
@@ -67,7 +70,7 @@ std::string mutate(const std::string& base, std::mt19937_64& rng) {
         std::swap(s[a + 1], s[b - 1]);
       break;
     }
-    case 5: s[pos] = " -:[]{}\"'#,0123456789abcxyz"[rng() % 30]; break; // plausible char
+    case 5: s[pos] = pick(" -:[]{}\"'#,0123456789abcxyz", rng); break; // plausible char
     }
   }
   return s;
@@ -83,7 +86,7 @@ TEST(Fuzz, RandomBytes) {
     std::string s(n, '\0');
     bool printable = i % 2 == 0; // half: bytes YAML might accept
     for (auto& c : s)
-      c = printable ? " \n-:[]{}\"'#,.abcABC0123456789&*!|>?"[rng() % 35]
+      c = printable ? pick(" \n-:[]{}\"'#,.abcABC0123456789&*!|>?", rng)
                     : static_cast<char>(rng() % 256);
     run_one(s, i);
   }
