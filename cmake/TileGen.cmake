@@ -51,7 +51,8 @@ endfunction()
 # In a source tree the `tilegen` target is not built yet when CMake configures, but the file
 # list must be known now. So build a host copy of tilegen once per configure run, in
 # ${CMAKE_BINARY_DIR}/_tilegen_host (incremental: later configures only rebuild what changed).
-# The build-time generation still uses the real `tilegen` target.
+# The build-time generation still uses the real `tilegen` target. The copy is built without
+# optimization (build type None): listing outputs is cheap, compiling with -O2 is not.
 function(_tilegen_build_host_tool out_exe)
   set(host_dir "${CMAKE_BINARY_DIR}/_tilegen_host")
   set(exe "${host_dir}/generator/tools/tilegen")
@@ -66,7 +67,7 @@ function(_tilegen_build_host_tool out_exe)
     endif()
     execute_process(
       COMMAND "${CMAKE_COMMAND}" -S "${src}" -B "${host_dir}" ${gen_args}
-              -DCMAKE_BUILD_TYPE=Release -DTILEGEN_BUILD_TESTS=OFF -DTILEGEN_BUILD_BENCH=OFF
+              -DCMAKE_BUILD_TYPE=None -DTILEGEN_BUILD_TESTS=OFF -DTILEGEN_BUILD_BENCH=OFF
               -DTILEGEN_HOST_BUILD=ON
               "-DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}" "-DCMAKE_C_COMPILER=${CMAKE_C_COMPILER}"
       RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)

@@ -183,6 +183,20 @@ std::optional<std::vector<LoadedSpec>> Driver::load(const std::vector<std::strin
   return loaded;
 }
 
+// An instantiation error (an unsatisfiable schedule, say) usually repeats for every type binding
+// and instance of the kernel on that target; report it once per (kernel, target).
+std::optional<ir::Kernel> Driver::instantiate_once(const ir::Kernel& k,
+                                                   const passes::Instance& inst, const Target& t,
+                                                   FailedPairs& failed) {
+  auto key = std::make_pair(k.name, t.name);
+  if (failed.count(key))
+    return std::nullopt;
+  auto ik = passes::instantiate(k, inst, t, diag_);
+  if (!ik)
+    failed.insert(key);
+  return ik;
+}
+
 // ---- commands --------------------------------------------------------------------------------
 
 std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
@@ -196,12 +210,13 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
   dispatch::Library lib{o.lib, targets, {}};
   std::vector<OutputFile> files;
   std::string marker = dispatch::generated_marker(o.lib);
+  FailedPairs failed;
   for (const auto& s : *loaded)
     for (const auto& lk : s.kernels) {
       lib.kernels.push_back({&lk.kernel, lk.instances, s.path});
       for (const auto& inst : lk.instances)
         for (const Target* t : targets) {
-          auto ik = passes::instantiate(lk.kernel, inst, *t, diag_);
+          auto ik = instantiate_once(lk.kernel, inst, *t, failed);
           if (!ik)
             continue; // reported; go on to find the other errors
           emit::VariantInfo info{dispatch::variant_function_name(o.lib, lk.kernel, inst, *t),
@@ -266,11 +281,12 @@ int Driver::check(const Options& o) {
   auto loaded = load(o.specs, o.lib);
   if (!loaded)
     return 1;
+  FailedPairs failed;
   for (const auto& s : *loaded)
     for (const auto& lk : s.kernels)
       for (const auto& inst : lk.instances)
         for (const Target* t : targets)
-          passes::instantiate(lk.kernel, inst, *t, diag_);
+          instantiate_once(lk.kernel, inst, *t, failed);
   return diag_.has_errors() ? 1 : 0;
 }
 

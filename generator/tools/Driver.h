@@ -14,6 +14,7 @@
 
 #include <iosfwd>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,10 @@ private:
   // that would clash in generated C). nullopt after user errors.
   std::optional<std::vector<LoadedSpec>> load(const std::vector<std::string>& specs,
                                               const std::string& lib);
+
+  using FailedPairs = std::set<std::pair<std::string, std::string>>; // (kernel, target)
+  std::optional<ir::Kernel> instantiate_once(const ir::Kernel& k, const passes::Instance& inst,
+                                             const Target& t, FailedPairs& failed);
 
   std::ostream& out_;
   std::ostream& err_;
