@@ -28,26 +28,26 @@ using SExprPtr = std::shared_ptr<const SExpr>;
 
 struct SExpr {
   EKind kind = EKind::Int;
-  SourceLoc loc;     // the whole expression (start and width when on one line)
-  SourceLoc op_loc;  // the operator / name / literal token
+  SourceLoc loc;    // the whole expression (start and width when on one line)
+  SourceLoc op_loc; // the operator / name / literal token
   int64_t ival = 0;
   double fval = 0;
   bool bval = false;
-  std::string name;  // Name, Index, Call
-  std::string op;    // Unary, Binary
-  std::string text;  // the source text of the whole expression, for messages
+  std::string name; // Name, Index, Call
+  std::string op;   // Unary, Binary
+  std::string text; // the source text of the whole expression, for messages
   std::vector<SExprPtr> args;
-  int depth = 1;     // height of the tree (bounded by the parser)
+  int depth = 1; // height of the tree (bounded by the parser)
 };
 
 // A parallel-body statement: `x[i, j] = e`, `x[i] += e`, `let t = e`.
 struct SStmt {
   enum class Kind { Assign, AddAssign, Let };
   Kind kind = Kind::Assign;
-  SourceLoc loc;      // the whole statement
-  SExprPtr target;    // Name or Index (Assign/AddAssign)
+  SourceLoc loc;   // the whole statement
+  SExprPtr target; // Name or Index (Assign/AddAssign)
   std::string let_name;
-  SourceLoc let_loc;  // the let's name
+  SourceLoc let_loc; // the let's name
   SExprPtr value;
 };
 

@@ -19,14 +19,20 @@ struct Token {
   size_t begin, end; // byte offsets in the expression string
 };
 
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_alnum(char c) { return is_alpha(c) || is_digit(c); }
+bool is_alpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_alnum(char c) {
+  return is_alpha(c) || is_digit(c);
+}
 
 // Two-character operators first, so that "<=" is not lexed as "<" "=".
-constexpr const char* kPuncts[] = {"||", "&&", "==", "!=", "<=", ">=", "+=", "(", ")", "[",
-                                   "]",  ",",  "?",  ":",  "<",  ">",  "+",  "-", "*", "/",
-                                   "%",  "!",  "="};
+constexpr const char* kPuncts[] = {"||", "&&", "==", "!=", "<=", ">=", "+=", "(",
+                                   ")",  "[",  "]",  ",",  "?",  ":",  "<",  ">",
+                                   "+",  "-",  "*",  "/",  "%",  "!",  "="};
 
 class Parser {
 public:
@@ -35,14 +41,15 @@ public:
 
   bool lex() {
     if (text_.size() > kMaxExprLength) {
-      error(0, 1, "expression is too long (" + std::to_string(text_.size()) +
-                      " characters; the limit is " + std::to_string(kMaxExprLength) + ")");
+      error(0, 1,
+            "expression is too long (" + std::to_string(text_.size()) +
+                " characters; the limit is " + std::to_string(kMaxExprLength) + ")");
       return false;
     }
     size_t i = 0;
     while (true) {
-      while (i < text_.size() && (text_[i] == ' ' || text_[i] == '\t' || text_[i] == '\n' ||
-                                  text_[i] == '\r'))
+      while (i < text_.size() &&
+             (text_[i] == ' ' || text_[i] == '\t' || text_[i] == '\n' || text_[i] == '\r'))
         ++i;
       if (i >= text_.size())
         break;
@@ -79,8 +86,8 @@ public:
           error(b, i - b, "invalid number '" + std::string(text_.substr(b, i - b)) + "'");
           return false;
         }
-        toks_.push_back({is_float ? Tok::Float : Tok::Int, std::string(text_.substr(b, i - b)),
-                         b, i});
+        toks_.push_back(
+            {is_float ? Tok::Float : Tok::Int, std::string(text_.substr(b, i - b)), b, i});
       } else {
         const char* match = nullptr;
         for (const char* p : kPuncts) {
@@ -186,9 +193,7 @@ private:
       ++pos_;
     return t;
   }
-  bool is_punct(const char* p) const {
-    return peek().kind == Tok::Punct && peek().text == p;
-  }
+  bool is_punct(const char* p) const { return peek().kind == Tok::Punct && peek().text == p; }
 
   std::string describe(const Token& t) const {
     if (t.kind == Tok::End)
@@ -206,8 +211,8 @@ private:
       next();
       return true;
     }
-    error_at(peek(), std::string("expected '") + p + "' " + context + ", found " +
-                         describe(peek()));
+    error_at(peek(),
+             std::string("expected '") + p + "' " + context + ", found " + describe(peek()));
     return false;
   }
 
@@ -227,8 +232,9 @@ private:
       n->depth = std::max(n->depth, a->depth + 1);
     if (n->depth > kMaxExprDepth) {
       if (!depth_reported_)
-        error(begin, 1, "expression is nested too deeply (more than " +
-                            std::to_string(kMaxExprDepth) + " levels)");
+        error(begin, 1,
+              "expression is nested too deeply (more than " + std::to_string(kMaxExprDepth) +
+                  " levels)");
       depth_reported_ = true;
       return nullptr;
     }
@@ -277,12 +283,18 @@ private:
     if (t.kind != Tok::Punct)
       return 0;
     const std::string& s = t.text;
-    if (s == "||") return 1;
-    if (s == "&&") return 2;
-    if (s == "==" || s == "!=") return 3;
-    if (s == "<" || s == "<=" || s == ">" || s == ">=") return 4;
-    if (s == "+" || s == "-") return 5;
-    if (s == "*" || s == "/" || s == "%") return 6;
+    if (s == "||")
+      return 1;
+    if (s == "&&")
+      return 2;
+    if (s == "==" || s == "!=")
+      return 3;
+    if (s == "<" || s == "<=" || s == ">" || s == ">=")
+      return 4;
+    if (s == "+" || s == "-")
+      return 5;
+    if (s == "*" || s == "/" || s == "%")
+      return 6;
     return 0;
   }
 
@@ -342,8 +354,7 @@ private:
         end = next().end;
         return true;
       }
-      error_at(peek(), std::string("expected ',' or '") + close + "', found " +
-                           describe(peek()));
+      error_at(peek(), std::string("expected ',' or '") + close + "', found " + describe(peek()));
       diag_.note(map_(open.begin, 1), std::string("to match this '") + open.text + "'");
       return false;
     }
@@ -357,8 +368,8 @@ private:
       errno = 0;
       char* endp = nullptr;
       unsigned long long v = std::strtoull(t.text.c_str(), &endp, 10);
-      if (errno == ERANGE || v > static_cast<unsigned long long>(
-                                     std::numeric_limits<int64_t>::max())) {
+      if (errno == ERANGE ||
+          v > static_cast<unsigned long long>(std::numeric_limits<int64_t>::max())) {
         error_at(t, "integer literal '" + t.text + "' is too large (the limit is 2^63-1)");
         return nullptr;
       }
@@ -424,7 +435,8 @@ private:
         return e;
       }
       break;
-    default: break;
+    default:
+      break;
     }
     error_at(t, "expected an expression, found " + describe(t));
     return nullptr;
@@ -467,9 +479,9 @@ bool is_identifier(std::string_view s) {
 
 bool is_reserved_name(std::string_view s) {
   static constexpr const char* kReserved[] = {
-      "min",  "max",  "abs",   "exp",  "exp2", "log", "log2", "sqrt", "rsqrt", "tanh",
-      "erf",  "floor", "ceil", "cdiv", "f32",  "f16", "bf16", "f64",  "i32",   "i64",
-      "i8",   "bool", "true",  "false", "inf", "nan", "let"};
+      "min",  "max", "abs",   "exp",  "exp2", "log",   "log2", "sqrt", "rsqrt",
+      "tanh", "erf", "floor", "ceil", "cdiv", "f32",   "f16",  "bf16", "f64",
+      "i32",  "i64", "i8",    "bool", "true", "false", "inf",  "nan",  "let"};
   for (const char* r : kReserved)
     if (s == r)
       return true;

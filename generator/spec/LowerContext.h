@@ -13,8 +13,20 @@
 
 namespace tilegen::spec {
 
-enum class SymKind { TypeParam, Dim, ValueParam, Flag, Scalar, Tensor, TileConst, BlockIndex,
-                     Buffer, LoopVar, ParallelVar, Let };
+enum class SymKind {
+  TypeParam,
+  Dim,
+  ValueParam,
+  Flag,
+  Scalar,
+  Tensor,
+  TileConst,
+  BlockIndex,
+  Buffer,
+  LoopVar,
+  ParallelVar,
+  Let
+};
 const char* sym_kind_name(SymKind k); // "type parameter", "runtime dim", ...
 // "1 index was", "2 indices were": counts in messages.
 std::string count_of(size_t n, const char* one, const char* many);

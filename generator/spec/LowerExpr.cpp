@@ -14,71 +14,6 @@ namespace tilegen::spec {
 using ir::DType;
 using ir::Expr;
 
-const char* sym_kind_name(SymKind k) {
-  switch (k) {
-  case SymKind::TypeParam: return "type parameter";
-  case SymKind::Dim: return "runtime dim";
-  case SymKind::ValueParam: return "value param";
-  case SymKind::Flag: return "flag";
-  case SymKind::Scalar: return "scalar";
-  case SymKind::Tensor: return "tensor";
-  case SymKind::TileConst: return "tile constant";
-  case SymKind::BlockIndex: return "block index";
-  case SymKind::Buffer: return "buffer";
-  case SymKind::LoopVar: return "loop variable";
-  case SymKind::ParallelVar: return "parallel index";
-  case SymKind::Let: return "let temporary";
-  }
-  return "?";
-}
-
-std::string count_of(size_t n, const char* one, const char* many) {
-  return std::to_string(n) + " " + (n == 1 ? one + std::string(" was") : many + std::string(" were"));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Scope
-
-void Scope::pop() {
-  for (const auto& name : frames_.back()) {
-    auto it = visible_.find(name);
-    retired_.insert_or_assign(name, std::move(it->second));
-    visible_.erase(it);
-  }
-  frames_.pop_back();
-}
-
-const Symbol* Scope::lookup(const std::string& name) const {
-  auto it = visible_.find(name);
-  return it == visible_.end() ? nullptr : &it->second;
-}
-
-const Symbol* Scope::retired(const std::string& name) const {
-  auto it = retired_.find(name);
-  return it == retired_.end() ? nullptr : &it->second;
-}
-
-bool Scope::declare(Symbol s, DiagEngine& diag) {
-  if (const Symbol* prev = lookup(s.name)) {
-    diag.error(s.loc, "duplicate declaration of '" + s.name + "' (already declared as a " +
-                          sym_kind_name(prev->kind) + ")");
-    diag.note(prev->loc, "previous declaration of '" + s.name + "' is here");
-    return false;
-  }
-  frames_.back().push_back(s.name);
-  std::string name = s.name;
-  visible_.emplace(std::move(name), std::move(s));
-  return true;
-}
-
-std::vector<std::string> Scope::visible_names() const {
-  std::vector<std::string> out;
-  out.reserve(visible_.size());
-  for (const auto& [name, sym] : visible_)
-    out.push_back(name);
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
@@ -173,10 +108,10 @@ struct BinInfo {
   ir::BinaryOp op;
 };
 constexpr BinInfo kBinOps[] = {
-    {"+", ir::BinaryOp::Add},  {"-", ir::BinaryOp::Sub},  {"*", ir::BinaryOp::Mul},
-    {"/", ir::BinaryOp::Div},  {"%", ir::BinaryOp::Mod},  {"==", ir::BinaryOp::Eq},
-    {"!=", ir::BinaryOp::Ne},  {"<", ir::BinaryOp::Lt},   {"<=", ir::BinaryOp::Le},
-    {">", ir::BinaryOp::Gt},   {">=", ir::BinaryOp::Ge},  {"&&", ir::BinaryOp::And},
+    {"+", ir::BinaryOp::Add}, {"-", ir::BinaryOp::Sub}, {"*", ir::BinaryOp::Mul},
+    {"/", ir::BinaryOp::Div}, {"%", ir::BinaryOp::Mod}, {"==", ir::BinaryOp::Eq},
+    {"!=", ir::BinaryOp::Ne}, {"<", ir::BinaryOp::Lt},  {"<=", ir::BinaryOp::Le},
+    {">", ir::BinaryOp::Gt},  {">=", ir::BinaryOp::Ge}, {"&&", ir::BinaryOp::And},
     {"||", ir::BinaryOp::Or},
 };
 
@@ -231,8 +166,7 @@ std::string Lowerer::show(const Expr& e) {
     return v->var->name;
   if (auto b = e->as<ir::Binary>()) {
     std::string op = ir::binary_op_name(b->op);
-    if (b->op == ir::BinaryOp::Min || b->op == ir::BinaryOp::Max ||
-        b->op == ir::BinaryOp::CeilDiv)
+    if (b->op == ir::BinaryOp::Min || b->op == ir::BinaryOp::Max || b->op == ir::BinaryOp::CeilDiv)
       return op + "(" + show(b->a) + ", " + show(b->b) + ")";
     return "(" + show(b->a) + " " + op + " " + show(b->b) + ")";
   }
@@ -341,15 +275,24 @@ bool Lowerer::allowed(const Symbol& s, Where where, const SExpr& e) {
 
 Expr Lowerer::expr(const SExpr& e, Where where) {
   switch (e.kind) {
-  case EKind::Int: return ir::make_i64(e.ival, e.loc);
-  case EKind::Float: return ir::make_f32(e.fval, e.loc);
-  case EKind::Bool: return ir::BoolImm::make(e.bval, e.loc);
-  case EKind::Name: return name(e, where);
-  case EKind::Index: return load(e, where);
-  case EKind::Unary: return unary(e, where);
-  case EKind::Binary: return binary(e, where);
-  case EKind::Ternary: return ternary(e, where);
-  case EKind::Call: return call(e, where);
+  case EKind::Int:
+    return ir::make_i64(e.ival, e.loc);
+  case EKind::Float:
+    return ir::make_f32(e.fval, e.loc);
+  case EKind::Bool:
+    return ir::BoolImm::make(e.bval, e.loc);
+  case EKind::Name:
+    return name(e, where);
+  case EKind::Index:
+    return load(e, where);
+  case EKind::Unary:
+    return unary(e, where);
+  case EKind::Binary:
+    return binary(e, where);
+  case EKind::Ternary:
+    return ternary(e, where);
+  case EKind::Call:
+    return call(e, where);
   }
   return nullptr;
 }
@@ -493,8 +436,8 @@ Expr Lowerer::binary(const SExpr& e, Where where) {
   bool equality = info->op == ir::BinaryOp::Eq || info->op == ir::BinaryOp::Ne;
   if (logical) {
     if (!a->type.is_bool() || !b->type.is_bool()) {
-      diag_.error(e.op_loc, "operator '" + e.op + "' needs bool operands, found " +
-                                a->type.name() + " and " + b->type.name());
+      diag_.error(e.op_loc, "operator '" + e.op + "' needs bool operands, found " + a->type.name() +
+                                " and " + b->type.name());
       return nullptr;
     }
   } else if (equality && (a->type.is_bool() || b->type.is_bool())) {
@@ -541,8 +484,8 @@ Expr Lowerer::ternary(const SExpr& e, Where where) {
   if (!c || !t || !f)
     return nullptr;
   if (!c->type.is_bool()) {
-    diag_.error(e.args[0]->loc, std::string("the condition of '?:' must be bool, found ") +
-                                    c->type.name());
+    diag_.error(e.args[0]->loc,
+                std::string("the condition of '?:' must be bool, found ") + c->type.name());
     return nullptr;
   }
   if (t->type.is_bool() != f->type.is_bool()) {
@@ -560,8 +503,7 @@ Expr Lowerer::ternary(const SExpr& e, Where where) {
 
 Expr Lowerer::call(const SExpr& e, Where where) {
   if (const Symbol* s = scope.lookup(e.name)) {
-    diag_.error(e.op_loc, "'" + e.name + "' is a " + sym_kind_name(s->kind) +
-                              ", not a function" +
+    diag_.error(e.op_loc, "'" + e.name + "' is a " + sym_kind_name(s->kind) + ", not a function" +
                               (s->kind == SymKind::Tensor || s->kind == SymKind::Buffer
                                    ? "; index it with " + e.name + "[...]"
                                    : std::string()));
@@ -581,8 +523,8 @@ Expr Lowerer::call(const SExpr& e, Where where) {
       fn = &f;
   bool is_cast = std::find(std::begin(kCasts), std::end(kCasts), e.name) != std::end(kCasts);
   if (!is_minmax && !fn && !is_cast && e.name != "cdiv") {
-    diag_.error(e.op_loc, "unknown function '" + e.name + "'" +
-                              did_you_mean(e.name, function_names()));
+    diag_.error(e.op_loc,
+                "unknown function '" + e.name + "'" + did_you_mean(e.name, function_names()));
     return nullptr;
   }
   if (!arity(is_minmax || e.name == "cdiv" ? 2 : 1))

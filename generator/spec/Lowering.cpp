@@ -37,8 +37,7 @@ public:
   }
 
 private:
-  bool declare(SymKind kind, const Name& n, ir::VarPtr var = nullptr,
-               ir::BufferPtr buf = nullptr) {
+  bool declare(SymKind kind, const Name& n, ir::VarPtr var = nullptr, ir::BufferPtr buf = nullptr) {
     return lo_.scope.declare(Symbol{kind, n.name, n.loc, std::move(var), std::move(buf)}, diag_);
   }
 
@@ -109,8 +108,8 @@ private:
       if (!p)
         continue;
       if (!p->type.is_bool()) {
-        diag_.error(r.loc, std::string("a 'require' predicate must be bool, found ") +
-                               p->type.name());
+        diag_.error(r.loc,
+                    std::string("a 'require' predicate must be bool, found ") + p->type.name());
         continue;
       }
       k.requirements.push_back({p, r.text, r.loc});
@@ -124,8 +123,8 @@ private:
     if (spec_.threads) {
       k.threads = lo_.index_expr(*spec_.threads, Where::Threads, "the thread count");
       if (auto n = Lowerer::const_int(k.threads); n && *n <= 0)
-        diag_.error(spec_.threads->loc, "the thread count must be positive, found " +
-                                            std::to_string(*n));
+        diag_.error(spec_.threads->loc,
+                    "the thread count must be positive, found " + std::to_string(*n));
     } else {
       k.threads = ir::make_i64(128);
     }
@@ -153,18 +152,29 @@ private:
 
   void op(const Op& o, std::vector<Stmt>& out) {
     switch (o.kind) {
-    case OpKind::Shared: return alloc(o, ir::MemScope::Shared, out);
-    case OpKind::Fragment: return alloc(o, ir::MemScope::Fragment, out);
-    case OpKind::Local: return alloc(o, ir::MemScope::Local, out);
-    case OpKind::Fill: return push(out, fill(o));
-    case OpKind::Copy: return push(out, copy(o, false));
-    case OpKind::AtomicAdd: return push(out, copy(o, true));
-    case OpKind::Gemm: return push(out, gemm(o));
-    case OpKind::Reduce: return push(out, reduce(o));
-    case OpKind::Parallel: return push(out, parallel(o));
+    case OpKind::Shared:
+      return alloc(o, ir::MemScope::Shared, out);
+    case OpKind::Fragment:
+      return alloc(o, ir::MemScope::Fragment, out);
+    case OpKind::Local:
+      return alloc(o, ir::MemScope::Local, out);
+    case OpKind::Fill:
+      return push(out, fill(o));
+    case OpKind::Copy:
+      return push(out, copy(o, false));
+    case OpKind::AtomicAdd:
+      return push(out, copy(o, true));
+    case OpKind::Gemm:
+      return push(out, gemm(o));
+    case OpKind::Reduce:
+      return push(out, reduce(o));
+    case OpKind::Parallel:
+      return push(out, parallel(o));
     case OpKind::For:
-    case OpKind::Pipelined: return push(out, loop(o));
-    case OpKind::If: return push(out, if_(o));
+    case OpKind::Pipelined:
+      return push(out, loop(o));
+    case OpKind::If:
+      return push(out, if_(o));
     }
   }
   static void push(std::vector<Stmt>& out, Stmt s) {
@@ -182,8 +192,8 @@ private:
         Expr x = lo_.index_expr(*e, Where::BufferShape, "a buffer dimension");
         if (x) {
           if (auto n = Lowerer::const_int(x); n && *n <= 0) {
-            diag_.error(e->loc, "dimension of " + what + " must be positive, found " +
-                                    std::to_string(*n));
+            diag_.error(e->loc,
+                        "dimension of " + what + " must be positive, found " + std::to_string(*n));
             x = nullptr;
           }
         }
@@ -194,8 +204,8 @@ private:
         declare(SymKind::Buffer, b.name);
         continue;
       }
-      auto buf = ir::make_buffer(b.name.name, scope, *dt, std::move(shape),
-                                 ir::Access::ReadWrite, b.name.loc);
+      auto buf = ir::make_buffer(b.name.name, scope, *dt, std::move(shape), ir::Access::ReadWrite,
+                                 b.name.loc);
       if (declare(SymKind::Buffer, b.name, nullptr, buf))
         out.push_back(ir::Alloc::make(buf, b.name.loc));
     }
@@ -206,8 +216,7 @@ private:
     if (!e)
       return nullptr;
     if (e->kind != EKind::Name) {
-      diag_.error(e->loc, role + " must be the name of an on-chip buffer, found '" + e->text +
-                              "'");
+      diag_.error(e->loc, role + " must be the name of an on-chip buffer, found '" + e->text + "'");
       return nullptr;
     }
     const Symbol* s = lo_.buffer_symbol(*e, role);
@@ -284,8 +293,7 @@ private:
     }
     if (e->args.size() != b.rank()) {
       diag_.error(e->loc, "'" + b.name + "' has rank " + std::to_string(b.rank()) + " but " +
-                              count_of(e->args.size(), "start index", "start indices") +
-                              " given");
+                              count_of(e->args.size(), "start index", "start indices") + " given");
       return false;
     }
     for (const auto& a : e->args) {
@@ -305,9 +313,8 @@ private:
       return true;
     }
     if (tile.size() > b->rank()) {
-      diag_.error(s.e->loc, "a tile of rank " + std::to_string(tile.size()) +
-                                " does not fit '" + b->name + "' of rank " +
-                                std::to_string(b->rank()));
+      diag_.error(s.e->loc, "a tile of rank " + std::to_string(tile.size()) + " does not fit '" +
+                                b->name + "' of rank " + std::to_string(b->rank()));
       return false;
     }
     r.buffer = b;
@@ -333,9 +340,10 @@ private:
     if (!ok)
       return nullptr;
     if (!src.whole && !dst.whole) {
-      diag_.error(o.loc, "one side of '" + op + "' must be a whole buffer (its shape is the tile "
-                         "shape); both '" + o.src->text + "' and '" + o.dst->text +
-                         "' have indices");
+      diag_.error(o.loc, "one side of '" + op +
+                             "' must be a whole buffer (its shape is the tile "
+                             "shape); both '" +
+                             o.src->text + "' and '" + o.dst->text + "' have indices");
       return nullptr;
     }
     if (atomic) {
@@ -354,9 +362,9 @@ private:
       const auto& a = src.sym->buf->shape;
       const auto& b = dst.sym->buf->shape;
       if (!same_shape(a, b)) {
-        diag_.error(o.loc, "'" + op + "' between tiles of different shapes: '" +
-                               src.sym->name + "' is " + Lowerer::show_shape(a) + ", '" +
-                               dst.sym->name + "' is " + Lowerer::show_shape(b));
+        diag_.error(o.loc, "'" + op + "' between tiles of different shapes: '" + src.sym->name +
+                               "' is " + Lowerer::show_shape(a) + ", '" + dst.sym->name + "' is " +
+                               Lowerer::show_shape(b));
         return nullptr;
       }
     }
@@ -379,8 +387,8 @@ private:
       pad = ir::make_zero(st);
     }
     if (st.is_int() != dst.sym->buf->dtype.is_int() && st.is_float()) {
-      diag_.error(o.loc, std::string("copying ") + st.name() + " '" + src.sym->name +
-                             "' into " + dst.sym->buf->dtype.name() + " '" + dst.sym->name +
+      diag_.error(o.loc, std::string("copying ") + st.name() + " '" + src.sym->name + "' into " +
+                             dst.sym->buf->dtype.name() + " '" + dst.sym->name +
                              "' needs an explicit conversion (copy converts between float "
                              "types only)");
       return nullptr;
@@ -416,11 +424,11 @@ private:
     Expr bk = b->shape[tb ? 1 : 0], bn = b->shape[tb ? 0 : 1];
     auto mismatch = [&](const char* dim, const char* x, Expr ex, const char* y, Expr ey) {
       diag_.error(o.loc, std::string("gemm shape mismatch: ") + dim + " is " + Lowerer::show(ex) +
-                             " in '" + x + "' but " + Lowerer::show(ey) + " in '" + y +
-                             "' (a: '" + a->name + "' " + Lowerer::show_shape(a->shape) +
+                             " in '" + x + "' but " + Lowerer::show(ey) + " in '" + y + "' (a: '" +
+                             a->name + "' " + Lowerer::show_shape(a->shape) +
                              (ta ? " transposed" : "") + ", b: '" + b->name + "' " +
-                             Lowerer::show_shape(b->shape) + (tb ? " transposed" : "") +
-                             ", c: '" + c->name + "' " + Lowerer::show_shape(c->shape) + ")");
+                             Lowerer::show_shape(b->shape) + (tb ? " transposed" : "") + ", c: '" +
+                             c->name + "' " + Lowerer::show_shape(c->shape) + ")");
     };
     if (Lowerer::provably_different(ak, bk)) {
       mismatch("K", "a", ak, "b", bk);
@@ -524,10 +532,9 @@ private:
       return nullptr;
     }
     if (sym->kind != SymKind::Tensor && sym->kind != SymKind::Buffer) {
-      diag_.error(t.op_loc, "cannot assign to " + std::string(sym_kind_name(sym->kind)) + " '" +
-                                t.name + "'" +
-                                (sym->kind == SymKind::Let ? " (let temporaries are immutable)"
-                                                           : ""));
+      diag_.error(t.op_loc,
+                  "cannot assign to " + std::string(sym_kind_name(sym->kind)) + " '" + t.name +
+                      "'" + (sym->kind == SymKind::Let ? " (let temporaries are immutable)" : ""));
       diag_.note(sym->loc, "'" + t.name + "' is declared here");
       return nullptr;
     }
@@ -561,15 +568,15 @@ private:
   }
 
   Stmt loop(const Op& o) {
-    Expr start = o.start ? lo_.index_expr(*o.start, Where::Body, "the loop start")
-                         : ir::make_i64(0);
+    Expr start =
+        o.start ? lo_.index_expr(*o.start, Where::Body, "the loop start") : ir::make_i64(0);
     Expr extent = lo_.index_expr(*o.extent, Where::Body, "the loop extent");
     Expr stages;
     if (o.kind == OpKind::Pipelined) {
       stages = lo_.index_expr(*o.stages, Where::Threads, "the pipeline depth");
       if (auto n = Lowerer::const_int(stages); n && *n < 1) {
-        diag_.error(o.stages->loc, "the pipeline depth must be at least 1, found " +
-                                       std::to_string(*n));
+        diag_.error(o.stages->loc,
+                    "the pipeline depth must be at least 1, found " + std::to_string(*n));
         stages = nullptr;
       }
       if (!stages)
@@ -590,8 +597,8 @@ private:
   Stmt if_(const Op& o) {
     Expr c = lo_.expr(*o.cond, Where::Uniform);
     if (c && !c->type.is_bool()) {
-      diag_.error(o.cond->loc, std::string("the condition of 'if' must be bool, found ") +
-                                   c->type.name());
+      diag_.error(o.cond->loc,
+                  std::string("the condition of 'if' must be bool, found ") + c->type.name());
       c = nullptr;
     }
     std::vector<Stmt> t = nested(o.then_ops);

@@ -15,12 +15,12 @@ struct OpInfo {
   const char* extra[2]; // sibling keys the op takes (body, then/else)
 };
 constexpr OpInfo kOps[] = {
-    {"shared", OpKind::Shared, {}},         {"fragment", OpKind::Fragment, {}},
-    {"local", OpKind::Local, {}},           {"fill", OpKind::Fill, {}},
-    {"copy", OpKind::Copy, {}},             {"gemm", OpKind::Gemm, {}},
-    {"reduce", OpKind::Reduce, {}},         {"parallel", OpKind::Parallel, {"body"}},
-    {"for", OpKind::For, {"body"}},         {"pipelined", OpKind::Pipelined, {"body"}},
-    {"if", OpKind::If, {"then", "else"}},   {"atomic_add", OpKind::AtomicAdd, {}},
+    {"shared", OpKind::Shared, {}},       {"fragment", OpKind::Fragment, {}},
+    {"local", OpKind::Local, {}},         {"fill", OpKind::Fill, {}},
+    {"copy", OpKind::Copy, {}},           {"gemm", OpKind::Gemm, {}},
+    {"reduce", OpKind::Reduce, {}},       {"parallel", OpKind::Parallel, {"body"}},
+    {"for", OpKind::For, {"body"}},       {"pipelined", OpKind::Pipelined, {"body"}},
+    {"if", OpKind::If, {"then", "else"}}, {"atomic_add", OpKind::AtomicAdd, {}},
 };
 
 // Nested bodies deeper than this are rejected (Lowering recurses per level).
@@ -86,16 +86,25 @@ public:
     switch (info->kind) {
     case OpKind::Shared:
     case OpKind::Fragment:
-    case OpKind::Local: return buffers(v, out);
-    case OpKind::Fill: return fill(v, out);
-    case OpKind::Copy: return copy(v, out);
-    case OpKind::Gemm: return gemm(v, out);
-    case OpKind::Reduce: return reduce(v, out);
-    case OpKind::AtomicAdd: return atomic_add(v, out);
-    case OpKind::Parallel: return parallel(item, v, out);
+    case OpKind::Local:
+      return buffers(v, out);
+    case OpKind::Fill:
+      return fill(v, out);
+    case OpKind::Copy:
+      return copy(v, out);
+    case OpKind::Gemm:
+      return gemm(v, out);
+    case OpKind::Reduce:
+      return reduce(v, out);
+    case OpKind::AtomicAdd:
+      return atomic_add(v, out);
+    case OpKind::Parallel:
+      return parallel(item, v, out);
     case OpKind::For:
-    case OpKind::Pipelined: return loop(item, v, out, depth);
-    case OpKind::If: return if_(item, v, out, depth);
+    case OpKind::Pipelined:
+      return loop(item, v, out, depth);
+    case OpKind::If:
+      return if_(item, v, out, depth);
     }
     return false;
   }
@@ -312,8 +321,8 @@ const char* op_kind_name(OpKind k) {
 
 bool parse_ops(const YNode* list, YamlAccess& in, std::vector<Op>& out, int depth) {
   if (depth > kMaxBodyDepth) {
-    in.diag().error(list->loc, "ops nested too deeply (more than " +
-                                   std::to_string(kMaxBodyDepth) + " levels of bodies)");
+    in.diag().error(list->loc, "ops nested too deeply (more than " + std::to_string(kMaxBodyDepth) +
+                                   " levels of bodies)");
     return false;
   }
   OpParser p(in);

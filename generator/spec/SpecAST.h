@@ -37,9 +37,9 @@ struct IntField {
 
 struct DimDecl {
   Name name;
-  SourceLoc loc;                    // the declaration's value
-  bool value_set = false;           // {values: [...]}
-  std::vector<IntField> values;     // value_set only
+  SourceLoc loc;                // the declaration's value
+  bool value_set = false;       // {values: [...]}
+  std::vector<IntField> values; // value_set only
   std::optional<IntField> multiple_of, min, max;
 };
 
@@ -59,8 +59,8 @@ struct TensorDecl {
 
 struct TileConstDecl {
   Name name;
-  SourceLoc loc;                    // the candidate list / range
-  std::vector<int64_t> candidates;  // ranges expanded
+  SourceLoc loc;                   // the candidate list / range
+  std::vector<int64_t> candidates; // ranges expanded
   std::map<std::string, std::vector<int64_t>> per_target;
 };
 
@@ -87,8 +87,20 @@ struct BufferDecl {
   SourceLoc loc; // the [dtype, dims...] list
 };
 
-enum class OpKind { Shared, Fragment, Local, Fill, Copy, Gemm, Reduce, Parallel, For, Pipelined,
-                    If, AtomicAdd };
+enum class OpKind {
+  Shared,
+  Fragment,
+  Local,
+  Fill,
+  Copy,
+  Gemm,
+  Reduce,
+  Parallel,
+  For,
+  Pipelined,
+  If,
+  AtomicAdd
+};
 const char* op_kind_name(OpKind k); // the YAML key
 
 struct BoolField {
@@ -101,18 +113,18 @@ struct Op {
   OpKind kind = OpKind::Fill;
   SourceLoc loc; // the op key
 
-  std::vector<BufferDecl> buffers;      // shared / fragment / local
-  SExprPtr src, dst, value, pad;        // fill (dst, value), copy (src, dst, pad), atomic_add,
-                                        // reduce (src, dst)
-  SExprPtr a, b, c;                     // gemm
+  std::vector<BufferDecl> buffers; // shared / fragment / local
+  SExprPtr src, dst, value, pad;   // fill (dst, value), copy (src, dst, pad), atomic_add,
+                                   // reduce (src, dst)
+  SExprPtr a, b, c;                // gemm
   BoolField transpose_a, transpose_b, clear;
   ir::ReduceOp reduce_op = ir::ReduceOp::Sum;
-  IntField dim;                         // reduce
+  IntField dim;                                 // reduce
   std::vector<std::pair<Name, SExprPtr>> pvars; // parallel
-  std::vector<SStmt> stmts;             // parallel body
-  Name var;                             // for / pipelined
-  SExprPtr start, extent, stages;       // for / pipelined
-  SExprPtr cond;                        // if
+  std::vector<SStmt> stmts;                     // parallel body
+  Name var;                                     // for / pipelined
+  SExprPtr start, extent, stages;               // for / pipelined
+  SExprPtr cond;                                // if
   std::vector<Op> body, then_ops, else_ops;
   bool has_else = false;
 };

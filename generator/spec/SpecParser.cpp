@@ -109,8 +109,8 @@ private:
       std::vector<const YNode*> items;
       if (v->kind == YKind::Scalar)
         items.push_back(v.get());
-      else if (in_.expect(v.get(), YKind::Seq, "a list of dtypes for type parameter '" +
-                                                   name->name + "'"))
+      else if (in_.expect(v.get(), YKind::Seq,
+                          "a list of dtypes for type parameter '" + name->name + "'"))
         for (const auto& i : v->items)
           items.push_back(i.get());
       else {
@@ -129,8 +129,8 @@ private:
         auto t = ir::DType::from_name(i->value);
         if (!t || t->is_bool()) {
           diag_.error(i->loc, "unknown dtype '" + i->value + "'" +
-                                  did_you_mean(i->value, {"f32", "f16", "bf16", "f64", "i8",
-                                                          "i32", "i64"}));
+                                  did_you_mean(i->value,
+                                               {"f32", "f16", "bf16", "f64", "i8", "i32", "i64"}));
           ok_ = false;
           continue;
         }
@@ -155,8 +155,8 @@ private:
       std::string ctx = "param '" + name->name + "'";
       if (v->kind == YKind::Scalar) {
         if (v->value != "dim") {
-          diag_.error(v->loc, "expected 'dim', {dim: dynamic, ...} or {values: [...]} for " +
-                                  ctx + ", found '" + v->value + "'");
+          diag_.error(v->loc, "expected 'dim', {dim: dynamic, ...} or {values: [...]} for " + ctx +
+                                  ", found '" + v->value + "'");
           ok_ = false;
           continue;
         }
@@ -195,8 +195,7 @@ private:
         }
         for (const auto& prev : d.values)
           if (prev.value == *x) {
-            diag_.error(i->loc, "value " + std::to_string(*x) + " of " + ctx +
-                                    " is listed twice");
+            diag_.error(i->loc, "value " + std::to_string(*x) + " of " + ctx + " is listed twice");
             return false;
           }
         d.values.push_back({*x, i->loc});
@@ -209,8 +208,8 @@ private:
     if (!in_.expect(kind, YKind::Scalar, "'dynamic'"))
       return false;
     if (kind->value != "dynamic") {
-      diag_.error(kind->loc, "expected 'dynamic' for 'dim' of " + ctx + ", found '" +
-                                 kind->value + "' (use {values: [...]} for specialized dims)");
+      diag_.error(kind->loc, "expected 'dynamic' for 'dim' of " + ctx + ", found '" + kind->value +
+                                 "' (use {values: [...]} for specialized dims)");
       return false;
     }
     auto field = [&](const char* f, std::optional<IntField>& out, int64_t lowest) {
@@ -421,14 +420,14 @@ private:
         continue;
       }
       TargetOverrideDecl o{{k->value, k->loc}, {}};
-      if (!in_.expect(m.get(), YKind::Map, "a mapping {tile constant: candidates} for target '" +
-                                               k->value + "'")) {
+      if (!in_.expect(m.get(), YKind::Map,
+                      "a mapping {tile constant: candidates} for target '" + k->value + "'")) {
         ok_ = false;
         continue;
       }
       for (const auto& [ck, cv] : m->entries) {
-        auto c = in_.candidates(cv.get(), "tile constant '" + ck->value + "' on target '" +
-                                              k->value + "'");
+        auto c = in_.candidates(cv.get(),
+                                "tile constant '" + ck->value + "' on target '" + k->value + "'");
         if (!c) {
           ok_ = false;
           continue;
@@ -446,8 +445,8 @@ private:
       return;
     }
     if (n->entries.empty() || n->entries.size() > 3) {
-      diag_.error(n->loc, "a grid has 1 to 3 dimensions, found " +
-                              std::to_string(n->entries.size()));
+      diag_.error(n->loc,
+                  "a grid has 1 to 3 dimensions, found " + std::to_string(n->entries.size()));
       ok_ = false;
       return;
     }

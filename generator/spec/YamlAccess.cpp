@@ -30,9 +30,9 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
 bool YamlAccess::expect(const YNode* n, YKind k, const std::string& what) {
   if (n->kind == k)
     return true;
-  std::string shown = n->kind == YKind::Scalar ? "the string " + found(n)
-                                               : std::string(n->kind == YKind::Null ? "" : "a ") +
-                                                     ykind_name(n->kind);
+  std::string shown = n->kind == YKind::Scalar
+                          ? "the string " + found(n)
+                          : std::string(n->kind == YKind::Null ? "" : "a ") + ykind_name(n->kind);
   diag_.error(n->loc, "expected " + what + ", found " + shown);
   return false;
 }
@@ -45,8 +45,8 @@ bool YamlAccess::check_fields(const YNode* map, std::initializer_list<const char
   for (const auto& [k, v] : map->entries) {
     if (std::find(names.begin(), names.end(), k->value) != names.end())
       continue;
-    diag_.error(k->loc, "unknown field '" + k->value + "' in " + context +
-                            did_you_mean(k->value, names));
+    diag_.error(k->loc,
+                "unknown field '" + k->value + "' in " + context + did_you_mean(k->value, names));
     ok = false;
   }
   for (const char* r : required) {
@@ -66,8 +66,9 @@ SExprPtr YamlAccess::expr(const YNode* n, const std::string& what) {
 }
 
 bool YamlAccess::stmt(const YNode* n, SStmt& out) {
-  if (!expect(n, YKind::Scalar, "a statement string (\"x[i] = e\", \"x[i] += e\" or "
-                                "\"let t = e\")"))
+  if (!expect(n, YKind::Scalar,
+              "a statement string (\"x[i] = e\", \"x[i] += e\" or "
+              "\"let t = e\")"))
     return false;
   LocMapper map = [n](size_t off, size_t len) { return n->value_loc(off, len); };
   return parse_stmt(n->value, map, diag_, out);
@@ -139,13 +140,13 @@ std::optional<std::vector<int64_t>> YamlAccess::candidates(const YNode* n,
       if (!v)
         return std::nullopt;
       if (*v <= 0) {
-        diag_.error(item->loc, "candidate " + std::to_string(*v) + " of " + what +
-                                   " is not positive");
+        diag_.error(item->loc,
+                    "candidate " + std::to_string(*v) + " of " + what + " is not positive");
         return std::nullopt;
       }
       if (std::find(out.begin(), out.end(), *v) != out.end()) {
-        diag_.error(item->loc, "candidate " + std::to_string(*v) + " of " + what +
-                                   " is listed twice");
+        diag_.error(item->loc,
+                    "candidate " + std::to_string(*v) + " of " + what + " is listed twice");
         return std::nullopt;
       }
       out.push_back(*v);
@@ -159,8 +160,8 @@ std::optional<std::vector<int64_t>> YamlAccess::candidates(const YNode* n,
     if (!expect(r, YKind::Seq, "a range [lo, hi]"))
       return std::nullopt;
     if (r->items.size() != 2) {
-      diag_.error(r->loc, "a range has two entries [lo, hi], found " +
-                              std::to_string(r->items.size()));
+      diag_.error(r->loc,
+                  "a range has two entries [lo, hi], found " + std::to_string(r->items.size()));
       return std::nullopt;
     }
     auto lo = integer(r->items[0].get(), "the low end of the range");
@@ -191,8 +192,8 @@ std::optional<std::vector<int64_t>> YamlAccess::candidates(const YNode* n,
     int64_t rem = *lo % step, first = *lo;
     bool overflow = rem != 0 && __builtin_add_overflow(*lo, step - rem, &first);
     if (overflow || first > *hi) {
-      diag_.error(n->loc, "range [" + std::to_string(*lo) + ", " + std::to_string(*hi) +
-                              "] of " + what + " holds no multiple of " + std::to_string(step));
+      diag_.error(n->loc, "range [" + std::to_string(*lo) + ", " + std::to_string(*hi) + "] of " +
+                              what + " holds no multiple of " + std::to_string(step));
       return std::nullopt;
     }
     if ((*hi - first) / step + 1 > static_cast<int64_t>(kMaxCandidates)) {

@@ -142,11 +142,16 @@ ScalarStyle style_at(const std::string& text, size_t pos) {
   if (pos >= text.size())
     return ScalarStyle::Plain;
   switch (text[pos]) {
-  case '\'': return ScalarStyle::SingleQuoted;
-  case '"': return ScalarStyle::DoubleQuoted;
-  case '|': return ScalarStyle::Literal;
-  case '>': return ScalarStyle::Folded;
-  default: return ScalarStyle::Plain;
+  case '\'':
+    return ScalarStyle::SingleQuoted;
+  case '"':
+    return ScalarStyle::DoubleQuoted;
+  case '|':
+    return ScalarStyle::Literal;
+  case '>':
+    return ScalarStyle::Folded;
+  default:
+    return ScalarStyle::Plain;
   }
 }
 
@@ -267,8 +272,8 @@ private:
       f.node->items.push_back(std::move(n));
     } else if (!f.key) {
       if (n->kind != YKind::Scalar) {
-        diag_.error(n->loc, std::string("mapping keys must be plain names, not a ") +
-                                ykind_name(n->kind));
+        diag_.error(n->loc,
+                    std::string("mapping keys must be plain names, not a ") + ykind_name(n->kind));
         throw Abort{};
       }
       if (!f.keys.insert(n->value).second) {

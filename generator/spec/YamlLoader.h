@@ -17,9 +17,9 @@
 namespace tilegen::spec {
 
 struct YamlLimits {
-  size_t max_bytes = 1 << 20;   // 1 MiB
-  int max_depth = 64;           // nesting of flow and block collections (estimated, see .cpp)
-  size_t max_nodes = 200000;    // YAML nodes in one file
+  size_t max_bytes = 1 << 20; // 1 MiB
+  int max_depth = 64;         // nesting of flow and block collections (estimated, see .cpp)
+  size_t max_nodes = 200000;  // YAML nodes in one file
 };
 
 // Registers `text` with `diag` under `path` and parses it. Returns nullptr after reporting an

@@ -8,10 +8,14 @@ namespace tilegen::spec {
 
 const char* ykind_name(YKind k) {
   switch (k) {
-  case YKind::Null: return "null";
-  case YKind::Scalar: return "string";
-  case YKind::Seq: return "list";
-  case YKind::Map: return "mapping";
+  case YKind::Null:
+    return "null";
+  case YKind::Scalar:
+    return "string";
+  case YKind::Seq:
+    return "list";
+  case YKind::Map:
+    return "mapping";
   }
   return "?";
 }
@@ -33,9 +37,11 @@ const YNode* YNode::key_node(std::string_view key) const {
 size_t YNode::content_start() const {
   const std::string& text = file->text();
   switch (style) {
-  case ScalarStyle::Plain: return pos;
+  case ScalarStyle::Plain:
+    return pos;
   case ScalarStyle::SingleQuoted:
-  case ScalarStyle::DoubleQuoted: return pos + 1;
+  case ScalarStyle::DoubleQuoted:
+    return pos + 1;
   case ScalarStyle::Literal:
   case ScalarStyle::Folded: {
     size_t nl = text.find('\n', pos);

@@ -23,8 +23,8 @@ class YamlFile;
 
 struct YNode {
   YKind kind = YKind::Null;
-  SourceLoc loc;   // first character of the node; for scalars length = source width (approx.)
-  size_t pos = 0;  // byte offset of loc in the file text
+  SourceLoc loc;  // first character of the node; for scalars length = source width (approx.)
+  size_t pos = 0; // byte offset of loc in the file text
   const YamlFile* file = nullptr;
 
   // Scalar

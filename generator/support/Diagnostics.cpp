@@ -14,9 +14,12 @@ namespace {
 
 const char* severity_name(Severity s) {
   switch (s) {
-  case Severity::Error: return "error";
-  case Severity::Warning: return "warning";
-  case Severity::Note: return "note";
+  case Severity::Error:
+    return "error";
+  case Severity::Warning:
+    return "warning";
+  case Severity::Note:
+    return "note";
   }
   return "?";
 }
@@ -35,13 +38,18 @@ char printable(unsigned char c) {
   return static_cast<char>(c);
 }
 
-bool is_utf8_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+bool is_utf8_continuation(unsigned char c) {
+  return (c & 0xC0) == 0x80;
+}
 
 // Length of the well-formed UTF-8 sequence at s[i] (1 for ASCII), or 0 if it is malformed.
 size_t utf8_sequence_length(const std::string& s, size_t i) {
   unsigned char c = static_cast<unsigned char>(s[i]);
-  size_t n = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3
-                        : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
+  size_t n = c < 0x80                   ? 1
+             : (c >= 0xC2 && c <= 0xDF) ? 2
+             : (c >= 0xE0 && c <= 0xEF) ? 3
+             : (c >= 0xF0 && c <= 0xF4) ? 4
+                                        : 0;
   if (n == 0 || i + n > s.size())
     return 0;
   for (size_t k = 1; k < n; ++k)
@@ -133,8 +141,7 @@ void DiagEngine::emit(Severity s, const SourceLoc& loc, const std::string& messa
     while (win_begin > 0 && is_utf8_continuation(static_cast<unsigned char>(line[win_begin])))
       --win_begin;
     win_end = std::min(line.size(), win_begin + kMaxShownLine);
-    while (win_end < line.size() &&
-           is_utf8_continuation(static_cast<unsigned char>(line[win_end])))
+    while (win_end < line.size() && is_utf8_continuation(static_cast<unsigned char>(line[win_end])))
       ++win_end;
     if (win_begin > 0)
       prefix = "...";

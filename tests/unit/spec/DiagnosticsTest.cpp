@@ -55,7 +55,7 @@ TEST(Diagnostics, MultiByteCharactersTakeOneCaretColumn) {
   std::ostringstream out;
   DiagEngine d(out);
   auto f = d.add_source("u.yaml", "s: \xC3\xA9x\n"); // "s: éx"
-  d.error(at(f, 1, 6), "m");                          // byte column of 'x'
+  d.error(at(f, 1, 6), "m");                         // byte column of 'x'
   EXPECT_EQ(out.str(), "u.yaml:1:6: error: m\ns: \xC3\xA9x\n    ^\n");
 }
 

@@ -14,10 +14,18 @@ namespace {
 std::string sexp(const SExprPtr& e) {
   std::ostringstream o;
   switch (e->kind) {
-  case EKind::Int: o << e->ival; break;
-  case EKind::Float: o << e->fval; break;
-  case EKind::Bool: o << (e->bval ? "true" : "false"); break;
-  case EKind::Name: o << e->name; break;
+  case EKind::Int:
+    o << e->ival;
+    break;
+  case EKind::Float:
+    o << e->fval;
+    break;
+  case EKind::Bool:
+    o << (e->bval ? "true" : "false");
+    break;
+  case EKind::Name:
+    o << e->name;
+    break;
   case EKind::Index:
   case EKind::Call:
     o << (e->kind == EKind::Index ? "[" : "(") << e->name;
@@ -25,7 +33,9 @@ std::string sexp(const SExprPtr& e) {
       o << " " << sexp(a);
     o << (e->kind == EKind::Index ? "]" : ")");
     break;
-  case EKind::Unary: o << "(" << e->op << " " << sexp(e->args[0]) << ")"; break;
+  case EKind::Unary:
+    o << "(" << e->op << " " << sexp(e->args[0]) << ")";
+    break;
   case EKind::Binary:
     o << "(" << e->op << " " << sexp(e->args[0]) << " " << sexp(e->args[1]) << ")";
     break;
@@ -79,8 +89,7 @@ TEST(ExprParser, Precedence) {
   EXPECT_EQ(tree("a + b < c * d"), "(< (+ a b) (* c d))");
   EXPECT_EQ(tree("c ? x : y ? z : w"), "(? c x (? y z w))");
   EXPECT_EQ(tree("a || b ? 1 : 2"), "(? (|| a b) 1 2)");
-  EXPECT_EQ(tree("m == -inf ? 0.0 : l * exp(m - n)"),
-            "(? (== m (- inf)) 0 (* l (exp (- m n))))");
+  EXPECT_EQ(tree("m == -inf ? 0.0 : l * exp(m - n)"), "(? (== m (- inf)) 0 (* l (exp (- m n))))");
 }
 
 TEST(ExprParser, LiteralsCallsAndIndexing) {

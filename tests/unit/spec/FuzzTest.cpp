@@ -46,13 +46,56 @@ bool run_one(const std::string& text, size_t case_id) {
 
 // Tokens that exercise the parser's interesting paths when spliced into a spec.
 const char* const kTokens[] = {
-    "[", "]", "{", "}", ":", "- ", "&a ", "*a", "!!str ", "\"", "'", "#", "\n", "\t", "---\n",
-    "(", ")", "?", "99999999999999999999", "-inf", "nan", "1e999", "A_s", "acc", "BM", "T",
-    "bool", "exp(", "cdiv(", "let ", "+=", "==", "&&", "\\", "|", ">", "%", "\xFF", "\xC3",
-    std::string("\0", 1).c_str(), "body:", "  - ", "fill: {dst: x, value: 0}", "0", "-1",
+    "[",
+    "]",
+    "{",
+    "}",
+    ":",
+    "- ",
+    "&a ",
+    "*a",
+    "!!str ",
+    "\"",
+    "'",
+    "#",
+    "\n",
+    "\t",
+    "---\n",
+    "(",
+    ")",
+    "?",
+    "99999999999999999999",
+    "-inf",
+    "nan",
+    "1e999",
+    "A_s",
+    "acc",
+    "BM",
+    "T",
+    "bool",
+    "exp(",
+    "cdiv(",
+    "let ",
+    "+=",
+    "==",
+    "&&",
+    "\\",
+    "|",
+    ">",
+    "%",
+    "\xFF",
+    "\xC3",
+    std::string("\0", 1).c_str(),
+    "body:",
+    "  - ",
+    "fill: {dst: x, value: 0}",
+    "0",
+    "-1",
 };
 
-char pick(std::string_view chars, std::mt19937_64& rng) { return chars[rng() % chars.size()]; }
+char pick(std::string_view chars, std::mt19937_64& rng) {
+  return chars[rng() % chars.size()];
+}
 
 std::string mutate(const std::string& base, std::mt19937_64& rng) {
   std::string s = base;
@@ -60,17 +103,27 @@ std::string mutate(const std::string& base, std::mt19937_64& rng) {
   for (int e = 0; e < edits && !s.empty(); ++e) {
     size_t pos = rng() % s.size();
     switch (rng() % 6) {
-    case 0: s.erase(pos, 1 + rng() % 16); break;                          // delete a run
-    case 1: s.insert(pos, kTokens[rng() % std::size(kTokens)]); break;   // splice a token
-    case 2: s[pos] = static_cast<char>(rng() % 256); break;              // flip a byte
-    case 3: s.insert(pos, s.substr(rng() % s.size(), rng() % 64)); break; // duplicate a piece
-    case 4: {                                                            // swap two lines
+    case 0:
+      s.erase(pos, 1 + rng() % 16);
+      break; // delete a run
+    case 1:
+      s.insert(pos, kTokens[rng() % std::size(kTokens)]);
+      break; // splice a token
+    case 2:
+      s[pos] = static_cast<char>(rng() % 256);
+      break; // flip a byte
+    case 3:
+      s.insert(pos, s.substr(rng() % s.size(), rng() % 64));
+      break;  // duplicate a piece
+    case 4: { // swap two lines
       size_t a = s.rfind('\n', pos), b = s.find('\n', pos + 1);
       if (a != std::string::npos && b != std::string::npos)
         std::swap(s[a + 1], s[b - 1]);
       break;
     }
-    case 5: s[pos] = pick(" -:[]{}\"'#,0123456789abcxyz", rng); break; // plausible char
+    case 5:
+      s[pos] = pick(" -:[]{}\"'#,0123456789abcxyz", rng);
+      break; // plausible char
     }
   }
   return s;
@@ -122,13 +175,14 @@ TEST(Fuzz, OriginalKernelsLoad) {
 // Random expressions and statements in every position of a small spec: exercises name
 // resolution and typing (where an unchecked case would trip an IR assertion) rather than YAML.
 TEST(Fuzz, RandomExpressions) {
-  const char* const atoms[] = {"i", "j", "k", "M", "BM", "x[i, j]", "m[i]", "A[i, j]", "C[i, j]",
-                               "s", "flag", "0", "1", "2.5", "-inf", "nan", "true", "T",
-                               "cdiv(M, BM)", "f16(x[i, j])", "i8(1)", "t", "q"};
-  const char* const ops[] = {" + ", " - ", " * ", " / ", " % ", " < ", " == ", " && ", " || ",
-                             " != ", " >= "};
-  const char* const calls[] = {"exp", "max", "min", "abs", "sqrt", "cdiv", "bool", "i32",
-                               "floor", "rsqrt", "tanh", "erf", "log2"};
+  const char* const atoms[] = {
+      "i",     "j", "k", "M",   "BM",   "x[i, j]", "m[i]", "A[i, j]", "C[i, j]",     "s",
+      "flag",  "0", "1", "2.5", "-inf", "nan",     "true", "T",       "cdiv(M, BM)", "f16(x[i, j])",
+      "i8(1)", "t", "q"};
+  const char* const ops[] = {" + ",  " - ",  " * ",  " / ",  " % ", " < ",
+                             " == ", " && ", " || ", " != ", " >= "};
+  const char* const calls[] = {"exp", "max",   "min",   "abs",  "sqrt", "cdiv", "bool",
+                               "i32", "floor", "rsqrt", "tanh", "erf",  "log2"};
   std::mt19937_64 rng(777);
   std::function<std::string(int)> gen = [&](int depth) -> std::string {
     int r = static_cast<int>(rng() % 10);
@@ -159,11 +213,19 @@ TEST(Fuzz, RandomExpressions) {
                        "schedule: {BM: [4]}\ngrid: {bx: \"cdiv(M, BM)\"}\nbody:\n"
                        "  - fragment: {x: [T, BM, BM], m: [f32, BM]}\n"
                        "  - for: {var: k, extent: M}\n    body:\n"
-                       "      - fill: {dst: m, value: \"" + fill + "\"}\n"
-                       "      - if: \"" + cond + "\"\n        then:\n"
+                       "      - fill: {dst: m, value: \"" +
+                       fill +
+                       "\"}\n"
+                       "      - if: \"" +
+                       cond +
+                       "\"\n        then:\n"
                        "          - parallel: {i: BM, j: BM}\n            body:\n"
-                       "              - \"let t = " + let + "\"\n"
-                       "              - \"x[i, j] = " + store + "\"\n"
+                       "              - \"let t = " +
+                       let +
+                       "\"\n"
+                       "              - \"x[i, j] = " +
+                       store +
+                       "\"\n"
                        "              - \"C[i, j] += t\"\n";
     accepted += run_one(spec, n);
   }

@@ -72,7 +72,8 @@ TEST(Lowering, Gemm) {
   ASSERT_TRUE(k.threads->as<ir::VarRef>());
   EXPECT_EQ(k.threads->as<ir::VarRef>()->var->name, "threads");
   using K = ir::StmtKind;
-  EXPECT_EQ(kinds(k.body), (std::vector<K>{K::Alloc, K::Alloc, K::Alloc, K::Fill, K::For, K::Copy}));
+  EXPECT_EQ(kinds(k.body),
+            (std::vector<K>{K::Alloc, K::Alloc, K::Alloc, K::Fill, K::For, K::Copy}));
   auto seq = k.body->as<ir::Seq>();
   auto loop = seq->stmts[4]->as<ir::For>();
   ASSERT_TRUE(loop);
@@ -96,9 +97,8 @@ TEST(Lowering, Softmax) {
   EXPECT_EQ(k.type_suffix(), "f16");
   ASSERT_EQ(k.grid.size(), 1u);
   using K = ir::StmtKind;
-  EXPECT_EQ(kinds(k.body),
-            (std::vector<K>{K::Alloc, K::Alloc, K::Alloc, K::Alloc, K::Fill, K::Fill, K::For,
-                            K::For}));
+  EXPECT_EQ(kinds(k.body), (std::vector<K>{K::Alloc, K::Alloc, K::Alloc, K::Alloc, K::Fill, K::Fill,
+                                           K::For, K::For}));
   auto seq = k.body->as<ir::Seq>();
   auto fill = seq->stmts[4]->as<ir::Fill>();
   ASSERT_TRUE(fill->value->as<ir::FloatImm>());
@@ -161,8 +161,7 @@ TEST(Lowering, TypeProductParamsFlagsAndDefaults) {
   std::string err;
   auto bad = load_text(spec, &err);
   EXPECT_FALSE(bad);
-  EXPECT_NE(err.find("a type parameter is not a value; 'U' is a type parameter"),
-            std::string::npos)
+  EXPECT_NE(err.find("a type parameter is not a value; 'U' is a type parameter"), std::string::npos)
       << err;
   spec.replace(spec.find("U == U ? 0 : 0"), 14, "i32(v)");
   auto ks = load_text(spec, &err);

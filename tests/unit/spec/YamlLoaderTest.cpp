@@ -52,13 +52,13 @@ TEST(YamlLoader, ScalarValueLocations) {
            "f: \"\\u00e9 + \\x41 + z\"\n");
   ASSERT_TRUE(y.file) << y.out.str();
   const YNode* r = y.file->root.get();
-  EXPECT_EQ(where(r->get("a")->value_loc(4, 1)), "1:8");  // plain: the mark is the first char
-  EXPECT_EQ(where(r->get("b")->value_loc(4, 1)), "2:9");  // double-quoted: +1 for the quote
-  EXPECT_EQ(r->get("b")->loc.length, 7);                  // caret covers the quotes
+  EXPECT_EQ(where(r->get("a")->value_loc(4, 1)), "1:8"); // plain: the mark is the first char
+  EXPECT_EQ(where(r->get("b")->value_loc(4, 1)), "2:9"); // double-quoted: +1 for the quote
+  EXPECT_EQ(r->get("b")->loc.length, 7);                 // caret covers the quotes
   EXPECT_EQ(r->get("c")->value, "it's + y");
   EXPECT_EQ(where(r->get("c")->value_loc(7, 1)), "3:13"); // after the doubled quote
   EXPECT_EQ(r->get("d")->style, ScalarStyle::Literal);
-  EXPECT_EQ(where(r->get("d")->value_loc(0, 1)), "5:3");  // block: matched after the indicator
+  EXPECT_EQ(where(r->get("d")->value_loc(0, 1)), "5:3"); // block: matched after the indicator
   EXPECT_EQ(where(r->get("d")->value_loc(4, 1)), "6:3");
   EXPECT_EQ(where(r->get("e")->value_loc(6, 1)), "7:12"); // after an escape sequence
   EXPECT_EQ(r->get("f")->value, "\xC3\xA9 + A + z");
@@ -93,8 +93,9 @@ TEST(YamlLoader, Rejections) {
       {"a: 1\n---\nb: 2\n",
        "f.yaml:2:1: error: a spec file holds one YAML document; found a second one"},
       {"? [a]\n: 1\n", "f.yaml:1:3: error: mapping keys must be plain names, not a list"},
-      {std::string("a: 1\0", 5), "f.yaml:1:5: error: NUL byte in spec file (is this a binary file?)"},
-      {"a: \xC0\xAF\n", "f.yaml:1:4: error: invalid UTF-8 byte 0xC0 in spec file"}, // overlong
+      {std::string("a: 1\0", 5),
+       "f.yaml:1:5: error: NUL byte in spec file (is this a binary file?)"},
+      {"a: \xC0\xAF\n", "f.yaml:1:4: error: invalid UTF-8 byte 0xC0 in spec file"},     // overlong
       {"a: \xED\xA0\x80\n", "f.yaml:1:4: error: invalid UTF-8 byte 0xED in spec file"}, // surrogate
       {"a: \x1b[0m\n", "f.yaml:1:4: error: control character 0x1B in spec file"},
       {"a:\n\tb: 1\n", "f.yaml:2:1: error: tab character in indentation (YAML indents with spaces "
@@ -117,7 +118,8 @@ TEST(YamlLoader, Limits) {
   small.max_bytes = 100;
   Loaded big(std::string(101, '#'), small);
   EXPECT_FALSE(big.file);
-  EXPECT_EQ(big.first_line(), "f.yaml: error: spec file is too large (101 bytes; the limit is 100)");
+  EXPECT_EQ(big.first_line(),
+            "f.yaml: error: spec file is too large (101 bytes; the limit is 100)");
 
   Loaded deep(std::string(100000, '[') + std::string(100000, ']'));
   EXPECT_FALSE(deep.file);
