@@ -16,9 +16,10 @@ using namespace ir;
 
 namespace {
 
-// Above this many bytes of on-chip buffers per block, the buffers move from the stack to
-// static _Thread_local storage: OpenMP worker stacks can be as small as a few hundred KiB
-// (OMP_STACKSIZE, musl's 128 KiB), and a variant must never overflow them.
+// Above this many bytes of on-chip buffers per block, the buffers move from the stack to the
+// runtime's per-thread heap scratch (tg_cpu_scratch): OpenMP worker stacks can be as small as
+// a few hundred KiB (OMP_STACKSIZE, musl's 128 KiB), and static _Thread_local arrays are no
+// way out (glibc carves static TLS out of every thread's stack, summed over all variants).
 constexpr int64_t kMaxStackScratchBytes = 64 * 1024;
 
 // Which kernel-level names the body refers to (to declare only those: no unused locals).
@@ -47,24 +48,39 @@ Expr CEmitter::ref(const std::string& n) {
 
 CEmitter::CEmitter(const Kernel& k, const Target& target, const VariantInfo& info)
     : k_(k), target_(target), info_(info) {
-  class Allocs : public IRVisitor {
+  // Lay out every on-chip buffer, and the packed copy of b of each transposed-b gemm, one
+  // after the other at 64-byte aligned offsets (their lifetimes may overlap; no reuse).
+  class Layout : public IRVisitor {
   public:
-    int64_t bytes = 0;
+    CEmitter& e;
+    explicit Layout(CEmitter& em) : e(em) {}
 
   protected:
+    void place(int64_t bytes) { e.footprint_ += (bytes + 63) / 64 * 64; }
     void visit_Alloc(const Alloc* n) override {
       int64_t b = n->buffer->dtype.bytes();
-      for (const auto& e : n->buffer->shape) {
-        auto c = e->as<IntImm>();
+      for (const auto& x : n->buffer->shape) {
+        auto c = x->as<IntImm>();
         TG_ASSERT(c, "C emitter: on-chip buffer '" + n->buffer->name + "' has a symbolic shape");
         b *= c->value;
       }
-      bytes += b;
+      e.scratch_offset_[n->buffer.get()] = e.footprint_;
+      place(b);
     }
-  } allocs;
-  allocs.visit(k.body);
-  footprint_ = allocs.bytes;
-  scratch_in_tls_ = footprint_ > kMaxStackScratchBytes;
+    void visit_Gemm(const Gemm* n) override {
+      IRVisitor::visit_Gemm(n);
+      if (!n->transpose_b)
+        return;
+      int64_t b = n->b->dtype.bytes();
+      for (const auto& x : n->b->shape)
+        if (auto c = x->as<IntImm>())
+          b *= c->value;
+      e.pack_offset_[n] = e.footprint_;
+      place(b);
+    }
+  } layout(*this);
+  layout.visit(k.body);
+  scratch_on_heap_ = footprint_ > kMaxStackScratchBytes;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -234,8 +250,8 @@ std::string CEmitter::header_comment() const {
   for (const auto& n : k_.notes)
     s += " *   schedule: " + n + "\n";
   s += " * On-chip buffers of a block: " + std::to_string(footprint_) + " B, in " +
-       (scratch_in_tls_ ? "static _Thread_local storage (too large for OpenMP thread stacks)"
-                        : "automatic storage") +
+       (scratch_on_heap_ ? "per-thread heap scratch (tg_cpu_scratch: too large for a thread stack)"
+                         : "automatic storage") +
        ".\n */\n";
   return s;
 }
@@ -245,6 +261,8 @@ void CEmitter::emit_block_function() {
   uses.visit(k_.body);
 
   std::string params = "const tg_variant_args* args";
+  if (scratch_on_heap_)
+    params += ", char* restrict tg_scratch";
   for (const auto& g : k_.grid)
     params += ", int64_t " + name(g.index->name);
   line("/* One block of the grid: the whole kernel body for block (" + [&] {
@@ -310,19 +328,42 @@ void CEmitter::emit_entry_function() {
   raw("#endif\n");
   // Blocks are independent: one OpenMP iteration each, x fastest so that consecutive
   // iterations (and thus one thread's static chunk) share rows of the inputs.
-  line(std::string("#pragma omp parallel for ") + (nd > 1 ? "collapse(" + std::to_string(nd) + ") " : "") +
-       "schedule(static) num_threads(tg_threads)");
+  const std::string collapse = nd > 1 ? "collapse(" + std::to_string(nd) + ") " : "";
   std::vector<std::string> idx(nd);
-  for (size_t d = nd; d-- > 0;) {
+  for (size_t d = 0; d < nd; ++d)
     idx[d] = name(k_.grid[d].index->name);
-    line(std::string(2 * (nd - 1 - d), ' ') + "for (int64_t " + idx[d] + " = 0; " + idx[d] +
-         " < tg_grid_" + axis[d] + "; ++" + idx[d] + ")");
-  }
-  std::string call = "tg_block(args";
+  std::string call = scratch_on_heap_ ? "tg_block(args, tg_scratch" : "tg_block(args";
   for (size_t d = 0; d < nd; ++d)
     call += ", " + idx[d];
-  line(std::string(2 * nd, ' ') + call + ");");
-  line("return TG_OK;");
+  call += ");";
+  auto grid_loops = [&](int indent) {
+    for (size_t d = nd; d-- > 0;)
+      line(std::string(indent + 2 * (nd - 1 - d), ' ') + "for (int64_t " + idx[d] + " = 0; " +
+           idx[d] + " < tg_grid_" + axis[d] + "; ++" + idx[d] + ")");
+  };
+  if (!scratch_on_heap_) {
+    line("#pragma omp parallel for " + collapse + "schedule(static) num_threads(tg_threads)");
+    grid_loops(0);
+    line(std::string(2 * nd, ' ') + call);
+    line("return TG_OK;");
+    close();
+    return;
+  }
+  // Each thread takes its tile scratch once per call, before its share of the blocks.
+  line("int tg_oom = 0;");
+  line("#pragma omp parallel num_threads(tg_threads)");
+  open("");
+  line("char* tg_scratch = (char*)tg_cpu_scratch(" + std::to_string(footprint_) + ");");
+  line("if (tg_scratch == NULL) {");
+  line("  #pragma omp atomic write");
+  line("  tg_oom = 1;");
+  line("}");
+  line("#pragma omp for " + collapse + "schedule(static)");
+  grid_loops(0);
+  line(std::string(2 * nd, ' ') + "if (tg_scratch != NULL)");
+  line(std::string(2 * nd + 2, ' ') + call);
+  close();
+  line("return tg_oom ? TG_ERR_OUT_OF_MEMORY : TG_OK;");
   close();
 }
 

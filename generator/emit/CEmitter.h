@@ -73,8 +73,12 @@ private:
   const VariantInfo& info_;
   bool guard_loads_ = true;      // global loads in expressions check bounds (parallel bodies)
   ir::Expr load_pad_;            // value of an out-of-bounds guarded load (null: zero)
-  bool scratch_in_tls_ = false;  // on-chip buffers in static _Thread_local storage
-  int64_t footprint_ = 0;
+  // On-chip buffers (and gemm packing space) live on the stack when they are small, else in
+  // the per-thread heap scratch of the runtime (tg_cpu_scratch), at these byte offsets.
+  bool scratch_on_heap_ = false;
+  std::map<const ir::Buffer*, int64_t> scratch_offset_;
+  std::map<const ir::Gemm*, int64_t> pack_offset_; // gemms whose b is packed (transpose_b)
+  int64_t footprint_ = 0;                          // bytes of all of the above
   std::map<std::string, std::string> gemm_helpers_; // name -> source, printed sorted
   std::map<std::string, ir::VarPtr> gen_vars_;      // generated loop/offset names
 };

@@ -106,10 +106,10 @@ std::string c_gemm_helper_source(const CGemmShape& g, const Target& target) {
        " @ b" + (g.transpose_b ? "^T" : "") + " with k = " + K + ", accumulated in " + g.c.name() +
        ": register tiles of " + std::to_string(MR) + "x" + std::to_string(NR) + ", k innermost. */\n";
   s += "static void " + name + "(" + Tc + "* restrict c, const " + Ta + "* restrict a, const " + Tb +
-       "* restrict b) {\n";
+       "* restrict b" + (g.transpose_b ? ", " + Tb + "* restrict bp" : std::string()) + ") {\n";
   if (g.transpose_b) {
-    s += "  /* b is N x K: pack it into K x N so that the micro-kernel reads rows. */\n";
-    s += "  static _Thread_local _Alignas(64) " + Tb + " bp[" + K + " * " + N + "];\n";
+    s += "  /* b is N x K: pack it into K x N (bp, from the caller) so that the micro-kernel\n"
+         "     reads rows. */\n";
     s += "  for (int n = 0; n < " + N + "; ++n) {\n#pragma omp simd\n";
     s += "    for (int kk = 0; kk < " + K + "; ++kk)\n";
     s += "      bp[kk * " + N + " + n] = b[n * " + K + " + kk];\n  }\n";

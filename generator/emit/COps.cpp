@@ -24,8 +24,16 @@ void CEmitter::emit_alloc(const Alloc* n) {
   std::string dims;
   for (const auto& e : b->shape)
     dims += "[" + expr(e) + "]";
-  line(std::string(scratch_in_tls_ ? "static _Thread_local " : "") + "_Alignas(64) " +
-       type_name(b->dtype) + " " + name(b->name) + dims + ";");
+  if (!scratch_on_heap_) {
+    line("_Alignas(64) " + type_name(b->dtype) + " " + name(b->name) + dims + ";");
+    return;
+  }
+  // A pointer to the buffer's rows in the scratch keeps the name[i][j] syntax of an array.
+  const std::string off = std::to_string(scratch_offset_.at(b.get()));
+  const std::string inner = dims.substr(dims.find(']') + 1); // all but the first extent
+  const std::string ty = type_name(b->dtype);
+  line(ty + " (*" + name(b->name) + ")" + inner + " = (" + ty + " (*)" + inner +
+       ")(void*)(tg_scratch + " + off + ");");
 }
 
 void CEmitter::emit_fill(const Fill* n) {
@@ -146,7 +154,23 @@ void CEmitter::emit_gemm(const Gemm* n) {
   if (!gemm_helpers_.count(fn))
     gemm_helpers_[fn] = c_gemm_helper_source(g, target_);
   auto first = [&](const BufferPtr& b) { return "&" + name(b->name) + "[0][0]"; };
-  line(fn + "(" + first(n->c) + ", " + first(n->a) + ", " + first(n->b) + ");");
+  const std::string args = first(n->c) + ", " + first(n->a) + ", " + first(n->b);
+  if (!n->transpose_b) {
+    line(fn + "(" + args + ");");
+    return;
+  }
+  // The helper packs b (N x K) into K x N space that the caller provides.
+  const std::string tb = type_name(n->b->dtype);
+  if (scratch_on_heap_) {
+    line(fn + "(" + args + ", (" + tb + "*)(void*)(tg_scratch + " +
+         std::to_string(pack_offset_.at(n)) + "));");
+    return;
+  }
+  open("");
+  line("_Alignas(64) " + tb + " tg_pack[" + std::to_string(g.k) + " * " + std::to_string(g.n) +
+       "];");
+  line(fn + "(" + args + ", tg_pack);");
+  close();
 }
 
 // reduce: the reduced dim innermost with an OpenMP simd reduction when it is the last dim;

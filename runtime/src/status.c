@@ -13,6 +13,7 @@ const char* tg_status_string(tg_status s) {
   case TG_ERR_SIZE_OVERFLOW: return "a tensor's size in bytes overflows 64 bits";
   case TG_ERR_DEVICE: return "the device runtime reported an error";
   case TG_ERR_INTERNAL: return "internal error in tilegen (please report)";
+  case TG_ERR_OUT_OF_MEMORY: return "out of memory for a CPU variant's per-thread tile scratch";
   }
   return "unknown status";
 }

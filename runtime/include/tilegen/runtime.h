@@ -25,7 +25,8 @@ typedef enum tg_status {
   TG_ERR_INVALID_ARGUMENT = 6,   /* a flag is not 0/1, the launch handle is malformed, ... */
   TG_ERR_SIZE_OVERFLOW = 7,      /* a tensor's byte size does not fit in 64 bits */
   TG_ERR_DEVICE = 8,             /* the device runtime reported an error */
-  TG_ERR_INTERNAL = 9            /* a bug in tilegen: please report it */
+  TG_ERR_INTERNAL = 9,           /* a bug in tilegen: please report it */
+  TG_ERR_OUT_OF_MEMORY = 10      /* a CPU variant could not get its per-thread tile scratch */
 } tg_status;
 
 /* A short, static, human-readable message for a status. Never NULL. */

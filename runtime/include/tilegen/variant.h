@@ -20,6 +20,12 @@ typedef struct tg_variant_args {
  * block and returns TG_OK or an error status. */
 typedef int (*tg_variant_fn)(const tg_launch* launch, const tg_variant_args* args);
 
+/* Per-thread scratch for CPU variants whose block tiles are too large for a thread's stack:
+ * returns 64-byte aligned memory of at least `bytes`, owned by the calling thread, reused
+ * across calls (grown when a larger size is asked for, freed when the thread exits), or NULL
+ * if it cannot be allocated. Contents are undefined. Not async-signal-safe. */
+void* tg_cpu_scratch(size_t bytes);
+
 #ifdef __cplusplus
 }
 #endif
