@@ -373,8 +373,10 @@ int Driver::kernels(const Options& o) {
         binding.push_back(param + "=" + t.name());
       for (const auto& inst : lk.instances)
         insts.push_back(dispatch::instance_label(inst));
-      out_ << "  " << k.name << (binding.empty() ? "" : "<" + join(binding, ", ") + ">") << ": "
-           << k.summary << "\n";
+      out_ << "  " << k.name;
+      if (!binding.empty())
+        out_ << "<" << join(binding, ", ") << ">";
+      out_ << ": " << k.summary << "\n";
       out_ << "    function:  " << dispatch::public_function_name(lib, k) << ", "
            << dispatch::public_function_name(lib, k) << "_query\n";
       out_ << "    instances: " << join(insts, ", ") << "\n";

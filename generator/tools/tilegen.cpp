@@ -225,7 +225,13 @@ std::string command_line(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     bool quote = a.empty() || a.find_first_of(" \t\"'$\\") != std::string::npos;
-    s += (i ? " " : "") + (quote ? "'" + a + "'" : a);
+    if (i > 0)
+      s.push_back(' ');
+    if (quote)
+      s.push_back('\'');
+    s.append(a);
+    if (quote)
+      s.push_back('\'');
   }
   return s;
 }
