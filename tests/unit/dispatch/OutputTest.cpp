@@ -10,6 +10,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <csignal>
+
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,19 +80,23 @@ TEST_F(AtomicFileTest, WritesAndKeepsUnchangedFiles) {
 
 TEST_F(AtomicFileTest, FailureLeavesFolderUnchanged) {
   write("a.c", "old");
-  // b.c is a directory: its temporary can be written but the rename fails... so make the
-  // temp creation fail instead: a read-only folder refuses new files.
-  ASSERT_EQ(::chmod(dir.c_str(), 0555), 0);
-  if (::access(dir.c_str(), W_OK) == 0) { // running as root: permissions do not bind
-    ::chmod(dir.c_str(), 0755);
-    GTEST_SKIP() << "root ignores folder permissions";
-  }
+  // A file-size limit makes the second temporary's write fail (EFBIG), like a full disk; it
+  // binds root too, unlike folder permissions.
+  struct rlimit saved {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+  struct rlimit tiny = saved;
+  tiny.rlim_cur = 16;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tiny), 0);
   WriteReport r;
-  std::string err = write_files_atomically(dir, {{"a.c", "new"}, {"b.c", "B"}}, &r);
-  ::chmod(dir.c_str(), 0755);
-  EXPECT_NE(err.find("cannot create a temporary file"), std::string::npos) << err;
-  EXPECT_EQ(read("a.c"), "old");
+  std::string err =
+      write_files_atomically(dir, {{"a.c", "new"}, {"b.c", std::string(100, 'B')}}, &r);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  signal(SIGXFSZ, old_handler);
+  EXPECT_NE(err.find("cannot write"), std::string::npos) << err;
+  EXPECT_EQ(read("a.c"), "old"); // its temporary was complete, but nothing is renamed
   EXPECT_EQ(listing(), (std::vector<std::string>{"a.c"}));
+  EXPECT_TRUE(r.written.empty());
 }
 
 TEST_F(AtomicFileTest, RenameFailureCleansUpTemporaries) {
