@@ -153,6 +153,7 @@ void CEmitter::emit_gemm(const Gemm* n) {
   const std::string fn = c_gemm_helper_name(g);
   if (!gemm_helpers_.count(fn))
     gemm_helpers_[fn] = c_gemm_helper_source(g, target_);
+  need("tg_fma_" + std::string(g.c.name()));
   auto first = [&](const BufferPtr& b) { return "&" + name(b->name) + "[0][0]"; };
   const std::string args = first(n->c) + ", " + first(n->a) + ", " + first(n->b);
   if (!n->transpose_b) {

@@ -143,6 +143,15 @@ std::string typed_helper(const std::string& name) {
   if (op == "max")
     return "/* max(a, b) = a > b ? a : b (a NaN b gives b). */\n" + sig + "(" + T + " a, " + T +
            " b) { return a > b ? a : b; }\n";
+  if (op == "fma") {
+    if (T == "float" || T == "double") {
+      const std::string f = T == "float" ? "fmaf" : "fma";
+      return "/* a * b + c, fused where the target has FMA (one rounding), else two roundings. */\n" +
+             sig + "(" + T + " a, " + T + " b, " + T + " c) {\n#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)\n  return " +
+             f + "(a, b, c);\n#else\n  return a * b + c;\n#endif\n}\n";
+    }
+    return sig + "(" + T + " a, " + T + " b, " + T + " c) { return a * b + c; }\n";
+  }
   if (op == "abs")
     return sig + "(" + T + " a) { return a < 0 ? -a : a; }\n";
   if (op == "cdiv")

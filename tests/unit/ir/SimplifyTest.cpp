@@ -1,0 +1,121 @@
+#include "ir/IRPrinter.h"
+#include "ir/Simplify.h"
+
+#include "emit/TestKernels.h"
+
+#include <gtest/gtest.h>
+
+using namespace tilegen::ir;
+using namespace tilegen::testing;
+
+namespace {
+
+VarPtr x_var() {
+  static VarPtr x = make_var("x", VarKind::Dim, DType::i64());
+  return x;
+}
+Expr x() { return VarRef::make(x_var()); }
+Expr bin(BinaryOp op, Expr a, Expr b) { return Binary::make(op, a, b); }
+std::string s(const Expr& e) { return to_string(simplify(e)); }
+
+TEST(Simplify, FoldsIntegerArithmetic) {
+  EXPECT_EQ(s(bin(BinaryOp::Add, i64(2), mul(i64(3), i64(4)))), "14");
+  EXPECT_EQ(s(bin(BinaryOp::Sub, i64(2), i64(5))), "-3");
+  EXPECT_EQ(s(cdiv(i64(1000), i64(64))), "16");
+  EXPECT_EQ(s(cdiv(i64(1024), i64(64))), "16");
+  EXPECT_EQ(s(cdiv(i64(0), i64(64))), "0");
+  EXPECT_EQ(s(bin(BinaryOp::Min, i64(3), i64(-7))), "-7");
+  EXPECT_EQ(s(bin(BinaryOp::Max, i64(3), i64(-7))), "3");
+}
+
+TEST(Simplify, DivisionIsFloorDivision) {
+  EXPECT_EQ(s(bin(BinaryOp::Div, i64(7), i64(2))), "3");
+  EXPECT_EQ(s(bin(BinaryOp::Div, i64(-7), i64(2))), "-4");
+  EXPECT_EQ(s(bin(BinaryOp::Mod, i64(-7), i64(2))), "1");
+  EXPECT_EQ(s(bin(BinaryOp::Mod, i64(7), i64(-2))), "-1");
+}
+
+TEST(Simplify, NeverFoldsUndefinedOrOverflowingResults) {
+  EXPECT_EQ(s(bin(BinaryOp::Div, i64(7), i64(0))), "7 / 0");
+  EXPECT_EQ(s(bin(BinaryOp::Mod, i64(7), i64(0))), "7 % 0");
+  EXPECT_EQ(s(bin(BinaryOp::Add, i64(INT64_MAX), i64(1))), "9223372036854775807 + 1");
+  EXPECT_EQ(s(mul(i64(INT64_MAX / 2 + 1), i64(2))), "4611686018427387904 * 2");
+  EXPECT_EQ(s(bin(BinaryOp::Div, i64(INT64_MIN), i64(-1))), "-9223372036854775808 / -1");
+  auto i32max = IntImm::make(DType::i32(), INT32_MAX);
+  EXPECT_EQ(simplify(bin(BinaryOp::Add, i32max, IntImm::make(DType::i32(), 1)))->kind,
+            ExprKind::Binary);
+  EXPECT_EQ(simplify(Unary::make(UnaryOp::Neg, i64(INT64_MIN)))->kind, ExprKind::Unary);
+}
+
+TEST(Simplify, Identities) {
+  EXPECT_EQ(s(bin(BinaryOp::Add, x(), i64(0))), "x");
+  EXPECT_EQ(s(bin(BinaryOp::Add, i64(0), x())), "x");
+  EXPECT_EQ(s(bin(BinaryOp::Sub, x(), i64(0))), "x");
+  EXPECT_EQ(s(mul(x(), i64(1))), "x");
+  EXPECT_EQ(s(mul(i64(1), x())), "x");
+  EXPECT_EQ(s(mul(x(), i64(0))), "0");
+  EXPECT_EQ(s(cdiv(x(), i64(1))), "x");
+  EXPECT_EQ(s(bin(BinaryOp::Mod, x(), i64(1))), "0");
+  Expr same = x();
+  EXPECT_EQ(s(bin(BinaryOp::Max, same, same)), "x");
+  // Not identities for floats: x + 0.0 (x = -0.0) and x * 0.0 (x = inf, nan) stay.
+  auto f = make_var("f", VarKind::Scalar, DType::f32());
+  EXPECT_EQ(s(bin(BinaryOp::Add, VarRef::make(f), make_f32(0.0))), "f + 0.0");
+  EXPECT_EQ(s(mul(VarRef::make(f), make_f32(0.0))), "f * 0.0");
+  EXPECT_EQ(s(mul(VarRef::make(f), make_f32(1.0))), "f");
+}
+
+TEST(Simplify, ComparisonsLogicAndSelect) {
+  EXPECT_EQ(s(bin(BinaryOp::Lt, i64(2), i64(3))), "true");
+  EXPECT_EQ(s(bin(BinaryOp::Ge, i64(2), i64(3))), "false");
+  EXPECT_EQ(s(bin(BinaryOp::Eq, make_f32(NAN), make_f32(NAN))), "false");
+  auto c = bin(BinaryOp::Lt, x(), i64(3));
+  EXPECT_EQ(s(bin(BinaryOp::And, BoolImm::make(true), c)), "x < 3");
+  EXPECT_EQ(s(bin(BinaryOp::And, c, BoolImm::make(false))), "false");
+  EXPECT_EQ(s(bin(BinaryOp::Or, c, BoolImm::make(true))), "true");
+  EXPECT_EQ(s(Unary::make(UnaryOp::Not, BoolImm::make(true))), "false");
+  EXPECT_EQ(s(Select::make(bin(BinaryOp::Gt, i64(4), i64(3)), x(), i64(7))), "x");
+  EXPECT_EQ(s(Select::make(BoolImm::make(false), x(), i64(7))), "7");
+}
+
+TEST(Simplify, CastsOfConstants) {
+  EXPECT_EQ(s(Cast::make(DType::f32(), i64(3))), "3.0");
+  EXPECT_EQ(s(Cast::make(DType::i32(), make_f32(-2.75))), "-2");
+  EXPECT_EQ(s(Cast::make(DType::boolean(), i64(2))), "true");
+  // Out of range for i8: not folded.
+  EXPECT_EQ(simplify(Cast::make(DType::i8(), i64(300)))->kind, ExprKind::Cast);
+  // Rounded exactly as the generated code rounds: 1 + 2^-9 is not a bf16; ties to even.
+  auto v = simplify(Cast::make(DType::bf16(), make_f32(1.0 + 1.0 / 512)));
+  ASSERT_TRUE(v->as<FloatImm>());
+  EXPECT_EQ(v->as<FloatImm>()->value, 1.0);
+  auto h = simplify(Cast::make(DType::f16(), make_f32(65520.0)));
+  EXPECT_TRUE(std::isinf(h->as<FloatImm>()->value));
+  EXPECT_EQ(s(Unary::make(UnaryOp::Neg, FloatImm::make(DType::f32(), INFINITY))), "-inf");
+}
+
+TEST(Simplify, StatementsWithConstantConditions) {
+  auto buf = make_buffer("t", MemScope::Local, DType::f32(), {i64(4)});
+  auto fill = Fill::make(buf, make_f32(1.0));
+  auto iff = IfThenElse::make(bin(BinaryOp::Lt, i64(1), i64(2)), fill, nullptr);
+  EXPECT_EQ(simplify(iff), fill);
+  auto dead = IfThenElse::make(bin(BinaryOp::Gt, i64(1), i64(2)), fill, nullptr);
+  auto r = simplify(dead);
+  ASSERT_TRUE(r->as<Seq>());
+  EXPECT_TRUE(r->as<Seq>()->stmts.empty());
+  auto k = make_var("k", VarKind::LoopVar, DType::i64());
+  auto loop = For::make(k, i64(0), cdiv(i64(0), i64(64)), nullptr, fill);
+  EXPECT_TRUE(simplify(loop)->as<Seq>());
+}
+
+TEST(Simplify, UnchangedTreesAreShared) {
+  auto e = bin(BinaryOp::Add, x(), mul(x(), i64(3)));
+  EXPECT_EQ(simplify(e), e);
+}
+
+TEST(Simplify, ConstIntHelpers) {
+  EXPECT_EQ(as_const_int(mul(i64(6), i64(7))), 42);
+  EXPECT_FALSE(as_const_int(x()).has_value());
+  EXPECT_TRUE(is_const_int(cdiv(i64(9), i64(4)), 3));
+}
+
+} // namespace
