@@ -68,8 +68,12 @@ protected:
     auto idx = mutate_all(n->indices, changed);
     BufferPtr b = mutate_buffer(n->buffer);
     Expr v = mutate(n->value);
-    if (n->op == StoreOp::Add)
+    if (n->op == StoreOp::Add) {
+      // Add in f32 and round once: the addend's own cast to the 16-bit type is dropped.
+      if (auto c = v->as<Cast>(); c && c->type == n->buffer->dtype && c->value->type == DType::f32())
+        v = c->value;
       v = Binary::make(BinaryOp::Add, Load::make(b, idx, n->loc), as_f32(v), n->loc);
+    }
     return Store::make(b, std::move(idx), round_through(v, n->buffer->dtype), StoreOp::Assign,
                        n->loc);
   }
