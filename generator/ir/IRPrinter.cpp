@@ -254,6 +254,7 @@ std::string float_literal(double v, DType t) {
     return "nan";
   if (std::isinf(v))
     return v < 0 ? "-inf" : "inf";
+  v = round_to_float_type(v, t); // the value the type holds (make_f32 does not round)
   char buf[64];
   for (int prec = 1; prec <= 17; ++prec) {
     std::snprintf(buf, sizeof buf, "%.*g", prec, v);
