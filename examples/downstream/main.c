@@ -1,4 +1,5 @@
-/* downstream_demo: calls the tilegen-generated library `mykernels` (gemm, softmax) on random
+/* downstream_demo: calls the tilegen-generated library `mykernels` (gemm, softmax, and the
+ * README tutorial's scale_rows) on random
  * data at ragged sizes, checks every result against a float64 reference computed here, and
  * prints which variant ran and why (the query API). Exit status 0 iff everything matched.
  * TILEGEN_CPU_DISABLE=avx512f (or avx2) makes it exercise the other variants. */
@@ -115,6 +116,32 @@ static void check_softmax(int64_t M, int64_t N) {
   free(X), free(Y), free(R), free(Xh), free(Yh);
 }
 
+/* The README tutorial's kernel: Y[i, j] = X[i, j] * s[i], exactly as the README calls it. */
+static void check_scale_rows(int64_t M, int64_t N) {
+  size_t n = (size_t)(M * N);
+  float* X = malloc(sizeof(float) * n + 1);
+  float* s = malloc(sizeof(float) * (size_t)M + 1);
+  float* Y = malloc(sizeof(float) * n + 1);
+  double* R = malloc(sizeof(double) * n + 1);
+  for (size_t i = 0; i < n; ++i) X[i] = frand();
+  for (int64_t i = 0; i < M; ++i) s[i] = frand();
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) R[i * N + j] = (double)X[i * N + j] * s[i];
+
+  tg_launch launch = {sizeof launch, /*device=*/-1, /*stream=*/NULL, /*num_threads=*/0};
+  tg_status st = mykernels_scale_rows_f32(&launch, X, s, Y, M, N);
+  if (st != TG_OK) fprintf(stderr, "scale_rows: %s\n", tg_status_string(st));
+  tg_selection sel;
+  mykernels_scale_rows_f32_query(&launch, X, s, Y, M, N, &sel);
+  printf("%s: %s\n", sel.variant, sel.reason);
+
+  char what[64];
+  snprintf(what, sizeof what, "scale_rows_f32 %lldx%lld", (long long)M, (long long)N);
+  expect_status(what, st, TG_OK);
+  expect_close(what, R, Y, n, 1e-6);
+  free(X), free(s), free(Y), free(R);
+}
+
 int main(void) {
   /* Ragged sizes: none is a multiple of the tile sizes. */
   check_gemm(37, 53, 29);
@@ -123,6 +150,7 @@ int main(void) {
   check_gemm(64, 0, 16); /* empty output */
   check_softmax(7, 1000);
   check_softmax(5, 2500); /* several column blocks per row */
+  check_scale_rows(13, 1031);
 
   /* Bad arguments are reported, never crash. */
   float x[4] = {0};
