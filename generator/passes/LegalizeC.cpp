@@ -108,13 +108,12 @@ protected:
     auto src_idx = index(src);
     Expr value = Load::make(src.buffer, src_idx, n->loc);
     if (src.buffer->scope == MemScope::Global) {
+      // 0 <= i0 < n0 && 0 <= i1 < n1 ..., as one left-leaning conjunction.
       Expr inb;
+      auto conj = [&](Expr c) { inb = inb ? Binary::make(BinaryOp::And, inb, c, n->loc) : c; };
       for (size_t d = 0; d < src_idx.size(); ++d) {
-        Expr c = Binary::make(BinaryOp::And,
-                              Binary::make(BinaryOp::Ge, src_idx[d], make_i64(0), n->loc),
-                              Binary::make(BinaryOp::Lt, src_idx[d], src.buffer->shape[d], n->loc),
-                              n->loc);
-        inb = inb ? Binary::make(BinaryOp::And, inb, c, n->loc) : c;
+        conj(Binary::make(BinaryOp::Ge, src_idx[d], make_i64(0), n->loc));
+        conj(Binary::make(BinaryOp::Lt, src_idx[d], src.buffer->shape[d], n->loc));
       }
       Expr p = pad->type == value->type ? pad : Cast::make(value->type, pad, n->loc);
       value = Select::make(inb, value, p, n->loc);
