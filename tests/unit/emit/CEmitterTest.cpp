@@ -175,6 +175,65 @@ TEST(GemmC, ShippedScheduleOnEveryCTarget) {
   }
 }
 
+TEST(GemmC, TransposedA) {
+  // A stored K x M: the micro-kernel broadcasts a[k][i] without packing.
+  Kernel k = make_gemm_kernel(DType::f32(), false, {{"c", {64}}}, {{"c", {64}}}, {{"c", {32}}}, true);
+  Variant v = build(k, "c", "f32_tn");
+  ASSERT_TRUE(v.fn);
+  for (int64_t n : {1, 45, 100}) {
+    const int64_t M = n, N = n + 3, K = n + 7;
+    std::vector<float> A(K * M + 1), B(K * N + 1), C(M * N + 1, 0.f);
+    for (size_t i = 0; i < A.size(); ++i)
+      A[i] = static_cast<float>((i * 7) % 11) - 5.f;
+    for (size_t i = 0; i < B.size(); ++i)
+      B[i] = static_cast<float>((i * 3) % 7) - 3.f;
+    void* tensors[] = {A.data(), B.data(), C.data()};
+    int64_t dims[] = {M, N, K};
+    tg_variant_args args{tensors, dims, nullptr, nullptr};
+    ASSERT_EQ(v.fn(nullptr, &args), 0);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double ref = 0;
+        for (int64_t kk = 0; kk < K; ++kk)
+          ref += static_cast<double>(A[kk * M + i]) * B[kk * N + j];
+        ASSERT_EQ(C[i * N + j], ref) << i << "," << j; // small integers: exact
+      }
+  }
+}
+
+TEST(MiscC, ReduceDim0AtomicAddGuardedParallel) {
+  for (const char* target : {"c", "c_avx512"}) {
+    if (!cpu_can_run(*find_target(target)))
+      continue;
+    Variant v = build(make_misc_kernel(), target, "misc");
+    ASSERT_TRUE(v.fn);
+    EXPECT_NE(v.source.find("#pragma omp atomic"), std::string::npos);
+    for (auto [M, N] : {std::pair<int64_t, int64_t>{37, 45}, {1, 1}, {16, 32}, {100, 3}}) {
+      std::vector<float> X(M * N + 1), S(N + 1, 1.f), Y(M * N + 1, -7.f);
+      for (int64_t i = 0; i < M * N; ++i)
+        X[i] = static_cast<float>((i * 5) % 9) - 4.f;
+      S[N] = 0.f;
+      Y[M * N] = 0.f;
+      void* tensors[] = {X.data(), S.data(), Y.data()};
+      int64_t dims[] = {M, N};
+      tg_variant_args args{tensors, dims, nullptr, nullptr};
+      tg_launch launch{sizeof(tg_launch), -1, nullptr, 2};
+      ASSERT_EQ(v.fn(&launch, &args), 0);
+      for (int64_t j = 0; j < N; ++j) {
+        double ref = 1;
+        for (int64_t i = 0; i < M; ++i)
+          ref += X[i * N + j];
+        EXPECT_EQ(S[j], ref) << target << " S[" << j << "]";
+      }
+      EXPECT_EQ(S[N], 0.f);
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j)
+          EXPECT_EQ(Y[i * N + j], X[i * N + j] * 2 + (i % 3 == 0 ? 1 : 0)) << i << "," << j;
+      EXPECT_EQ(Y[M * N], 0.f); // writes past the last row/column were dropped
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Kernels, GemmC,
                          ::testing::Combine(::testing::Values("c", "c_avx512"),
                                             ::testing::Values("f32", "bf16"),

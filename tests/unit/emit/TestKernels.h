@@ -49,7 +49,8 @@ inline DimParam dim(const std::string& name) {
 inline Kernel make_gemm_kernel(DType T, bool transpose_b = false,
                                std::map<std::string, std::vector<int64_t>> bm = {{"c", {64, 96, 128}}},
                                std::map<std::string, std::vector<int64_t>> bn = {{"c", {64, 128, 256}}},
-                               std::map<std::string, std::vector<int64_t>> bk = {{"c", {64, 128, 256}}}) {
+                               std::map<std::string, std::vector<int64_t>> bk = {{"c", {64, 128, 256}}},
+                               bool transpose_a = false) {
   Kernel k;
   k.name = "gemm";
   k.summary = "C = A @ B";
@@ -57,7 +58,8 @@ inline Kernel make_gemm_kernel(DType T, bool transpose_b = false,
   k.type_binding = {{"T", T}};
   auto M = dim("M"), N = dim("N"), K = dim("K");
   k.dims = {M, N, K};
-  auto A = make_buffer("A", MemScope::Global, T, {vr(M.var), vr(K.var)}, Access::Read);
+  auto A = transpose_a ? make_buffer("A", MemScope::Global, T, {vr(K.var), vr(M.var)}, Access::Read)
+                       : make_buffer("A", MemScope::Global, T, {vr(M.var), vr(K.var)}, Access::Read);
   auto B = transpose_b ? make_buffer("B", MemScope::Global, T, {vr(N.var), vr(K.var)}, Access::Read)
                        : make_buffer("B", MemScope::Global, T, {vr(K.var), vr(N.var)}, Access::Read);
   auto C = make_buffer("C", MemScope::Global, T, {vr(M.var), vr(N.var)}, Access::Write);
@@ -78,19 +80,22 @@ inline Kernel make_gemm_kernel(DType T, bool transpose_b = false,
   k.grid = {{bx, cdiv(vr(N.var), vr(BN.var))}, {by, cdiv(vr(M.var), vr(BM.var))}};
   k.threads = vr(threads.var);
 
-  auto A_s = make_buffer("A_s", MemScope::Shared, T, {vr(BM.var), vr(BK.var)});
+  auto A_s = transpose_a ? make_buffer("A_s", MemScope::Shared, T, {vr(BK.var), vr(BM.var)})
+                         : make_buffer("A_s", MemScope::Shared, T, {vr(BM.var), vr(BK.var)});
   auto B_s = transpose_b ? make_buffer("B_s", MemScope::Shared, T, {vr(BN.var), vr(BK.var)})
                          : make_buffer("B_s", MemScope::Shared, T, {vr(BK.var), vr(BN.var)});
   auto acc = make_buffer("acc", MemScope::Fragment, DType::f32(), {vr(BM.var), vr(BN.var)});
   auto kv = make_var("k", VarKind::LoopVar, DType::i64());
-  Region a_src{A, {mul(vr(by), vr(BM.var)), mul(vr(kv), vr(BK.var))}, {vr(BM.var), vr(BK.var)}};
+  Region a_src = transpose_a
+                     ? Region{A, {mul(vr(kv), vr(BK.var)), mul(vr(by), vr(BM.var))}, {vr(BK.var), vr(BM.var)}}
+                     : Region{A, {mul(vr(by), vr(BM.var)), mul(vr(kv), vr(BK.var))}, {vr(BM.var), vr(BK.var)}};
   Region b_src = transpose_b
                      ? Region{B, {mul(vr(bx), vr(BN.var)), mul(vr(kv), vr(BK.var))}, {vr(BN.var), vr(BK.var)}}
                      : Region{B, {mul(vr(kv), vr(BK.var)), mul(vr(bx), vr(BN.var))}, {vr(BK.var), vr(BN.var)}};
   Stmt loop_body = Seq::make({
       Copy::make(a_src, Region::whole(A_s), FloatImm::make(T, 0.0), test_loc(31)),
       Copy::make(b_src, Region::whole(B_s), FloatImm::make(T, 0.0), test_loc(32)),
-      Gemm::make(A_s, B_s, acc, false, transpose_b, false, test_loc(33)),
+      Gemm::make(A_s, B_s, acc, transpose_a, transpose_b, false, test_loc(33)),
   });
   Region c_dst{C, {mul(vr(by), vr(BM.var)), mul(vr(bx), vr(BN.var))}, {vr(BM.var), vr(BN.var)}};
   k.body = Seq::make({
@@ -192,6 +197,53 @@ inline Kernel make_softmax_kernel(DType T, std::vector<int64_t> bn_c = {1024, 20
       Fill::make(l, make_f32(0.0), test_loc(26)),
       For::make(kv, i64(0), cdiv(vr(N.var), vr(BN.var)), nullptr, pass1, test_loc(28)),
       For::make(kv2, i64(0), cdiv(vr(N.var), vr(BN.var)), nullptr, pass2, test_loc(43)),
+  });
+  return k;
+}
+
+// Column sums added atomically into S (split over row blocks), then a guarded parallel
+// epilogue: exercises reduce over dim 0, atomic_add, parallel with global loads/stores, let,
+// if, floor modulo and select.
+inline Kernel make_misc_kernel() {
+  Kernel k;
+  k.name = "misc";
+  k.loc = test_loc(2);
+  auto f32 = DType::f32();
+  auto M = dim("M"), N = dim("N");
+  k.dims = {M, N};
+  auto X = make_buffer("X", MemScope::Global, f32, {vr(M.var), vr(N.var)}, Access::Read);
+  auto S = make_buffer("S", MemScope::Global, f32, {vr(N.var)}, Access::ReadWrite);
+  auto Y = make_buffer("Y", MemScope::Global, f32, {vr(M.var), vr(N.var)}, Access::Write);
+  k.tensors = {X, S, Y};
+  auto bx = make_var("bx", VarKind::BlockIndex, DType::i64());
+  auto by = make_var("by", VarKind::BlockIndex, DType::i64());
+  k.grid = {{bx, cdiv(vr(M.var), i64(16))}, {by, cdiv(vr(N.var), i64(32))}};
+  auto x = make_buffer("x", MemScope::Fragment, f32, {i64(16), i64(32)});
+  auto cs = make_buffer("cs", MemScope::Fragment, f32, {i64(32)});
+  auto i = make_var("i", VarKind::ParallelVar, DType::i64());
+  auto j = make_var("j", VarKind::ParallelVar, DType::i64());
+  auto r = make_var("r", VarKind::Let, DType::i64());
+  auto c = make_var("c", VarKind::Let, DType::i64());
+  Expr row = add(mul(vr(bx), i64(16)), vr(i)), col = add(mul(vr(by), i64(32)), vr(j));
+  Expr odd = Binary::make(BinaryOp::Eq, Binary::make(BinaryOp::Mod, vr(r), i64(3)), i64(0));
+  Stmt epilogue = Seq::make({
+      LetStmt::make(r, row),
+      LetStmt::make(c, col),
+      IfThenElse::make(Binary::make(BinaryOp::Lt, vr(c), add(vr(N.var), i64(1))),
+                       Store::make(Y, {vr(r), vr(c)},
+                                   add(mul(Load::make(X, {vr(r), vr(c)}), make_f32(2.0)),
+                                       Select::make(odd, make_f32(1.0), make_f32(0.0))),
+                                   StoreOp::Assign, test_loc(12)),
+                       nullptr),
+  });
+  k.body = Seq::make({
+      Alloc::make(x, test_loc(5)),
+      Alloc::make(cs, test_loc(6)),
+      Copy::make(Region{X, {mul(vr(bx), i64(16)), mul(vr(by), i64(32))}, {i64(16), i64(32)}},
+                 Region::whole(x), make_f32(0.0), test_loc(7)),
+      Reduce::make(ReduceOp::Sum, x, cs, 0, true, test_loc(8)),
+      AtomicAdd::make(Region::whole(cs), Region{S, {mul(vr(by), i64(32))}, {i64(32)}}, test_loc(9)),
+      Parallel::make({i, j}, {i64(16), i64(32)}, epilogue, test_loc(10)),
   });
   return k;
 }
