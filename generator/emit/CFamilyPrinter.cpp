@@ -71,14 +71,16 @@ std::string CFamilyPrinter::math_name(Intrinsic fn, DType t) const {
   const bool d = t == DType::f64();
   switch (fn) {
   case Intrinsic::Abs: return t.is_int() ? "" : (d ? "fabs" : "fabsf");
-  case Intrinsic::Exp: return d ? "exp" : "expf";
-  case Intrinsic::Exp2: return d ? "exp2" : "exp2f";
-  case Intrinsic::Log: return d ? "log" : "logf";
-  case Intrinsic::Log2: return d ? "log2" : "log2f";
+  // f32 transcendentals are the branch-free helpers of CRuntimeHelpers.cpp (names starting
+  // with "tg_"): libm's are scalar calls that block vectorization. f64 stays libm.
+  case Intrinsic::Exp: return d ? "exp" : "tg_exp_f32";
+  case Intrinsic::Exp2: return d ? "exp2" : "tg_exp2_f32";
+  case Intrinsic::Log: return d ? "log" : "tg_log_f32";
+  case Intrinsic::Log2: return d ? "log2" : "tg_log2_f32";
   case Intrinsic::Sqrt: return d ? "sqrt" : "sqrtf";
   case Intrinsic::Rsqrt: return ""; // 1 / sqrt(x)
-  case Intrinsic::Tanh: return d ? "tanh" : "tanhf";
-  case Intrinsic::Erf: return d ? "erf" : "erff";
+  case Intrinsic::Tanh: return d ? "tanh" : "tg_tanh_f32";
+  case Intrinsic::Erf: return d ? "erf" : "tg_erf_f32";
   case Intrinsic::Floor: return d ? "floor" : "floorf";
   case Intrinsic::Ceil: return d ? "ceil" : "ceilf";
   }
@@ -209,6 +211,8 @@ std::string CFamilyPrinter::print_call(const Call* c, int& prec) {
   }
   if (fn.empty()) // integer abs
     return need("tg_abs_" + helper_suffix(t)) + "(" + expr(c->args[0]) + ")";
+  if (fn.rfind("tg_", 0) == 0)
+    need(fn);
   return fn + "(" + expr(c->args[0]) + ")";
 }
 

@@ -115,6 +115,170 @@ static inline uint16_t tg_f32_to_f16(float f) {
       {"tg_round_f16", {"tg_f16_to_f32", "tg_f32_to_f16"}, R"(/* f32 rounded to the nearest f16 value, held as f32. */
 static inline float tg_round_f16(float f) { return tg_f16_to_f32(tg_f32_to_f16(f)); }
 )"},
+      // ---- f32 math (docs/c-backend.md "Math functions"). libm's expf & co are scalar calls
+      // that gcc vectorizes only under -ffast-math; these are branch-free (selects only, no
+      // tables), so a `#pragma omp simd` loop calling them vectorizes. Polynomials are
+      // Chebyshev fits computed with mpmath by tests/unit/emit/math_coefficients.py (the fit
+      // error of each is quoted); measured accuracy is checked by tests/unit/emit/MathTest.cpp.
+      {"tg_fmaf", {}, R"(/* a * b + c: one rounding where the target has FMA; two otherwise (a libm fmaf call
+   would be slow and would not vectorize). */
+static inline float tg_fmaf(float a, float b, float c) {
+#if defined(__FMA__) || defined(__AVX512F__) || defined(__ARM_FEATURE_FMA)
+  return fmaf(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+)"},
+      {"tg_f32_bits", {}, R"(static inline uint32_t tg_f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+static inline float tg_bits_f32(uint32_t u) {
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+/* c ? a : b with both a and b computed, as bit masks. A `?:` would let gcc sink the
+   computation of a or b into a branch, and with -ftrapping-math (its default) it then
+   refuses to if-convert the loop back ("control flow in loop": no vectorization). */
+static inline float tg_select_f32(int c, float a, float b) {
+  const uint32_t m = 0u - (uint32_t)(c != 0);
+  return tg_bits_f32((tg_f32_bits(a) & m) | (tg_f32_bits(b) & ~m));
+}
+)"},
+      {"tg_scale2_f32", {"tg_f32_bits"}, R"(/* p * 2^n for p in [0.5, 2] and n in [-152, 130], as two power-of-two factors that are
+   normal floats: p * 2^n1 is exact, the second product rounds once, so a subnormal result
+   is correctly rounded (gradual underflow) and a too large one becomes +inf. */
+static inline float tg_scale2_f32(float p, int32_t n) {
+  const int32_t n1 = n / 2, n2 = n - n1;
+  return p * tg_bits_f32((uint32_t)(n1 + 127) << 23) * tg_bits_f32((uint32_t)(n2 + 127) << 23);
+}
+)"},
+      {"tg_exp_f32", {"tg_fmaf", "tg_f32_bits", "tg_scale2_f32"}, R"(/* e^x, branch-free. x = n ln2 + r with |r| <= ln2/2 (ln2 split in two; n * ln2_hi is exact),
+   e^r = 1 + r + r^2 q(r), q a degree-4 fit of (e^r - 1 - r) / r^2 (fit error 6.5e-8);
+   n is read from the mantissa of x / ln2 + 1.5 * 2^23 (no float -> int conversion).
+   Error <= 1.5 ulp (measured 1.05), subnormal results included; x > 88.73 -> +inf, x < -103.98 -> 0
+   (-inf too), NaN -> NaN. */
+static inline float tg_exp_f32(float x) {
+  const float shift = 0x1.8p23f;
+  x = tg_select_f32(x < -104.0f, -104.0f, x); /* NaN passes both clamps */
+  x = tg_select_f32(x > 89.0f, 89.0f, x);
+  const float t = tg_fmaf(x, 0x1.715476p+0f, shift);
+  const float kn = t - shift;
+  float r = tg_fmaf(kn, -0x1.62e4p-1f, x);
+  r = tg_fmaf(kn, -0x1.7f7d1cp-20f, r);
+  float q = tg_fmaf(0x1.6d10fcp-10f, r, 0x1.120b62p-7f);
+  q = tg_fmaf(q, r, 0x1.55551ap-5f);
+  q = tg_fmaf(q, r, 0x1.5554dep-3f);
+  q = tg_fmaf(q, r, 0x1p-1f);
+  const float p = tg_fmaf(r * r, q, r) + 1.0f;
+  return tg_scale2_f32(p, (int32_t)(tg_f32_bits(t) - tg_f32_bits(shift)));
+}
+)"},
+      {"tg_exp2_f32", {"tg_fmaf", "tg_f32_bits", "tg_scale2_f32"}, R"(/* 2^x, branch-free. x = n + r with |r| <= 1/2 (exact), 2^r = 1 + r p(r), p a degree-5 fit of
+   (2^r - 1) / r (fit error 7.8e-9). Error <= 1.5 ulp (measured 1.13), subnormals included;
+   x >= 128 -> +inf, x < -150 -> 0 (-inf too), NaN -> NaN. */
+static inline float tg_exp2_f32(float x) {
+  const float shift = 0x1.8p23f;
+  x = tg_select_f32(x < -151.0f, -151.0f, x); /* NaN passes both clamps */
+  x = tg_select_f32(x > 129.0f, 129.0f, x);
+  const float t = x + shift;
+  const float r = x - (t - shift);
+  float p = tg_fmaf(0x1.44138ap-13f, r, 0x1.5f089p-10f);
+  p = tg_fmaf(p, r, 0x1.3b2a54p-7f);
+  p = tg_fmaf(p, r, 0x1.c6af6cp-5f);
+  p = tg_fmaf(p, r, 0x1.ebfbep-3f);
+  p = tg_fmaf(p, r, 0x1.62e43p-1f);
+  return tg_scale2_f32(tg_fmaf(r, p, 1.0f), (int32_t)(tg_f32_bits(t) - tg_f32_bits(shift)));
+}
+)"},
+      {"tg_log_parts_f32", {"tg_fmaf", "tg_f32_bits"}, R"(/* For finite x > 0: x = 2^e (1 + f) with 1 + f in [sqrt(1/2), sqrt(2)); returns log(1 + f)
+   as f - s (f - z R(z)), s = f / (2 + f), z = s^2 (log(1+f) = 2 atanh(s)); R a degree-3 fit
+   of (2 atanh(s) - 2 s) / s^3 in z (fit error 1.2e-9). Subnormal x is scaled by 2^23 first. */
+static inline float tg_log_parts_f32(float x, float* e) {
+  const int sub = x < 0x1p-126f;
+  const uint32_t u = tg_f32_bits(tg_select_f32(sub, x * 0x1p23f, x)) + (0x3f800000u - 0x3f3504f3u);
+  *e = (float)((int32_t)(u >> 23) - 127 - 23 * sub);
+  const float f = tg_bits_f32((u & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
+  const float s = f / (2.0f + f), z = s * s;
+  float rz = tg_fmaf(0x1.ddced8p-3f, z, 0x1.245c44p-2f);
+  rz = tg_fmaf(rz, z, 0x1.9999ecp-2f);
+  rz = tg_fmaf(rz, z, 0x1.555556p-1f);
+  return f - s * (f - z * rz);
+}
+/* The value of log/log2 at x outside (0, inf) (and at inf), given the computed value y. */
+static inline float tg_log_special_f32(float x, float y) {
+  y = tg_select_f32(x == 0.0f, -INFINITY, y);
+  y = tg_select_f32(x < 0.0f, NAN, y);
+  return tg_select_f32((x == INFINITY) | (x != x), x, y);
+}
+)"},
+      {"tg_log_f32", {"tg_log_parts_f32"}, R"(/* Natural log, branch-free: e ln2 + log(1 + f) (ln2 split in two; e * ln2_hi is exact).
+   Error <= 1.5 ulp (measured 0.91); log(0) = -inf, log(x < 0) = NaN, log(inf) = inf. */
+static inline float tg_log_f32(float x) {
+  float e;
+  const float l = tg_log_parts_f32(x, &e);
+  return tg_log_special_f32(x, tg_fmaf(e, 0x1.62e4p-1f, tg_fmaf(e, 0x1.7f7d1cp-20f, l)));
+}
+)"},
+      {"tg_log2_f32", {"tg_log_parts_f32"}, R"(/* Base-2 log, branch-free: e + log(1 + f) / ln2. Error <= 2 ulp (measured 1.86); log2(0) = -inf,
+   log2(x < 0) = NaN, log2(inf) = inf. */
+static inline float tg_log2_f32(float x) {
+  float e;
+  const float l = tg_log_parts_f32(x, &e);
+  return tg_log_special_f32(x, e + tg_fmaf(l, 0x1.715476p+0f, l * 0x1.4ae0cp-26f));
+}
+)"},
+      {"tg_tanh_f32", {"tg_fmaf", "tg_f32_bits", "tg_exp_f32"}, R"(/* tanh, branch-free: both forms are computed and one selected. |x| < 0.625:
+   x + x^3 P(x^2), P a degree-5 fit of (tanh(a) - a) / a^3 in a^2 (fit error 1.6e-9); else
+   sign(x) (1 - 2 / (e^(2|x|) + 1)), which is exactly +-1 from |x| ~ 9 (e^(2|x|) = inf
+   included). Error <= 2 ulp (measured 1.33); tanh(-0) = -0, NaN -> NaN. */
+static inline float tg_tanh_f32(float x) {
+  const uint32_t sign = tg_f32_bits(x) & 0x80000000u;
+  const float a = tg_bits_f32(tg_f32_bits(x) ^ sign), z = a * a;
+  float p = tg_fmaf(0x1.2c83cp-9f, z, -0x1.116a16p-7f);
+  p = tg_fmaf(p, z, 0x1.64a976p-6f);
+  p = tg_fmaf(p, z, -0x1.ba08c4p-5f);
+  p = tg_fmaf(p, z, 0x1.1110eap-3f);
+  p = tg_fmaf(p, z, -0x1.555556p-2f);
+  const float small = tg_fmaf(a * z, p, a);
+  const float big = 1.0f - 2.0f / (tg_exp_f32(a + a) + 1.0f); /* NaN for a NaN */
+  return tg_bits_f32(tg_f32_bits(tg_select_f32(a < 0.625f, small, big)) | sign);
+}
+)"},
+      {"tg_erf_f32", {"tg_fmaf", "tg_f32_bits", "tg_exp_f32"}, R"(/* erf, branch-free: both forms are computed and one selected. |x| < 0.875: x E(x^2), E a
+   degree-5 fit of erf(a) / a in a^2 (fit error 8.9e-9); else sign(x) (1 - e^(-x^2) G(1/|x|)),
+   G a degree-9 fit of erfc(a) e^(a^2) in t = 1/a on [1/4, 1/0.875] (fit error 1.6e-8);
+   |x| is clamped to 4, where erf is 1 in f32. Error <= 3 ulp (measured 2.47); erf(-0) = -0,
+   NaN -> NaN. */
+static inline float tg_erf_f32(float x) {
+  const float z = x * x;
+  float e = tg_fmaf(-0x1.45d2cp-11f, z, 0x1.49eebap-8f);
+  e = tg_fmaf(e, z, -0x1.b6f9c4p-6f);
+  e = tg_fmaf(e, z, 0x1.ce218ep-4f);
+  e = tg_fmaf(e, z, -0x1.81270ep-2f);
+  e = tg_fmaf(e, z, 0x1.20dd74p+0f);
+  const float small = x * e;
+  const uint32_t sign = tg_f32_bits(x) & 0x80000000u;
+  float a = tg_bits_f32(tg_f32_bits(x) ^ sign);
+  a = tg_select_f32(a < 4.0f, a, 4.0f);
+  a = tg_select_f32(a < 0.875f, 0.875f, a); /* the large form is not used there: keep 1/a in the fit range */
+  const float t = 1.0f / a;
+  float g = tg_fmaf(0x1.59eaaap-7f, t, -0x1.0909fp-4f);
+  g = tg_fmaf(g, t, 0x1.39d792p-3f);
+  g = tg_fmaf(g, t, -0x1.14865ap-3f);
+  g = tg_fmaf(g, t, -0x1.dd5ee8p-4f);
+  g = tg_fmaf(g, t, 0x1.bbe456p-2f);
+  g = tg_fmaf(g, t, -0x1.cde74ap-2f);
+  g = tg_fmaf(g, t, 0x1.366ebp-5f);
+  g = tg_fmaf(g, t, 0x1.1e776ap-1f);
+  g = tg_fmaf(g, t, 0x1.040ccap-12f);
+  const float big = tg_bits_f32(tg_f32_bits(1.0f - tg_exp_f32(-(a * a)) * g) | sign);
+  return tg_select_f32((z < 0x1.88p-1f) | (x != x), small, big);
+}
+)"},
   };
   return table;
 }
@@ -170,10 +334,12 @@ std::string typed_helper(const std::string& name) {
 
 std::string c_helper_source(const std::set<std::string>& used) {
   std::set<std::string> want = used;
-  // Close over dependencies (the table lists them; typed helpers have none).
-  for (const auto& h : fixed_helpers())
-    if (want.count(h.name))
-      for (const char* d : h.deps)
+  // Close over dependencies (the table lists them; typed helpers have none). A dependency
+  // comes earlier in the table, so one backward pass reaches the transitive closure.
+  const auto& table = fixed_helpers();
+  for (auto h = table.rbegin(); h != table.rend(); ++h)
+    if (want.count(h->name))
+      for (const char* d : h->deps)
         want.insert(d);
   std::string out;
   std::set<std::string> done;
