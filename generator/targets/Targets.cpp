@@ -15,21 +15,25 @@ const char* backend_name(Backend b) {
   return "?";
 }
 
+// C targets compile with -fno-trapping-math (values unchanged; FP exception flags are not
+// observable through the variant ABI): under gcc's default -ftrapping-math, a `c ? a : f(x)`
+// whose arm computes in floating point is not if-converted, so the loop is not vectorized
+// (softmax's `m == -inf ? 0 : exp(x - m)`). clang's default already is -fno-trapping-math.
 const std::vector<Target>& all_targets() {
   static const std::vector<Target> table = {
       {"c", Backend::C, "portable C11 + OpenMP, any CPU (the fallback of every library)",
        /*runtime_features=*/{}, /*fallbacks=*/{}, /*preference=*/0,
        /*tile_budget_bytes=*/256 * 1024, /*vector_bytes=*/16, /*max_threads=*/1,
-       /*compile_flags=*/{}},
+       /*compile_flags=*/{"-fno-trapping-math"}},
       {"c_avx2", Backend::C, "C for x86-64 with AVX2 + FMA + F16C",
        {"avx2", "fma", "f16c"}, {"c"}, 10,
        256 * 1024, 32, 1,
-       {"-mavx2", "-mfma", "-mf16c"}},
+       {"-mavx2", "-mfma", "-mf16c", "-fno-trapping-math"}},
       {"c_avx512", Backend::C, "C for x86-64 with AVX-512 (F, BW, VL, DQ)",
        {"avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq"}, {"c_avx2", "c"}, 20,
        512 * 1024, 64, 1,
        {"-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq",
-        "-mprefer-vector-width=512"}},
+        "-mprefer-vector-width=512", "-fno-trapping-math"}},
   };
   return table;
 }
