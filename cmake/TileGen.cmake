@@ -113,9 +113,9 @@ function(add_tile_kernels lib)
   endif()
   get_filename_component(out_dir "${out_dir}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
 
-  # Specs are passed relative to the current source dir when they lie inside it, so that the
+  # Specs are passed relative to the top-level source dir when they lie inside it, so that the
   # spec paths in generated comments do not depend on where the tree is checked out (and
-  # compiler caches hit across checkouts).
+  # compiler caches hit across checkouts). tilegen runs in that dir.
   set(specs_abs "")
   set(specs_arg "")
   foreach(spec IN LISTS arg_SPECS)
@@ -123,7 +123,7 @@ function(add_tile_kernels lib)
     if(NOT EXISTS "${abs}")
       message(FATAL_ERROR "add_tile_kernels(${lib}): spec file not found: ${abs}")
     endif()
-    file(RELATIVE_PATH rel "${CMAKE_CURRENT_SOURCE_DIR}" "${abs}")
+    file(RELATIVE_PATH rel "${CMAKE_SOURCE_DIR}" "${abs}")
     if(rel MATCHES "^\\.\\./")
       set(rel "${abs}")
     endif()
@@ -139,7 +139,7 @@ function(add_tile_kernels lib)
   execute_process(
     COMMAND "${tool_exe}" outputs --lib ${lib} --targets ${targets_csv} --format=cmake
             ${specs_arg}
-    WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+    WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}"
     RESULT_VARIABLE rc OUTPUT_VARIABLE listing ERROR_VARIABLE errors)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "add_tile_kernels(${lib}): tilegen rejected the arguments or specs "
@@ -187,7 +187,7 @@ function(add_tile_kernels lib)
     COMMAND "$<TARGET_FILE:${tool_target}>" generate --lib ${lib} --targets ${targets_csv}
             --out "${out_dir}" ${specs_arg}
     DEPENDS ${specs_abs} ${tool_target}
-    WORKING_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}"
+    WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}"
     COMMENT "tilegen: generating ${lib} (${n_variants} variants for ${targets_csv})"
     VERBATIM)
 
