@@ -9,6 +9,7 @@
 //   - for vectorization: the batch loops must be reported vectorized by the compiler.
 // TG_MATH_EXHAUSTIVE=1 in the environment sweeps all 2^32 inputs (minutes, not for CI).
 #include "emit/CRuntimeHelpers.h"
+#include "ir/FloatBits.h"
 #include "targets/Target.h"
 #include "tilegen/runtime.h"
 
@@ -308,6 +309,91 @@ TEST(MathHelperSource, EachHelperCompilesAlone) {
             rc);
     EXPECT_EQ(rc, 0) << h << ":\n" << log;
   }
+}
+
+// The 16-bit float conversions used by loads and stores, per target (plain c: the branch-free
+// bit manipulation; c_avx2/c_avx512: F16C through _Float16): bit for bit what the generator
+// folds constants with (ir/FloatBits.cpp), NaN for NaN; and their loops vectorize.
+TEST_P(MathTest, HalfConversionsMatchTheGenerator) {
+  const Target& target = *find_target(GetParam());
+  const std::string dir = ::testing::TempDir();
+  const std::string file = dir + "/tg_conv_" + GetParam() + ".c";
+  const std::string so = dir + "/tg_conv_" + GetParam() + ".so";
+  std::string src = "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n" +
+                    tilegen::emit::c_helper_source({"tg_f16_to_f32", "tg_f32_to_f16",
+                                                    "tg_bf16_to_f32", "tg_f32_to_bf16"});
+  std::map<std::string, int> line;
+  for (const std::string t : {"f16", "bf16"}) {
+    src += "void to_f32_" + t + "(const uint16_t* restrict h, float* restrict f, int64_t n) {\n"
+           "#pragma omp simd\n";
+    line["to_f32_" + t] = (int)std::count(src.begin(), src.end(), '\n') + 1;
+    src += "  for (int64_t i = 0; i < n; ++i) f[i] = tg_" + t + "_to_f32(h[i]);\n}\n";
+    src += "void from_f32_" + t + "(const float* restrict f, uint16_t* restrict h, int64_t n) {\n"
+           "#pragma omp simd\n";
+    line["from_f32_" + t] = (int)std::count(src.begin(), src.end(), '\n') + 1;
+    src += "  for (int64_t i = 0; i < n; ++i) h[i] = tg_f32_to_" + t + "(f[i]);\n}\n";
+  }
+  std::ofstream(file) << src;
+  const std::string cc = TILEGEN_C_COMPILER;
+  int rc = 0;
+  const bool clang = run(cc + " --version 2>&1", rc).find("clang") != std::string::npos;
+  std::string cmd = cc + " -O3 -fopenmp -std=c11 -Wall -Wextra -Werror -shared -fPIC";
+  for (const auto& f : target.compile_flags)
+    cmd += " " + f;
+  cmd += clang ? " -Rpass=loop-vectorize" : " -fopt-info-vec-optimized";
+  const std::string log = run(cmd + " " + file + " -o " + so + " 2>&1", rc);
+  ASSERT_EQ(rc, 0) << cmd << "\n" << log;
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_TRUE(h) << dlerror();
+  if (GetParam() != "c") // SSE2 only: the vectorizer may decline
+    for (const auto& [fn, l] : line)
+      EXPECT_NE(log.find("tg_conv_" + GetParam() + ".c:" + std::to_string(l) + ":"), std::string::npos)
+          << fn << " not vectorized:\n" << log;
+  using to_fn = void (*)(const uint16_t*, float*, int64_t);
+  using from_fn = void (*)(const float*, uint16_t*, int64_t);
+  for (const bool bf : {false, true}) {
+    const std::string t = bf ? "bf16" : "f16";
+    auto to = reinterpret_cast<to_fn>(dlsym(h, ("to_f32_" + t).c_str()));
+    auto from = reinterpret_cast<from_fn>(dlsym(h, ("from_f32_" + t).c_str()));
+    ASSERT_TRUE(to && from);
+    // Every 16-bit pattern to f32.
+    std::vector<uint16_t> hs(65536);
+    std::vector<float> fs(65536);
+    for (uint32_t i = 0; i < 65536; ++i)
+      hs[i] = (uint16_t)i;
+    to(hs.data(), fs.data(), 65536);
+    int bad = 0;
+    for (uint32_t i = 0; i < 65536 && bad < 5; ++i) {
+      const float want = bf ? tilegen::ir::bf16_bits_to_f32(hs[i]) : tilegen::ir::f16_bits_to_f32(hs[i]);
+      const bool ok = std::isnan(want) ? std::isnan(fs[i]) : f32_bits(fs[i]) == f32_bits(want);
+      bad += !ok;
+      EXPECT_TRUE(ok) << t << " 0x" << std::hex << i << " -> " << fs[i] << ", want " << want;
+    }
+    // f32 to 16 bits: a strided sweep of all f32 patterns plus every 16-bit value and the
+    // midpoints next to it (ties round to even), both signs.
+    std::vector<float> xs;
+    for (uint64_t u = 0; u < (1ull << 32); u += 65521)
+      xs.push_back(bits_f32((uint32_t)u));
+    for (uint32_t i = 0; i < 65536; ++i) {
+      const uint32_t b = f32_bits(fs[i]);
+      for (int d = -2; d <= 2; ++d)
+        xs.push_back(bits_f32(b + (uint32_t)(d * (bf ? 0x8000 : 0x1000))));
+    }
+    std::vector<uint16_t> ys(xs.size());
+    from(xs.data(), ys.data(), (int64_t)xs.size());
+    bad = 0;
+    for (size_t i = 0; i < xs.size() && bad < 5; ++i) {
+      const uint16_t want = bf ? tilegen::ir::f32_to_bf16_bits(xs[i]) : tilegen::ir::f32_to_f16_bits(xs[i]);
+      const uint16_t exp_mask = bf ? 0x7f80 : 0x7c00, man_mask = bf ? 0x7f : 0x3ff;
+      const bool want_nan = (want & exp_mask) == exp_mask && (want & man_mask);
+      const bool got_nan = (ys[i] & exp_mask) == exp_mask && (ys[i] & man_mask);
+      const bool ok = want_nan ? got_nan : ys[i] == want;
+      bad += !ok;
+      EXPECT_TRUE(ok) << t << " " << std::hexfloat << xs[i] << " -> 0x" << std::hex << ys[i]
+                      << ", want 0x" << want;
+    }
+  }
+  dlclose(h);
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, MathTest, ::testing::Values("c", "c_avx2", "c_avx512"),
