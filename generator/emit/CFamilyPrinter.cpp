@@ -1,5 +1,7 @@
 #include "emit/CFamilyPrinter.h"
 
+#include "support/Keywords.h"
+
 #include "ir/IRPrinter.h"
 #include "support/InternalError.h"
 
@@ -88,21 +90,17 @@ std::string CFamilyPrinter::math_name(Intrinsic fn, DType t) const {
 }
 
 const std::set<std::string>& CFamilyPrinter::reserved_words() const {
-  static const std::set<std::string> words = {
-      // C11 keywords
-      "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-      "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-      "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
-      "typedef", "union", "unsigned", "void", "volatile", "while", "_Alignas", "_Alignof",
-      "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
-      "_Thread_local",
-      // names generated code relies on
-      "bool", "true", "false", "args", "launch", "int8_t", "int32_t", "int64_t", "uint16_t",
-      "uint32_t", "uint64_t", "size_t", "NULL", "INFINITY", "NAN", "main",
-      // <math.h> functions called, and POSIX names a block-scope variable would shadow
-      "exp", "expf", "exp2", "exp2f", "log", "logf", "log2", "log2f", "sqrt", "sqrtf", "tanh",
-      "tanhf", "erf", "erff", "floor", "floorf", "ceil", "ceilf", "fabs", "fabsf", "j0", "j1",
-      "jn", "y0", "y1", "yn", "memcpy", "memset", "omp_get_max_threads"};
+  static const std::set<std::string> words = [] {
+    std::set<std::string> w = c11_keywords();
+    w.insert({// names generated code relies on
+              "bool", "true", "false", "args", "launch", "int8_t", "int32_t", "int64_t",
+              "uint16_t", "uint32_t", "uint64_t", "size_t", "NULL", "INFINITY", "NAN", "main",
+              // <math.h> functions called, and POSIX names a block-scope variable would shadow
+              "exp", "expf", "exp2", "exp2f", "log", "logf", "log2", "log2f", "sqrt", "sqrtf",
+              "tanh", "tanhf", "erf", "erff", "floor", "floorf", "ceil", "ceilf", "fabs", "fabsf",
+              "j0", "j1", "jn", "y0", "y1", "yn", "memcpy", "memset", "omp_get_max_threads"});
+    return w;
+  }();
   return words;
 }
 

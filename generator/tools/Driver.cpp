@@ -2,6 +2,8 @@
 // write; every stage stops the run on user errors before anything is written.
 #include "tools/Driver.h"
 
+#include "support/Keywords.h"
+
 #include "dispatch/DispatchEmitter.h"
 #include "dispatch/Naming.h"
 #include "emit/Emitter.h"
@@ -28,24 +30,13 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 // Words a spec name may not be: it becomes a C parameter name in <lib>.h, which C and C++
 // code include, next to the dispatch code's own parameters.
 const std::set<std::string>& reserved_words() {
-  static const std::set<std::string> words = {
-      // C11
-      "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-      "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-      "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch",
-      "typedef", "union", "unsigned", "void", "volatile", "while", "_Alignas", "_Alignof",
-      "_Atomic", "_Bool", "_Complex", "_Generic", "_Imaginary", "_Noreturn", "_Static_assert",
-      "_Thread_local",
-      // C++ (the header is included from C++)
-      "alignas", "alignof", "and", "asm", "bool", "catch", "char16_t", "char32_t", "char8_t",
-      "class", "concept", "consteval", "constexpr", "constinit", "const_cast", "co_await",
-      "co_return", "co_yield", "decltype", "delete", "dynamic_cast", "explicit", "export",
-      "false", "friend", "mutable", "namespace", "new", "noexcept", "not", "nullptr",
-      "operator", "or", "private", "protected", "public", "reinterpret_cast", "requires",
-      "static_assert", "static_cast", "template", "this", "thread_local", "throw", "true", "try",
-      "typeid", "typename", "using", "virtual", "wchar_t", "xor",
-      // the dispatch functions' own parameters and common macros
-      "launch", "out", "NULL", "errno", "assert"};
+  static const std::set<std::string> words = [] {
+    std::set<std::string> w = c11_keywords();
+    w.insert(cxx_keywords().begin(), cxx_keywords().end()); // the header is included from C++
+    // the dispatch functions' own parameters and common macros
+    w.insert({"launch", "out", "NULL", "errno", "assert"});
+    return w;
+  }();
   return words;
 }
 
