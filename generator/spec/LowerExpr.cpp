@@ -4,6 +4,7 @@
 
 #include "spec/ExprParser.h"
 #include "spec/YamlAccess.h"
+#include "support/InternalError.h"
 
 #include <algorithm>
 #include <climits>
@@ -217,60 +218,71 @@ void Lowerer::unknown_name(const SExpr& e, const std::string& what) {
   diag_.error(e.op_loc, "unknown " + what + " '" + e.name + "'" + hint);
 }
 
-bool Lowerer::allowed(const Symbol& s, Where where, const SExpr& e) {
-  auto kinds_ok = [&](std::initializer_list<SymKind> ok) {
-    return std::find(ok.begin(), ok.end(), s.kind) != ok.end();
+namespace {
+
+// Which names each context may refer to, and the rule quoted when one is out of place. A row
+// either lists the kinds allowed (`allow`) or the kinds refused (`refuse`); an empty `allow`
+// with no `refuse` admits nothing (the pad value must be a literal).
+struct NameRule {
+  Where where;
+  std::vector<SymKind> allow;
+  std::vector<SymKind> refuse;
+  const char* rule;
+};
+
+const std::vector<NameRule>& name_rules() {
+  static const std::vector<NameRule> rules = {
+      {Where::TensorShape,
+       {SymKind::Dim, SymKind::ValueParam},
+       {},
+       "tensor shapes may use params only"},
+      {Where::BufferShape,
+       {SymKind::TileConst, SymKind::ValueParam},
+       {},
+       "shapes of on-chip buffers may use tile constants, value params and integer literals only"},
+      {Where::Extent,
+       {SymKind::TileConst, SymKind::ValueParam},
+       {},
+       "parallel extents may use tile constants, value params and integer literals only"},
+      {Where::Grid,
+       {SymKind::Dim, SymKind::ValueParam, SymKind::TileConst},
+       {},
+       "grid extents may use params and tile constants only"},
+      {Where::Threads,
+       {SymKind::TileConst, SymKind::ValueParam},
+       {},
+       "the thread count may use tile constants and value params only"},
+      {Where::Require,
+       {SymKind::TileConst, SymKind::ValueParam, SymKind::Flag},
+       {},
+       "'require' predicates may use tile constants, value params and flags only"},
+      {Where::Uniform,
+       {},
+       {SymKind::Buffer, SymKind::Tensor, SymKind::ParallelVar, SymKind::Let, SymKind::TypeParam},
+       "conditions of 'if' must be uniform (params, flags, scalars, block and loop indices)"},
+      {Where::Pad, {}, {}, "the pad value must be a constant"},
+      {Where::Body, {}, {SymKind::TypeParam}, "a type parameter is not a value"},
   };
-  std::string rule;
-  switch (where) {
-  case Where::TensorShape:
-    if (kinds_ok({SymKind::Dim, SymKind::ValueParam}))
+  return rules;
+}
+
+bool contains(const std::vector<SymKind>& v, SymKind k) {
+  return std::find(v.begin(), v.end(), k) != v.end();
+}
+
+} // namespace
+
+bool Lowerer::allowed(const Symbol& s, Where where, const SExpr& e) {
+  for (const NameRule& r : name_rules()) {
+    if (r.where != where)
+      continue;
+    bool ok = r.refuse.empty() ? contains(r.allow, s.kind) : !contains(r.refuse, s.kind);
+    if (ok)
       return true;
-    rule = "tensor shapes may use params only";
-    break;
-  case Where::BufferShape:
-    if (kinds_ok({SymKind::TileConst, SymKind::ValueParam}))
-      return true;
-    rule = "shapes of on-chip buffers may use tile constants, value params and integer "
-           "literals only";
-    break;
-  case Where::Extent:
-    if (kinds_ok({SymKind::TileConst, SymKind::ValueParam}))
-      return true;
-    rule = "parallel extents may use tile constants, value params and integer literals only";
-    break;
-  case Where::Grid:
-    if (kinds_ok({SymKind::Dim, SymKind::ValueParam, SymKind::TileConst}))
-      return true;
-    rule = "grid extents may use params and tile constants only";
-    break;
-  case Where::Threads:
-    if (kinds_ok({SymKind::TileConst, SymKind::ValueParam}))
-      return true;
-    rule = "the thread count may use tile constants and value params only";
-    break;
-  case Where::Require:
-    if (kinds_ok({SymKind::TileConst, SymKind::ValueParam, SymKind::Flag}))
-      return true;
-    rule = "'require' predicates may use tile constants, value params and flags only";
-    break;
-  case Where::Uniform:
-    if (!kinds_ok({SymKind::Buffer, SymKind::Tensor, SymKind::ParallelVar, SymKind::Let,
-                   SymKind::TypeParam}))
-      return true;
-    rule = "conditions of 'if' must be uniform (params, flags, scalars, block and loop indices)";
-    break;
-  case Where::Pad:
-    rule = "the pad value must be a constant";
-    break;
-  case Where::Body:
-    if (s.kind != SymKind::TypeParam)
-      return true;
-    rule = "a type parameter is not a value";
-    break;
+    diag_.error(e.op_loc, std::string(r.rule) + "; '" + s.name + "' is a " + sym_kind_name(s.kind));
+    return false;
   }
-  diag_.error(e.op_loc, rule + "; '" + s.name + "' is a " + sym_kind_name(s.kind));
-  return false;
+  ::tilegen::internal_error("Lowerer::allowed: no name rule for a context");
 }
 
 Expr Lowerer::expr(const SExpr& e, Where where) {
