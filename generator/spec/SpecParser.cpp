@@ -11,11 +11,6 @@ namespace tilegen::spec {
 
 namespace {
 
-// Backends planned in docs (ARCHITECTURE.md) whose emitters do not exist yet: a spec may
-// already carry their schedule overrides.
-constexpr const char* kFutureTargets[] = {"sm_80",  "sm_86",  "sm_89",   "sm_90a", "sm_100a",
-                                          "gfx90a", "gfx942", "gfx1100", "metal",  "wgsl"};
-
 class TopParser {
 public:
   TopParser(YamlAccess& in) : in_(in), diag_(in.diag()) {}
@@ -471,17 +466,15 @@ private:
 bool is_known_target_name(const std::string& name) {
   if (find_target(name))
     return true;
-  for (const char* t : kFutureTargets)
-    if (name == t)
-      return true;
-  return false;
+  const auto& planned = planned_target_names();
+  return std::find(planned.begin(), planned.end(), name) != planned.end();
 }
 
 std::vector<std::string> known_target_names() {
   std::vector<std::string> out;
   for (const auto& t : all_targets())
     out.push_back(t.name);
-  for (const char* t : kFutureTargets)
+  for (const auto& t : planned_target_names())
     out.push_back(t);
   return out;
 }

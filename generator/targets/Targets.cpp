@@ -38,6 +38,12 @@ const std::vector<Target>& all_targets() {
   return table;
 }
 
+const std::vector<std::string>& planned_target_names() {
+  static const std::vector<std::string> names = {"sm_80",  "sm_86",  "sm_89",   "sm_90a", "sm_100a",
+                                                 "gfx90a", "gfx942", "gfx1100", "metal",  "wgsl"};
+  return names;
+}
+
 const Target* find_target(std::string_view name) {
   for (const auto& t : all_targets())
     if (t.name == name)
