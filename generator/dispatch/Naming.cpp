@@ -20,7 +20,8 @@ std::string variant_function_name(const std::string& lib, const ir::Kernel& k,
 
 std::string variant_file_name(const std::string& lib, const ir::Kernel& k,
                               const passes::Instance& inst, const Target& t) {
-  return lib + "__" + k.name + "__" + instance_label(inst) + "__" + t.name + ".c";
+  return lib + "__" + k.name + "__" + instance_label(inst) + "__" + t.name +
+         variant_extension(t.backend);
 }
 
 std::string header_file_name(const std::string& lib) { return lib + ".h"; }

@@ -396,8 +396,8 @@ std::string CEmitter::run() {
   return s;
 }
 
-std::string emit_variant(const Kernel& k, const Target& target, const VariantInfo& info) {
-  TG_ASSERT(target.backend == Backend::C, "emit_variant: only the C backend exists");
+std::string emit_c_variant(const Kernel& k, const Target& target, const VariantInfo& info) {
+  TG_ASSERT(target.backend == Backend::C, "emit_c_variant: target '" + target.name + "' is not C");
   TG_ASSERT(!k.target.empty(), "emit_variant: kernel '" + k.name + "' is not instantiated");
   return CEmitter(k, target, info).run();
 }

@@ -16,7 +16,12 @@ struct VariantInfo {
 // The whole source of one variant file, implementing the variant ABI of docs/internals.md:
 //   int <function_name>(const tg_launch* launch, const tg_variant_args* args);
 // Output is a pure function of its inputs (byte-identical across runs and machines).
+// Routes to the target's backend (Emitter.cpp).
 std::string emit_variant(const ir::Kernel& instantiated, const Target& target,
                          const VariantInfo& info);
+
+// The backends' entry points (one per emitter family).
+std::string emit_c_variant(const ir::Kernel& k, const Target& target, const VariantInfo& info);
+std::string emit_cuda_variant(const ir::Kernel& k, const Target& target, const VariantInfo& info);
 
 } // namespace tilegen::emit

@@ -75,6 +75,9 @@ void check(const Kernel& k, const char* after, bool instantiated) {
 Kernel legalize_for(const Kernel& k, const Target& target) {
   switch (target.backend) {
   case Backend::C: return legalize_c(k);
+  // CUDA computes 16-bit floats in f32 registers by itself (emit/Cuda*): it keeps the
+  // declared dtypes because mma operands and shared tiles stay 16-bit.
+  case Backend::CUDA: return k;
   default: internal_error(std::string("no legalization for backend ") + backend_name(target.backend));
   }
 }

@@ -11,6 +11,40 @@ namespace tilegen {
 
 enum class Backend { C, CUDA, HIP, Metal, WGSL };
 const char* backend_name(Backend b); // "c", "cuda", "hip", "metal", "wgsl"
+// Extension of a variant source of this backend: ".c", ".cu", ".hip", ".metal", ".wgsl".
+const char* variant_extension(Backend b);
+
+// The matrix instruction a GPU target's gemm lowers to (passes/LayoutInference).
+enum class MatrixInst {
+  None,         // SIMT FMA tiles (every type on C/WGSL; f32 everywhere)
+  MmaM16N8K16,  // mma.sync.aligned.m16n8k16 f16/bf16 -> f32 (sm_80+), ldmatrix operands
+};
+// How a GPU target moves global tiles into shared memory (passes/PipelinePlan).
+enum class AsyncCopy {
+  None,    // ordinary loads + stores, a barrier per stage
+  CpAsync, // cp.async.cg 16 B (cp.async.ca 4 B for the scalar variant), commit/wait groups
+};
+
+// Hardware facts of a CUDA (later: HIP) target. Sizes in bytes. `sm_count` is a typical part
+// of the architecture (A100 108, A10/A40 84, L40S 142, H100/H200 SXM 132): the tile
+// recommender's wave-quantization model uses it when no device is at hand.
+struct GpuFacts {
+  int cc = 0;                   // compute capability x 10: 80, 86, 89, 90
+  bool arch_specific = false;   // sm_90a: SASS only, runs where cc == this cc exactly
+  std::string gencode;          // nvcc -gencode argument for this target's variants
+  int warp_size = 32;
+  int64_t smem_per_block = 0;   // largest dynamic shared memory a block may opt in to
+  int64_t smem_per_sm = 0;
+  int64_t smem_default = 48 * 1024; // above this a launch must opt in (cudaFuncSetAttribute)
+  int regs_per_thread = 255;
+  int regs_per_sm = 65536;
+  int max_threads_per_sm = 2048;
+  int max_blocks_per_sm = 32;
+  int sm_count = 0;
+  int smem_banks = 32;          // 4-byte banks
+  MatrixInst mma = MatrixInst::None;
+  AsyncCopy async_copy = AsyncCopy::None;
+};
 
 struct Target {
   std::string name;    // what users write in TARGETS / --targets: "c", "c_avx2", "sm_80", ...
@@ -33,9 +67,19 @@ struct Target {
 
   // Build: extra flags CMake passes to the compiler for this target's variant sources.
   std::vector<std::string> compile_flags;
+
+  // GPU targets only (backend CUDA/HIP); cc == 0 elsewhere.
+  GpuFacts gpu;
+
+  bool is_gpu() const { return backend == Backend::CUDA || backend == Backend::HIP; }
 };
 
 const std::vector<Target>& all_targets();
+// The rows of each backend family, concatenated by all_targets() in this order: C
+// (Targets.cpp), CUDA (TargetsCuda.cpp), WGSL (TargetsWgsl.cpp).
+std::vector<Target> c_targets();
+std::vector<Target> cuda_targets();
+std::vector<Target> wgsl_targets();
 // Targets planned (docs/internals.md) whose emitters do not exist yet: specs may already
 // carry their schedule overrides, so the front end accepts these names.
 const std::vector<std::string>& planned_target_names();

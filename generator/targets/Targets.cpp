@@ -15,12 +15,23 @@ const char* backend_name(Backend b) {
   return "?";
 }
 
+const char* variant_extension(Backend b) {
+  switch (b) {
+  case Backend::C: return ".c";
+  case Backend::CUDA: return ".cu";
+  case Backend::HIP: return ".hip";
+  case Backend::Metal: return ".metal";
+  case Backend::WGSL: return ".wgsl";
+  }
+  return ".txt";
+}
+
 // C targets compile with -fno-trapping-math (values unchanged; FP exception flags are not
 // observable through the variant ABI): under gcc's default -ftrapping-math, a `c ? a : f(x)`
 // whose arm computes in floating point is not if-converted, so the loop is not vectorized
 // (softmax's `m == -inf ? 0 : exp(x - m)`). clang's default already is -fno-trapping-math.
-const std::vector<Target>& all_targets() {
-  static const std::vector<Target> table = {
+std::vector<Target> c_targets() {
+  return {
       {"c", Backend::C, "portable C11 + OpenMP, any CPU (the fallback of every library)",
        /*runtime_features=*/{}, /*fallbacks=*/{}, /*preference=*/0,
        /*tile_budget_bytes=*/256 * 1024, /*vector_bytes=*/16, /*max_threads=*/1,
@@ -35,12 +46,33 @@ const std::vector<Target>& all_targets() {
        {"-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq",
         "-mprefer-vector-width=512", "-fno-trapping-math"}},
   };
+}
+
+const std::vector<Target>& all_targets() {
+  static const std::vector<Target> table = [] {
+    std::vector<Target> t = c_targets();
+    for (auto* family : {&cuda_targets, &wgsl_targets})
+      for (auto& row : family())
+        t.push_back(std::move(row));
+    return t;
+  }();
   return table;
 }
 
 const std::vector<std::string>& planned_target_names() {
-  static const std::vector<std::string> names = {"sm_80",  "sm_86",  "sm_89",   "sm_90a", "sm_100a",
-                                                 "gfx90a", "gfx942", "gfx1100", "metal",  "wgsl"};
+  // Names of the plan (docs/internals.md) that have no row in the table yet.
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const char* n : {"sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "gfx90a", "gfx942",
+                          "gfx1100", "metal", "wgsl"}) {
+      bool present = false;
+      for (const auto& t : all_targets())
+        present = present || t.name == n;
+      if (!present)
+        out.push_back(n);
+    }
+    return out;
+  }();
   return names;
 }
 

@@ -45,8 +45,14 @@ bool is_c_candidate(const std::string& name, const void* ctx) {
   if (name == dispatch::header_file_name(lib) || name == dispatch::dispatch_file_name(lib))
     return true;
   std::string prefix = lib + "__";
-  return name.size() > prefix.size() + 2 && name.compare(0, prefix.size(), prefix) == 0 &&
-         name.compare(name.size() - 2, 2, ".c") == 0;
+  if (name.size() <= prefix.size() + 2 || name.compare(0, prefix.size(), prefix) != 0)
+    return false;
+  for (Backend b : {Backend::C, Backend::CUDA, Backend::HIP, Backend::Metal, Backend::WGSL}) {
+    std::string ext = variant_extension(b);
+    if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0)
+      return true;
+  }
+  return false;
 }
 
 } // namespace
@@ -76,11 +82,6 @@ bool Driver::resolve_targets(const Options& o, std::vector<const Target*>& out,
     if (!t) {
       err_ << "tilegen: error: unknown target '" << name << "' (known targets: "
            << join(known, ", ") << ")\n";
-      return false;
-    }
-    if (t->backend != Backend::C) {
-      err_ << "tilegen: error: target '" << name << "' (" << backend_name(t->backend)
-           << ") has no emitter in this release; use c, c_avx2 or c_avx512\n";
       return false;
     }
     if (std::find(out.begin(), out.end(), t) != out.end()) {
