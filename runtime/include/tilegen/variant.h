@@ -20,6 +20,27 @@ typedef struct tg_variant_args {
  * block and returns TG_OK or an error status. */
 typedef int (*tg_variant_fn)(const tg_launch* launch, const tg_variant_args* args);
 
+/* A GPU variant's launch, described instead of performed (the `_desc` twin of every GPU
+ * variant function fills it): for benchmarks against a raw cudaLaunchKernel of the same
+ * kernel, and for callers building CUDA graphs by hand. args[0] points at params, which holds
+ * the kernel's single by-value parameter; copy the struct only together with fixing args[0]. */
+#ifdef __cplusplus
+#define TG_ALIGN16 alignas(16)
+#else
+#define TG_ALIGN16 _Alignas(16)
+#endif
+typedef struct tg_gpu_launch_desc {
+  const void* func; /* the __global__ function (cudaLaunchKernel's `func`) */
+  unsigned grid[3];
+  unsigned block[3];
+  size_t smem_bytes; /* dynamic shared memory */
+  void* args[1];
+  TG_ALIGN16 unsigned char params[1024];
+} tg_gpu_launch_desc;
+
+typedef int (*tg_gpu_desc_fn)(const tg_launch* launch, const tg_variant_args* args,
+                              tg_gpu_launch_desc* out);
+
 /* Per-thread scratch for CPU variants whose block tiles are too large for a thread's stack:
  * returns 64-byte aligned memory of at least `bytes`, owned by the calling thread, reused
  * across calls (grown when a larger size is asked for, freed when the thread exits), or NULL
