@@ -46,6 +46,19 @@ struct GpuFacts {
   AsyncCopy async_copy = AsyncCopy::None;
 };
 
+// Facts of a WebGPU (WGSL) target: the limits every generated shader stays within and the
+// language features it may use. Defaults are WebGPU's guaranteed limits (the spec's "Limits"
+// table), which every adapter supports without the device asking for more; docs/wgsl.md.
+struct WgslFacts {
+  int max_invocations = 256;                  // maxComputeInvocationsPerWorkgroup
+  int64_t workgroup_storage_bytes = 16384;    // maxComputeWorkgroupStorageSize
+  int64_t max_storage_binding_bytes = 134217728; // maxStorageBufferBindingSize (128 MiB)
+  int max_storage_buffers = 8;                // maxStorageBuffersPerShaderStage
+  int64_t max_workgroups_per_dim = 65535;     // maxComputeWorkgroupsPerDimension
+  bool shader_f16 = false; // `enable f16;`: f16 tensors are array<f16> (no packing)
+  bool subgroups = false;  // `enable subgroups;`: reductions through subgroup shuffles
+};
+
 struct Target {
   std::string name;    // what users write in TARGETS / --targets: "c", "c_avx2", "sm_80", ...
   Backend backend;
@@ -70,6 +83,8 @@ struct Target {
 
   // GPU targets only (backend CUDA/HIP); cc == 0 elsewhere.
   GpuFacts gpu;
+  // WGSL targets only (backend WGSL).
+  WgslFacts wgsl;
 
   bool is_gpu() const { return backend == Backend::CUDA || backend == Backend::HIP; }
 };
