@@ -25,17 +25,14 @@ static void why_add(why_buf* w, const char* fmt, ...) {
     w->len = w->cap - 1;
 }
 
-/* No GPU backend ships in this release: GPU rows are never usable. When one does, this asks
- * the device runtime (loaded lazily, never linked) whether launch->device exists. */
-static int gpu_usable(const tg_launch* launch, const tg_variant_entry* e) {
-  (void)e;
-  if (!launch || launch->device < 0)
+int tg_gpu_row_runs_on(const tg_variant_entry* e, int cc) {
+  if (cc <= 0 || e->backend == TG_BACKEND_CPU)
     return 0;
-  return 0;
+  return e->arch_specific ? cc == e->cc : cc >= e->cc;
 }
 
-static int row_runs(const tg_variant_entry* e, const tg_launch* launch, tg_feature_fn has) {
-  if (e->backend != TG_BACKEND_CPU && !gpu_usable(launch, e))
+static int cpu_row_runs(const tg_variant_entry* e, tg_feature_fn has) {
+  if (e->backend != TG_BACKEND_CPU)
     return 0;
   for (const char* const* f = e->features; f && *f; ++f)
     if (!has(*f))
@@ -54,57 +51,68 @@ static void list_features(why_buf* w, const tg_variant_entry* e, tg_feature_fn h
   }
 }
 
-int tg_select_variant(const tg_variant_entry* table, size_t n, int instance,
-                      const tg_launch* launch, tg_feature_fn has, char* why, size_t why_size) {
-  why_buf w = {why, why_size, 0};
-  if (why && why_size)
-    why[0] = '\0';
-  if (!has)
-    has = tg_cpu_has;
+/* What selection learned about the GPU of a call: `cc` > 0 if GPU rows may run. */
+typedef struct gpu_probe {
+  int has_gpu_rows; /* the instance has GPU rows */
+  int device;       /* launch->device, 0 for a NULL launch */
+  int cc;           /* compute capability x 10, 0 = GPU rows cannot run */
+  const char* why;  /* when cc == 0 and has_gpu_rows: why not (static) */
+} gpu_probe;
 
+static gpu_probe probe_gpu(const tg_variant_entry* table, size_t n, int instance,
+                           const tg_launch* launch, tg_device_cc_fn device_cc) {
+  gpu_probe p = {0, launch ? launch->device : 0, 0, ""};
+  for (size_t i = 0; i < n && !p.has_gpu_rows; ++i)
+    p.has_gpu_rows = table[i].instance == instance && table[i].backend != TG_BACKEND_CPU;
+  if (!p.has_gpu_rows)
+    return p;
+  if (p.device < 0) {
+    p.why = "launch->device = -1 selects the CPU";
+  } else if (!device_cc) {
+    p.why = "this library was built without a GPU runtime";
+  } else {
+    const char* why = NULL;
+    p.cc = device_cc(p.device, &why);
+    if (p.cc <= 0) {
+      p.cc = 0;
+      p.why = why && why[0] ? why : "the GPU cannot run GPU variants";
+    }
+  }
+  return p;
+}
+
+/* Which rows of a table may run: CPU rows whose features `has` reports, or GPU rows that run on
+ * compute capability `cc` (0: none). */
+typedef struct row_filter {
+  tg_feature_fn has;
+  int cc;
+} row_filter;
+
+static int row_ok(const row_filter* f, const tg_variant_entry* e) {
+  return f->cc > 0 ? tg_gpu_row_runs_on(e, f->cc) : cpu_row_runs(e, f->has);
+}
+
+/* Among the instance's rows that `f` accepts, the highest preference (earliest on ties). */
+static int best_row(const tg_variant_entry* table, size_t n, int instance, const row_filter* f) {
   int best = -1;
-  const char* inst_name = "";
-  for (size_t i = 0; i < n; ++i) {
-    if (table[i].instance != instance)
-      continue;
-    inst_name = table[i].instance_name;
-    if (row_runs(&table[i], launch, has) &&
+  for (size_t i = 0; i < n; ++i)
+    if (table[i].instance == instance && row_ok(f, &table[i]) &&
         (best < 0 || table[i].preference > table[best].preference))
       best = (int)i;
-  }
-  if (!why)
-    return best;
+  return best;
+}
 
-  if (best < 0) {
-    why_add(&w, "no variant of %s can run here", inst_name[0] ? inst_name : "this kernel");
-    const char* sep = ": ";
-    for (size_t i = 0; i < n; ++i) {
-      if (table[i].instance != instance)
-        continue;
-      if (table[i].backend != TG_BACKEND_CPU) {
-        why_add(&w, "%s%s needs a GPU", sep, table[i].target);
-      } else {
-        why_add(&w, "%s%s needs ", sep, table[i].target);
-        list_features(&w, &table[i], has, 0);
-      }
-      sep = "; ";
-    }
-    return best;
-  }
+static void explain_rejected(why_buf* w, const row_filter* f, const tg_variant_entry* e);
 
-  const tg_variant_entry* b = &table[best];
-  if (b->features && b->features[0]) {
-    why_add(&w, "%s: CPU has ", b->target);
-    list_features(&w, b, has, 1);
-  } else {
-    why_add(&w, "%s: portable variant, needs no CPU features", b->target);
-  }
-  /* Other runnable rows, highest preference first. */
-  int last_pref = b->preference + 1, prefix = 1;
+/* "; preferred over X, Y" for the other rows `f` accepts, highest preference first, then
+ * "; not usable here: A (reason), ..." for the instance's rows of the same kind it rejects. */
+static void list_others(why_buf* w, const tg_variant_entry* table, size_t n, int instance,
+                        int best, const row_filter* f) {
+  int last_pref = table[best].preference + 1, prefix = 1;
   for (;;) {
     int next = -1;
     for (size_t i = 0; i < n; ++i) {
-      if (table[i].instance != instance || (int)i == best || !row_runs(&table[i], launch, has))
+      if (table[i].instance != instance || (int)i == best || !row_ok(f, &table[i]))
         continue;
       if (table[i].preference < last_pref &&
           (next < 0 || table[i].preference > table[next].preference))
@@ -115,45 +123,146 @@ int tg_select_variant(const tg_variant_entry* table, size_t n, int instance,
     int pref = table[next].preference;
     for (size_t i = 0; i < n; ++i) {
       if (table[i].instance != instance || (int)i == best || table[i].preference != pref ||
-          !row_runs(&table[i], launch, has))
+          !row_ok(f, &table[i]))
         continue;
-      why_add(&w, "%s%s", prefix ? "; preferred over " : ", ", table[i].target);
+      why_add(w, "%s%s", prefix ? "; preferred over " : ", ", table[i].target);
       prefix = 0;
     }
     last_pref = pref;
   }
-  /* Rows that cannot run here, and why. */
   prefix = 1;
+  int want_gpu = f->cc > 0;
   for (size_t i = 0; i < n; ++i) {
-    if (table[i].instance != instance || row_runs(&table[i], launch, has))
+    const tg_variant_entry* e = &table[i];
+    if (e->instance != instance || (e->backend != TG_BACKEND_CPU) != want_gpu || row_ok(f, e))
       continue;
-    why_add(&w, "%s%s", prefix ? "; not usable here: " : ", ", table[i].target);
-    if (table[i].backend != TG_BACKEND_CPU) {
-      why_add(&w, launch && launch->device < 0 ? " (launch->device = -1 forces the CPU)"
-                                               : " (no GPU)");
-    } else {
-      why_add(&w, " (CPU lacks ");
-      list_features(&w, &table[i], has, 0);
-      why_add(&w, ")");
-    }
+    why_add(w, "%s%s (", prefix ? "; not usable here: " : ", ", e->target);
+    explain_rejected(w, f, e);
+    why_add(w, ")");
     prefix = 0;
   }
+}
+
+/* "cc >= 8.0" / "cc == 9.0": what a GPU row needs. */
+static void gpu_need(why_buf* w, const tg_variant_entry* e) {
+  why_add(w, "needs cc %s %d.%d", e->arch_specific ? "==" : ">=", e->cc / 10, e->cc % 10);
+}
+
+static void explain_rejected(why_buf* w, const row_filter* f, const tg_variant_entry* e) {
+  if (f->cc > 0) {
+    gpu_need(w, e);
+  } else {
+    why_add(w, "CPU lacks ");
+    list_features(w, e, f->has, 0);
+  }
+}
+
+int tg_select_variant_gpu(const tg_variant_entry* table, size_t n, int instance,
+                          const tg_launch* launch, tg_feature_fn has, tg_device_cc_fn device_cc,
+                          char* why, size_t why_size) {
+  why_buf w = {why, why_size, 0};
+  if (why && why_size)
+    why[0] = '\0';
+  if (!has)
+    has = tg_cpu_has;
+
+  gpu_probe g = probe_gpu(table, n, instance, launch, device_cc);
+  if (g.cc > 0) {
+    row_filter gf = {has, g.cc};
+    int best = best_row(table, n, instance, &gf);
+    if (best >= 0) {
+      if (why) {
+        why_add(&w, "%s: GPU %d has cc %d.%d", table[best].target, g.device, g.cc / 10,
+                g.cc % 10);
+        list_others(&w, table, n, instance, best, &gf);
+      }
+      return best;
+    }
+  }
+  row_filter cf = {has, 0};
+  int best = best_row(table, n, instance, &cf);
+  if (!why)
+    return best;
+
+  /* Why the GPU rows did not run, first. */
+  const char* inst_name = "";
+  for (size_t i = 0; i < n && !inst_name[0]; ++i)
+    if (table[i].instance == instance)
+      inst_name = table[i].instance_name;
+  if (best < 0)
+    why_add(&w, "no variant of %s can run here: ", inst_name[0] ? inst_name : "this kernel");
+  if (g.has_gpu_rows && g.cc == 0) {
+    why_add(&w, "%s", g.why);
+  } else if (g.has_gpu_rows) {
+    why_add(&w, "GPU %d has cc %d.%d, which no GPU variant runs on (", g.device, g.cc / 10,
+            g.cc % 10);
+    const char* sep = "";
+    for (size_t i = 0; i < n; ++i)
+      if (table[i].instance == instance && table[i].backend != TG_BACKEND_CPU) {
+        why_add(&w, "%s%s ", sep, table[i].target);
+        gpu_need(&w, &table[i]);
+        sep = ", ";
+      }
+    why_add(&w, ")");
+  }
+
+  if (best < 0) {
+    const char* sep = g.has_gpu_rows ? "; " : "";
+    for (size_t i = 0; i < n; ++i) {
+      if (table[i].instance != instance || table[i].backend != TG_BACKEND_CPU)
+        continue;
+      why_add(&w, "%s%s needs ", sep, table[i].target);
+      list_features(&w, &table[i], has, 0);
+      sep = "; ";
+    }
+    return best;
+  }
+
+  const tg_variant_entry* b = &table[best];
+  if (g.has_gpu_rows)
+    why_add(&w, "; fell back to ");
+  if (b->features && b->features[0]) {
+    why_add(&w, "%s: CPU has ", b->target);
+    list_features(&w, b, has, 1);
+  } else {
+    why_add(&w, "%s: portable variant, needs no CPU features", b->target);
+  }
+  list_others(&w, table, n, instance, best, &cf);
+  return best;
+}
+
+int tg_select_variant(const tg_variant_entry* table, size_t n, int instance,
+                      const tg_launch* launch, tg_feature_fn has, char* why, size_t why_size) {
+  return tg_select_variant_gpu(table, n, instance, launch, has, NULL, why, why_size);
+}
+
+int tg_select_cached_gpu(const tg_variant_entry* table, size_t n, int instance,
+                         const tg_launch* launch, tg_select_cache* cache,
+                         tg_device_cc_fn device_cc) {
+  /* The choice depends on the instance, the CPU features (fixed per process) and, with a
+   * device runtime, the device's compute capability (fixed per device): one slot each. */
+  int* slot = NULL;
+  if (cache) {
+    int device = launch ? launch->device : 0;
+    if (!device_cc || device < 0)
+      slot = &cache[instance].state;
+    else if (device < TG_SELECT_CACHED_DEVICES)
+      slot = &cache[instance].gpu[device];
+  }
+  if (slot) {
+    int state = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (state > 0)
+      return state - 1;
+  }
+  int best = tg_select_variant_gpu(table, n, instance, launch, tg_cpu_has, device_cc, NULL, 0);
+  if (slot && best >= 0)
+    __atomic_store_n(slot, best + 1, __ATOMIC_RELEASE);
   return best;
 }
 
 int tg_select_cached(const tg_variant_entry* table, size_t n, int instance,
                      const tg_launch* launch, tg_select_cache* cache) {
-  /* Only CPU choices are memoized: they depend on nothing but the instance. */
-  int cpu_only = !launch || launch->device < 0 || 1 /* no GPU backend in this release */;
-  if (cpu_only && cache) {
-    int state = __atomic_load_n(&cache[instance].state, __ATOMIC_ACQUIRE);
-    if (state > 0)
-      return state - 1;
-  }
-  int best = tg_select_variant(table, n, instance, launch, tg_cpu_has, NULL, 0);
-  if (cpu_only && cache && best >= 0)
-    __atomic_store_n(&cache[instance].state, best + 1, __ATOMIC_RELEASE);
-  return best;
+  return tg_select_cached_gpu(table, n, instance, launch, cache, NULL);
 }
 
 int tg_find_instance(const int64_t* keys, size_t n_inst, size_t n_key, const int64_t* key) {

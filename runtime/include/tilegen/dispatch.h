@@ -14,42 +14,78 @@
 extern "C" {
 #endif
 
-/* Where a variant runs. GPU variants carry the device arch they were built for in `arch`;
- * only CPU variants exist in this release, the field is there so GPU rows slot in. */
+/* Where a variant runs. */
 typedef enum tg_backend { TG_BACKEND_CPU = 0, TG_BACKEND_CUDA = 1, TG_BACKEND_HIP = 2 } tg_backend;
 
-/* One row of a generated variant table. */
+/* One row of a generated variant table. The GPU fields come last so that CPU-only tables may
+ * leave them out of their initializers. */
 typedef struct tg_variant_entry {
   int instance;                /* index into the kernel's instance list */
   const char* instance_name;   /* "bf16_causal1_D128" */
-  const char* target;          /* "c_avx2" */
+  const char* target;          /* "c_avx2", "sm_80" */
   const char* symbol;          /* "tgv_<lib>__<kernel>__<inst>__<target>" */
   tg_backend backend;
-  const char* arch;            /* device arch for GPU variants, "" on CPU */
+  const char* arch;            /* device arch for GPU variants ("sm_80"), "" on CPU */
   int preference;              /* higher wins among variants that can run */
   const char* const* features; /* runtime features required (NULL-terminated list) */
   tg_variant_fn fn;
+  int cc;                      /* GPU rows: compute capability x 10 the variant is built for */
+  int arch_specific;           /* GPU rows: 1 = runs only where cc matches exactly (sm_90a);
+                                  0 = embeds PTX, runs on cc >= this cc */
+  tg_gpu_desc_fn desc;         /* GPU rows: the variant's _desc twin (describe, don't launch) */
 } tg_variant_entry;
 
 /* Feature test used by selection; tg_cpu_has in production, a fake in tests. */
 typedef int (*tg_feature_fn)(const char* feature);
 
-/* Index into `table` of the variant to run for `instance`, or -1 if none can run. Among the
- * instance's rows whose backend is usable (CPU when launch is NULL, launch->device == -1 or no
- * GPU runtime) and whose features all satisfy `has`, the highest preference wins; ties go to
- * the earlier row. If `why` is not NULL, writes one sentence saying why (see docs). */
+/* Compute capability x 10 of GPU `device` (80 for 8.0), or 0 if no GPU variant can run there;
+ * then *why (if why is not NULL) points at a static sentence saying why ("no CUDA device:
+ * cudaGetDeviceCount returned cudaErrorNoDevice"). tg_cuda_device_cc (tilegen/cuda.h) in
+ * production, a fake in tests. Must be cheap after the first call for a device. */
+typedef int (*tg_device_cc_fn)(int device, const char** why);
+
+/* 1 if GPU row `e` can run on a device of compute capability `cc` (x 10): an arch-specific
+ * variant (SASS only) needs cc == e->cc, any other (SASS + PTX) cc >= e->cc. */
+int tg_gpu_row_runs_on(const tg_variant_entry* e, int cc);
+
+/* Index into `table` of the variant to run for `instance`, or -1 if none can run.
+ * The device is launch->device, and 0 for a NULL launch; -1 means the CPU.
+ *  1. If the instance has GPU rows, the device is >= 0, `device_cc` is not NULL and reports
+ *     a compute capability cc > 0, the highest-preference GPU row that runs on cc
+ *     (tg_gpu_row_runs_on) wins, whatever the CPU rows (tensors are then device pointers).
+ *  2. Otherwise, among the CPU rows whose features all satisfy `has` (tg_cpu_has if NULL), the
+ *     highest preference wins. Ties go to the earlier row.
+ * If `why` is not NULL, writes one sentence saying why, including why the GPU was not used
+ * (docs/dispatch.md). */
+int tg_select_variant_gpu(const tg_variant_entry* table, size_t n, int instance,
+                          const tg_launch* launch, tg_feature_fn has, tg_device_cc_fn device_cc,
+                          char* why, size_t why_size);
+
+/* tg_select_variant_gpu without a device runtime: GPU rows never run (libraries without
+ * GPU variants use this). */
 int tg_select_variant(const tg_variant_entry* table, size_t n, int instance,
                       const tg_launch* launch, tg_feature_fn has, char* why, size_t why_size);
 
-/* Per-instance memo of the CPU choice: 0 = not yet chosen, else row index + 1. Filled with
- * atomic stores; a race on the first call makes both threads compute the same answer. */
+/* Per-instance memo of the choice: 0 = not yet chosen, else row index + 1. `state` holds the
+ * CPU choice (device -1, or a library without GPU rows), gpu[d] the choice for device d.
+ * Filled with atomic stores; a race on the first call makes both threads compute the same
+ * answer (device compute capabilities are cached by the runtime and never change). */
+#define TG_SELECT_CACHED_DEVICES 16
 typedef struct tg_select_cache {
   int state;
+  int gpu[TG_SELECT_CACHED_DEVICES];
 } tg_select_cache;
 
 /* tg_select_variant with tg_cpu_has, memoized in cache[instance]. */
 int tg_select_cached(const tg_variant_entry* table, size_t n, int instance,
                      const tg_launch* launch, tg_select_cache* cache);
+
+/* tg_select_variant_gpu with tg_cpu_has, memoized per instance and device (devices beyond
+ * TG_SELECT_CACHED_DEVICES are selected afresh on every call). The hot path is one atomic
+ * load. */
+int tg_select_cached_gpu(const tg_variant_entry* table, size_t n, int instance,
+                         const tg_launch* launch, tg_select_cache* cache,
+                         tg_device_cc_fn device_cc);
 
 /* Index of the row of `keys` (n_inst rows of n_key values) equal to `key`, or -1. */
 int tg_find_instance(const int64_t* keys, size_t n_inst, size_t n_key, const int64_t* key);

@@ -1,0 +1,172 @@
+/* The CUDA runtime part of tilegen (tilegen/cuda.h): device capabilities, the current device
+ * of a call, cudaError_t -> tg_status. Plain C over the CUDA runtime API; linked to the static
+ * cudart, which dlopens the driver on first use.
+ *
+ * Caching: the device count is probed once per process (pthread_once); each ordinal below
+ * CACHED_DEVICES is probed once, under a mutex, and published with a release store of its
+ * state, so the hot path is one acquire load. The reason sentences live in static buffers
+ * written before that store and never again. */
+#include "tilegen/cuda.h"
+
+#include <cuda_runtime_api.h>
+
+#include <pthread.h>
+#include <stdio.h>
+
+#define CACHED_DEVICES 64
+#define WHY_SIZE 160
+
+static pthread_once_t count_once = PTHREAD_ONCE_INIT;
+static int device_count;              /* 0 if the runtime reported an error or no device */
+static char count_why[WHY_SIZE];      /* why device_count is 0 */
+
+static pthread_mutex_t probe_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int cc_state[CACHED_DEVICES];  /* 0 = not probed, else cc + 1 (1: cannot run) */
+static char cc_why[CACHED_DEVICES][WHY_SIZE];
+
+static void probe_count(void) {
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    snprintf(count_why, sizeof count_why, "no CUDA device: cudaGetDeviceCount returned %s",
+             cudaGetErrorName(e));
+    n = 0;
+  } else if (n <= 0) {
+    snprintf(count_why, sizeof count_why, "no CUDA device: cudaGetDeviceCount found none");
+    n = 0;
+  }
+  device_count = n;
+}
+
+/* Probes `device` (0 <= device < device_count): its cc, or 0 with a sentence in why. */
+static int probe_cc(int device, char* why, size_t why_size) {
+  int major = 0, minor = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  if (e != cudaSuccess) {
+    snprintf(why, why_size, "GPU %d: cudaDeviceGetAttribute(compute capability) returned %s",
+             device, cudaGetErrorName(e));
+    return 0;
+  }
+  return major * 10 + minor;
+}
+
+int tg_cuda_device_cc(int device, const char** why) {
+  static const char negative[] = "a negative device ordinal selects the CPU";
+  static const char beyond[] = "no such CUDA device (the ordinal is out of range)";
+  static const char failed[] = "the compute capability query failed";
+  if (device < 0) {
+    if (why)
+      *why = negative;
+    return 0;
+  }
+  if (device < CACHED_DEVICES) {
+    int state = __atomic_load_n(&cc_state[device], __ATOMIC_ACQUIRE);
+    if (state > 0) {
+      if (why)
+        *why = cc_why[device];
+      return state - 1;
+    }
+  }
+  pthread_once(&count_once, probe_count);
+  if (device >= CACHED_DEVICES) { /* never cached; only on machines with > 64 GPUs */
+    if (device_count == 0 || device >= device_count) {
+      if (why)
+        *why = device_count == 0 ? count_why : beyond;
+      return 0;
+    }
+    char scratch[WHY_SIZE];
+    int cc = probe_cc(device, scratch, sizeof scratch);
+    if (why)
+      *why = cc ? "" : failed;
+    return cc;
+  }
+
+  pthread_mutex_lock(&probe_mutex);
+  int state = __atomic_load_n(&cc_state[device], __ATOMIC_ACQUIRE);
+  if (state == 0) {
+    int cc = 0;
+    if (device_count == 0) {
+      snprintf(cc_why[device], WHY_SIZE, "%s", count_why);
+    } else if (device >= device_count) {
+      snprintf(cc_why[device], WHY_SIZE, "no CUDA device %d: cudaGetDeviceCount found %d",
+               device, device_count);
+    } else {
+      cc = probe_cc(device, cc_why[device], WHY_SIZE);
+    }
+    state = cc + 1;
+    __atomic_store_n(&cc_state[device], state, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&probe_mutex);
+  if (why)
+    *why = cc_why[device];
+  return state - 1;
+}
+
+tg_status tg_cuda_status(int cuda_error) {
+  switch ((cudaError_t)cuda_error) {
+  case cudaSuccess:
+    return TG_OK;
+  case cudaErrorMemoryAllocation:
+    return TG_ERR_OUT_OF_MEMORY;
+  case cudaErrorInvalidValue:
+  case cudaErrorInvalidDevicePointer:
+  case cudaErrorInvalidResourceHandle: /* e.g. a stream of another device, or destroyed */
+    return TG_ERR_INVALID_ARGUMENT;
+  case cudaErrorNoDevice:
+  case cudaErrorInvalidDevice:
+  case cudaErrorInsufficientDriver:
+  case cudaErrorNoKernelImageForDevice:
+  case cudaErrorUnsupportedPtxVersion:
+    return TG_ERR_NO_VARIANT;
+  default:
+    return TG_ERR_DEVICE;
+  }
+}
+
+tg_status tg_cuda_device_enter(int device, int* restore) {
+  *restore = -1;
+  int current = -1;
+  cudaError_t e = cudaGetDevice(&current);
+  if (e != cudaSuccess)
+    return tg_cuda_status(e);
+  if (current == device)
+    return TG_OK;
+  e = cudaSetDevice(device);
+  if (e != cudaSuccess)
+    return tg_cuda_status(e);
+  *restore = current;
+  return TG_OK;
+}
+
+void tg_cuda_device_leave(int restore) {
+  /* Nothing useful can be done if this fails: the call itself succeeded or failed already,
+   * and the next call sets its device explicitly. */
+  if (restore >= 0)
+    (void)cudaSetDevice(restore);
+}
+
+tg_status tg_cuda_run(const tg_variant_entry* e, const tg_launch* launch,
+                      const tg_variant_args* args) {
+  int restore;
+  tg_status s = tg_cuda_device_enter(launch ? launch->device : 0, &restore);
+  if (s != TG_OK)
+    return s;
+  s = (tg_status)e->fn(launch, args);
+  tg_cuda_device_leave(restore);
+  return s;
+}
+
+tg_status tg_cuda_describe(const tg_variant_entry* e, const tg_launch* launch,
+                           const tg_variant_args* args, tg_gpu_launch_desc* out) {
+  if (e->backend != TG_BACKEND_CUDA || !e->desc)
+    return TG_ERR_NO_VARIANT;
+  int restore;
+  tg_status s = tg_cuda_device_enter(launch ? launch->device : 0, &restore);
+  if (s != TG_OK)
+    return s;
+  s = (tg_status)e->desc(launch, args, out);
+  tg_cuda_device_leave(restore);
+  return s;
+}

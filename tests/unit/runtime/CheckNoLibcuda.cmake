@@ -1,0 +1,18 @@
+# cmake -DBINARY=<file> -P CheckNoLibcuda.cmake: fails if BINARY has a DT_NEEDED entry for
+# libcuda or libcudart (tilegen links cudart statically; the driver is dlopen'ed at run time).
+find_program(READELF readelf REQUIRED)
+execute_process(COMMAND ${READELF} -d ${BINARY} OUTPUT_VARIABLE dyn RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "readelf -d ${BINARY} failed")
+endif()
+string(REGEX MATCHALL "\\(NEEDED\\)[^\n]*" needed "${dyn}")
+list(JOIN needed "\n  " shown)
+message(STATUS "${BINARY}:\n  ${shown}")
+if(NOT needed)
+  message(FATAL_ERROR "no NEEDED entries found: is ${BINARY} a dynamic executable?")
+endif()
+foreach(n IN LISTS needed)
+  if(n MATCHES "libcuda\\.so|libcudart\\.so")
+    message(FATAL_ERROR "${BINARY} needs ${n}: it must link cudart statically")
+  endif()
+endforeach()

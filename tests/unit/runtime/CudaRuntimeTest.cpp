@@ -1,0 +1,162 @@
+// The CUDA runtime (tilegen/cuda.h). Everywhere: the probe's contract (negative and huge
+// ordinals, cached answers with stable reasons, thread safety) and the error mapping. Without
+// a driver or a GPU (the build machine): the "no device" answers. With a GPU: the compute
+// capability, the current-device handling; those tests skip themselves elsewhere.
+#include "tilegen/cuda.h"
+
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+int device_count() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+TEST(CudaRuntime, NegativeAndHugeOrdinalsHaveNoCc) {
+  const char* why = nullptr;
+  EXPECT_EQ(tg_cuda_device_cc(-1, &why), 0);
+  EXPECT_STREQ(why, "a negative device ordinal selects the CPU");
+  why = nullptr;
+  EXPECT_EQ(tg_cuda_device_cc(100000, &why), 0);
+  ASSERT_NE(why, nullptr);
+  EXPECT_NE(std::string(why), "");
+  EXPECT_EQ(tg_cuda_device_cc(-1, nullptr), 0); // why is optional
+}
+
+TEST(CudaRuntime, OutOfRangeOrdinalIsNamed) {
+  int n = device_count();
+  const char* why = nullptr;
+  EXPECT_EQ(tg_cuda_device_cc(n, &why), 0); // one past the last device
+  ASSERT_NE(why, nullptr);
+  if (n > 0)
+    EXPECT_EQ(std::string(why),
+              "no CUDA device " + std::to_string(n) + ": cudaGetDeviceCount found " +
+                  std::to_string(n));
+  else
+    EXPECT_EQ(std::string(why).rfind("no CUDA device: cudaGetDeviceCount ", 0), 0u) << why;
+}
+
+TEST(CudaRuntime, AnswersAreCachedAndStable) {
+  const char* why1 = nullptr;
+  const char* why2 = nullptr;
+  int cc1 = tg_cuda_device_cc(0, &why1);
+  int cc2 = tg_cuda_device_cc(0, &why2);
+  EXPECT_EQ(cc1, cc2);
+  EXPECT_EQ(why1, why2); // the same static sentence, not a copy
+}
+
+TEST(CudaRuntime, ConcurrentFirstProbesAgree) {
+  // Ordinals 5..12 were not probed by any other test: threads race on their first probe.
+  std::vector<std::thread> threads;
+  std::vector<int> cc(8 * 8, -1);
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int d = 0; d < 8; ++d)
+        cc[t * 8 + d] = tg_cuda_device_cc(5 + d, nullptr);
+    });
+  for (auto& th : threads)
+    th.join();
+  for (int t = 1; t < 8; ++t)
+    for (int d = 0; d < 8; ++d)
+      EXPECT_EQ(cc[t * 8 + d], cc[d]);
+}
+
+TEST(CudaRuntime, NoDeviceMeansCcZeroWithAReason) {
+  if (device_count() > 0)
+    GTEST_SKIP() << "a CUDA device is present";
+  const char* why = nullptr;
+  EXPECT_EQ(tg_cuda_device_cc(0, &why), 0);
+  ASSERT_NE(why, nullptr);
+  EXPECT_EQ(std::string(why).rfind("no CUDA device: cudaGetDeviceCount returned cudaError", 0),
+            0u)
+      << why;
+  // Entering the device fails with a status, never a crash, and runs nothing.
+  tg_variant_entry e{};
+  e.backend = TG_BACKEND_CUDA;
+  e.fn = [](const tg_launch*, const tg_variant_args*) { return 1234; };
+  EXPECT_NE(tg_cuda_run(&e, nullptr, nullptr), TG_OK);
+  EXPECT_NE(tg_cuda_run(&e, nullptr, nullptr), 1234);
+}
+
+TEST(CudaRuntime, ErrorMapping) {
+  EXPECT_EQ(tg_cuda_status(cudaSuccess), TG_OK);
+  EXPECT_EQ(tg_cuda_status(cudaErrorMemoryAllocation), TG_ERR_OUT_OF_MEMORY);
+  EXPECT_EQ(tg_cuda_status(cudaErrorInvalidValue), TG_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(tg_cuda_status(cudaErrorInvalidResourceHandle), TG_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(tg_cuda_status(cudaErrorNoDevice), TG_ERR_NO_VARIANT);
+  EXPECT_EQ(tg_cuda_status(cudaErrorInsufficientDriver), TG_ERR_NO_VARIANT);
+  EXPECT_EQ(tg_cuda_status(cudaErrorNoKernelImageForDevice), TG_ERR_NO_VARIANT);
+  EXPECT_EQ(tg_cuda_status(cudaErrorLaunchFailure), TG_ERR_DEVICE);
+  EXPECT_EQ(tg_cuda_status(cudaErrorIllegalAddress), TG_ERR_DEVICE);
+}
+
+TEST(CudaRuntime, DescribeNeedsAGpuRow) {
+  tg_variant_entry cpu{};
+  cpu.backend = TG_BACKEND_CPU;
+  tg_gpu_launch_desc d;
+  EXPECT_EQ(tg_cuda_describe(&cpu, nullptr, nullptr, &d), TG_ERR_NO_VARIANT);
+}
+
+// ---- with a GPU ----------------------------------------------------------------------------
+
+TEST(CudaRuntimeGpu, CcMatchesTheDevice) {
+  if (device_count() == 0)
+    GTEST_SKIP() << "no CUDA device";
+  cudaDeviceProp p;
+  ASSERT_EQ(cudaGetDeviceProperties(&p, 0), cudaSuccess);
+  EXPECT_EQ(tg_cuda_device_cc(0, nullptr), p.major * 10 + p.minor);
+}
+
+TEST(CudaRuntimeGpu, EnterLeaveRestoresTheCurrentDevice) {
+  int n = device_count();
+  if (n == 0)
+    GTEST_SKIP() << "no CUDA device";
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  int restore = 7;
+  ASSERT_EQ(tg_cuda_device_enter(0, &restore), TG_OK);
+  EXPECT_EQ(restore, -1); // already current: nothing changed
+  tg_cuda_device_leave(restore);
+  int cur = -1;
+  ASSERT_EQ(cudaGetDevice(&cur), cudaSuccess);
+  EXPECT_EQ(cur, 0);
+  EXPECT_EQ(tg_cuda_device_enter(n, &restore), TG_ERR_NO_VARIANT); // invalid ordinal
+  if (n < 2)
+    GTEST_SKIP() << "one CUDA device: switching not tested";
+  ASSERT_EQ(tg_cuda_device_enter(1, &restore), TG_OK);
+  EXPECT_EQ(restore, 0);
+  ASSERT_EQ(cudaGetDevice(&cur), cudaSuccess);
+  EXPECT_EQ(cur, 1);
+  tg_cuda_device_leave(restore);
+  ASSERT_EQ(cudaGetDevice(&cur), cudaSuccess);
+  EXPECT_EQ(cur, 0);
+}
+
+TEST(CudaRuntimeGpu, RunCallsTheVariantOnTheLaunchDevice) {
+  int n = device_count();
+  if (n == 0)
+    GTEST_SKIP() << "no CUDA device";
+  static int seen_device;
+  tg_variant_entry e{};
+  e.backend = TG_BACKEND_CUDA;
+  e.fn = [](const tg_launch*, const tg_variant_args*) {
+    cudaGetDevice(&seen_device);
+    return 0;
+  };
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  tg_launch l{};
+  l.device = n - 1;
+  seen_device = -1;
+  EXPECT_EQ(tg_cuda_run(&e, &l, nullptr), TG_OK);
+  EXPECT_EQ(seen_device, n - 1);
+  int cur = -1;
+  ASSERT_EQ(cudaGetDevice(&cur), cudaSuccess);
+  EXPECT_EQ(cur, 0); // restored
+}
+
+} // namespace
