@@ -475,6 +475,11 @@ struct Kernel {
   // Filled by passes/Instantiate: one line per fact worth a comment in generated code, e.g.
   // "BM=128 BN=128 BK=64: footprint 196608 B of 262144 B budget".
   std::vector<std::string> notes;
+  // schedule.classes (docs/spec.md "Shape classes"), in order: class name -> predicate over
+  // dims and value params (Requirement::pred, text, loc). Dispatch takes the first class whose
+  // predicate holds; shapes no class takes form the implicit class "large". Passes keep it
+  // unchanged (it is evaluated at dispatch, with the call's dims).
+  std::vector<std::pair<std::string, Requirement>> shape_classes;
 
   // "f32", "bf16", "f16_i8": the type-binding part of public function names.
   std::string type_suffix() const;

@@ -1,6 +1,7 @@
 #include "passes/ScheduleResolver.h"
 
 #include "ir/IRPrinter.h"
+#include "passes/TileRecommend.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "support/InternalError.h"
@@ -82,7 +83,42 @@ std::vector<BufferPtr> allocated_buffers(const Stmt& body) {
 
 std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
                                                const std::map<std::string, int64_t>& instance_values,
+                                               const Target& target, DiagEngine& diag,
+                                               const std::string& shape_class) {
+  if (!target.is_gpu()) {
+    TG_ASSERT(shape_class == kLargeClass, "C targets have no shape class '" + shape_class + "'");
+    return resolve_schedule(k, instance_values, target, diag);
+  }
+  auto rec = recommend(k, instance_values, target, diag);
+  if (!rec)
+    return std::nullopt;
+  const ClassChoice* cls = rec->find(shape_class);
+  TG_ASSERT(cls, "kernel '" + k.name + "' has no shape class '" + shape_class + "'");
+  const auto& [best, model] = cls->ranked.front();
+  const ConfigEval& e = rec->configs[best];
+  ScheduleChoice c;
+  for (size_t i = 0; i < k.tile_consts.size(); ++i)
+    c.values.emplace_back(k.tile_consts[i].var->name, e.values[i]);
+  c.footprint = e.use.smem_bytes;
+  c.budget = target.gpu.smem_per_block;
+  c.configurations = rec->total;
+  c.feasible = rec->eligible;
+  c.shape_class = shape_class;
+  c.summary = rec->config_str(best) + ": smem " + std::to_string(e.use.smem_bytes) + " B (" +
+              e.use.smem_breakdown() + ") of " + std::to_string(target.gpu.smem_per_block) +
+              " B, ~" + std::to_string(e.use.registers) + " registers/thread (estimate: " +
+              e.use.register_breakdown() + "), " + std::to_string(e.use.threads) + " threads";
+  c.reason = "fastest of " + std::to_string(rec->eligible) + " eligible configuration" +
+             (rec->eligible == 1 ? "" : "s") + " (of " + std::to_string(rec->total) +
+             ") by the analytic model of docs/recommend.md; " + choice_note(*rec, *cls, target);
+  return c;
+}
+
+std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
+                                               const std::map<std::string, int64_t>& instance_values,
                                                const Target& target, DiagEngine& diag) {
+  if (target.is_gpu())
+    return resolve_schedule(k, instance_values, target, diag, kLargeClass);
   const auto& tcs = k.tile_consts;
   const SourceLoc sched_loc = tcs.empty() ? k.loc : tcs.front().loc;
 

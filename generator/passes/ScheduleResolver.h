@@ -17,6 +17,11 @@
 //
 // No survivor is a user error at the schedule, with a note per requirement and the smallest
 // footprint against the budget.
+//
+// GPU targets (target.is_gpu()) use the tile recommender instead (passes/TileRecommend,
+// docs/recommend.md): the same enumeration and `require`, then memory planning (shared memory,
+// threads and estimated registers against the target's limits) and an analytic model ranking
+// the eligible configurations per shape class.
 #pragma once
 
 #include "ir/IR.h"
@@ -40,6 +45,7 @@ struct ScheduleChoice {
   size_t feasible = 0;                                 // configurations that passed step 3
   std::string summary; // "BM=128 BN=128 BK=64: footprint 196608 B of 262144 B budget"
   std::string reason;  // "largest footprint of 12 feasible configurations (of 27)"
+  std::string shape_class; // GPU targets: the class the choice is for ("large", "small_m")
 };
 
 // `instance_values`: flag (0/1) and value-param values by name. Returns nullopt after
@@ -47,6 +53,12 @@ struct ScheduleChoice {
 std::optional<ScheduleChoice> resolve_schedule(const ir::Kernel& k,
                                                const std::map<std::string, int64_t>& instance_values,
                                                const Target& target, DiagEngine& diag);
+// The same for one shape class of a GPU target ("large", or a schedule.classes name; C
+// targets have only "large"). An unknown class is an internal error.
+std::optional<ScheduleChoice> resolve_schedule(const ir::Kernel& k,
+                                               const std::map<std::string, int64_t>& instance_values,
+                                               const Target& target, DiagEngine& diag,
+                                               const std::string& shape_class);
 
 // The schedule.targets candidates of `tc` that apply to `target`: its own entry, else the
 // nearest fallback's (c_avx512 -> c_avx2 -> c), else nullptr (use the declared candidates).

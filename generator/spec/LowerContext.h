@@ -73,6 +73,7 @@ enum class Where {
   Grid,        // params, tile constants
   Threads,     // tile constants, value params
   Require,     // tile constants, value params, flags
+  ShapeClass,  // schedule.classes predicates: dims and value params
   Body,        // anything visible (reads of write-only tensors are errors)
   Uniform,     // if-conditions: no element reads, no parallel vars or lets
   Pad,         // constants (copy pad)

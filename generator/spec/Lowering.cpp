@@ -114,6 +114,17 @@ private:
       }
       k.requirements.push_back({p, r.text, r.loc});
     }
+    for (const auto& c : spec_.classes) {
+      Expr p = lo_.expr(*c.pred, Where::ShapeClass);
+      if (!p)
+        continue;
+      if (!p->type.is_bool()) {
+        diag_.error(c.loc, "the predicate of shape class '" + c.name.name +
+                               "' must be bool, found " + p->type.name());
+        continue;
+      }
+      k.shape_classes.push_back({c.name.name, ir::Requirement{p, c.text, c.loc}});
+    }
     for (const auto& g : spec_.grid) {
       Expr e = lo_.index_expr(*g.extent, Where::Grid, "a grid extent");
       auto v = ir::make_var(g.index.name, ir::VarKind::BlockIndex, DType::i64(), g.index.loc);

@@ -70,6 +70,15 @@ struct RequireDecl {
   SourceLoc loc;
 };
 
+// schedule.classes entry: a shape class of the tile recommender (docs/spec.md "Shape
+// classes"). The name is not declared in the kernel's namespace.
+struct ShapeClassDecl {
+  Name name;
+  SExprPtr pred;
+  std::string text; // as written
+  SourceLoc loc;    // the predicate
+};
+
 struct TargetOverrideDecl {
   Name target;
   std::vector<std::pair<Name, std::vector<int64_t>>> consts; // tile const -> candidates
@@ -141,6 +150,7 @@ struct Spec {
   std::vector<TileConstDecl> tile_consts;
   std::vector<RequireDecl> requires_;
   std::vector<TargetOverrideDecl> target_overrides;
+  std::vector<ShapeClassDecl> classes;
   std::vector<GridDecl> grid;
   SourceLoc grid_loc;
   SExprPtr threads; // null: default 128

@@ -355,6 +355,10 @@ private:
         targets(v.get(), s);
         continue;
       }
+      if (k->value == "classes") {
+        classes(v.get(), s);
+        continue;
+      }
       auto name = in_.decl_name(k.get(), "tile constant");
       if (!name) {
         ok_ = false;
@@ -399,6 +403,39 @@ private:
         continue;
       }
       s.requires_.push_back({e, item->value, e->loc});
+    }
+  }
+
+  // classes: {name: "predicate over dims", ...}; order matters (first match wins at dispatch).
+  void classes(const YNode* v, Spec& s) {
+    if (!in_.expect(v, YKind::Map, "a mapping {class name: predicate} for 'classes'")) {
+      ok_ = false;
+      return;
+    }
+    if (v->entries.empty()) {
+      diag_.error(v->loc, "'classes' is empty: declare at least one class, e.g. "
+                          "{small_m: \"M <= 64\"}, or leave 'classes' out");
+      ok_ = false;
+      return;
+    }
+    for (const auto& [k, p] : v->entries) {
+      auto name = in_.decl_name(k.get(), "shape class");
+      if (!name) {
+        ok_ = false;
+        continue;
+      }
+      if (name->name == "large") {
+        diag_.error(k->loc, "'large' is the implicit shape class of every shape the declared "
+                            "classes do not take; it cannot be declared");
+        ok_ = false;
+        continue;
+      }
+      auto e = in_.expr(p.get(), "a shape-class predicate");
+      if (!e) {
+        ok_ = false;
+        continue;
+      }
+      s.classes.push_back({*name, e, p->value, e->loc});
     }
   }
 

@@ -44,6 +44,14 @@ struct GpuFacts {
   int smem_banks = 32;          // 4-byte banks
   MatrixInst mma = MatrixInst::None;
   AsyncCopy async_copy = AsyncCopy::None;
+  // Throughput facts for the tile recommender's analytic model (passes/TileRecommend,
+  // docs/recommend.md): the same typical part as `sm_count`. Sources in TargetsCuda.cpp.
+  double dram_gbps = 0;       // device-memory bandwidth, GB/s (1e9 B/s)
+  double l2_gbps = 0;         // L2 -> SM bandwidth, GB/s (rough: ~2.5-3.5x dram_gbps)
+  double mma_tflops = 0;      // dense f16/bf16 -> f32 through `mma` (0: no matrix inst), TFLOP/s
+  double fp32_tflops = 0;     // f32 FMA through the SIMT pipes (2 flops per FMA), TFLOP/s
+  double mem_latency_ns = 0;  // loaded device-memory latency, for the bytes-in-flight bound
+  int64_t smem_reserved_per_block = 1024; // shared memory the driver keeps per resident block
 };
 
 // Facts of a WebGPU (WGSL) target: the limits every generated shader stays within and the

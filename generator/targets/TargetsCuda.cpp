@@ -40,18 +40,42 @@ GpuFacts ampere_like(int64_t smem_sm, int64_t smem_block, int threads_sm, int bl
   return g;
 }
 
+// The recommender's throughput facts (docs/recommend.md), for the part named in each row:
+//   sm_80 A100 SXM4 40 GB: 1555 GB/s HBM2; 312 TFLOP/s dense bf16/f16 tensor (f32 accumulate);
+//         19.5 TFLOP/s f32 (NVIDIA A100 datasheet; the 80 GB part has 2039 GB/s).
+//   sm_86 A10: 600 GB/s GDDR6; 125 TFLOP/s dense bf16 tensor; 31.2 TFLOP/s f32 (A10 datasheet).
+//   sm_89 L40S: 864 GB/s GDDR6; 362 TFLOP/s dense bf16 tensor; 91.6 TFLOP/s f32 (L40S
+//         datasheet). sm_count 142 is the L40S, so the three numbers describe one part.
+//   sm_90 H100/H200 SXM on the sm_80 path: ~4000 GB/s (H100 SXM 3350, H200 4800); mma.sync
+//         reaches ~2/3 of the 989 TFLOP/s wgmma peak on Hopper, so ~660; 67 TFLOP/s f32.
+// L2 -> SM bandwidth is not on datasheets; microbenchmarks of these parts measure roughly
+// 2.5-3.5x the DRAM bandwidth (A100 ~5 TB/s, H100 ~10 TB/s): 5000, 1800, 2600, 10000 GB/s
+// here, good to a factor of ~1.5, which is what the model's ranking needs.
+// Loaded DRAM latency is ~500-700 ns on all four (microbenchmark papers on Ampere and Hopper
+// report 450-650 ns idle; under load it grows): 600 ns is the model's single figure.
+GpuFacts with_perf(GpuFacts g, double dram_gbps, double l2_gbps, double mma_tflops,
+                   double fp32_tflops) {
+  g.dram_gbps = dram_gbps;
+  g.l2_gbps = l2_gbps;
+  g.mma_tflops = mma_tflops;
+  g.fp32_tflops = fp32_tflops;
+  g.mem_latency_ns = 600;
+  return g;
+}
+
 } // namespace
 
 std::vector<Target> cuda_targets() {
   return {
       cuda_row("sm_80", "CUDA, Ampere A100 class (mma.sync m16n8k16, ldmatrix, cp.async)", 80,
-               100, ampere_like(164 * 1024, 163 * 1024, 2048, 32, 108)),
+               100, with_perf(ampere_like(164 * 1024, 163 * 1024, 2048, 32, 108), 1555, 5000, 312, 19.5)),
       cuda_row("sm_86", "CUDA, Ampere GA10x (RTX 30xx, A10, A40): sm_80 path, 100 KB smem/SM", 86,
-               106, ampere_like(100 * 1024, 99 * 1024, 1536, 16, 84)),
+               106, with_perf(ampere_like(100 * 1024, 99 * 1024, 1536, 16, 84), 600, 1800, 125, 31.2)),
       cuda_row("sm_89", "CUDA, Ada (RTX 40xx, L4, L40S): sm_80 path, 100 KB smem/SM", 89, 109,
-               ampere_like(100 * 1024, 99 * 1024, 1536, 24, 128)),
+               with_perf(ampere_like(100 * 1024, 99 * 1024, 1536, 24, 142), 864, 2600, 362, 91.6)),
       cuda_row("sm_90", "CUDA, Hopper running the sm_80 path (mma.sync, cp.async), 228 KB smem/SM",
-               90, 110, ampere_like(228 * 1024, 227 * 1024, 2048, 32, 132)),
+               90, 110,
+               with_perf(ampere_like(228 * 1024, 227 * 1024, 2048, 32, 132), 4000, 10000, 660, 67)),
   };
 }
 

@@ -1,0 +1,74 @@
+// ResourceEstimate: what one block of a kernel needs on a GPU target, for one configuration:
+// dynamic shared memory (exact: the CUDA emitter allocates exactly this), registers per thread
+// (an estimate: ptxas decides) and threads per block. Memory planning (passes/TileRecommend)
+// rejects configurations over the target's limits with these numbers, before nvcc runs.
+//
+// Shared memory (docs/recommend.md "Shared memory", the contract with emit/Cuda*):
+//   smem = sum over `shared` buffers b of round_up(elems(b) * dtype_bytes(b) * F(b), 128)
+//        + reduction scratch
+//   F(b) = the `stages` value of the pipelined loop if b is the destination of a Copy whose
+//          source is a Global region inside a pipelined `for` with stages >= 2 and the target
+//          has asynchronous copies (gpu.async_copy != None); the largest such value if there
+//          are several; else 1.
+//   reduction scratch = ceil(threads / 32) * 4 B * max over Reduce ops of the dst element
+//          count (0 without a Reduce): one f32 partial per warp and output element.
+// Buffers are laid out in declaration order, each at a 128-byte boundary, then the scratch.
+//
+// Registers (an estimate, documented in docs/recommend.md "Registers"):
+//   fragment words = sum over `fragment` buffers of ceil(elems * w / threads)
+//                  + sum over `local` buffers of ceil(elems * w)        (per thread already)
+//     where w = 1/2 for 16-bit dtypes, 1 for 32-bit, 2 for 64-bit, 1/4 for 8-bit;
+//   operand words  = per Gemm on an mma target, one k16 slice of a and b per thread:
+//                    ceil((m + n) * 16 * 2 B / 4 / threads);
+//   registers      = fragment words + operand words + 40 (fixed overhead: thread/block
+//                    indices, ~8 64-bit tensor and shared-memory addresses, loop counters,
+//                    bounds predicates, pipeline stage indices: what ptxas reports beyond the
+//                    tiles for the sm_80 kernels of this shape, rounded up).
+#pragma once
+
+#include "ir/IR.h"
+#include "ir/Substitute.h"
+#include "support/Diagnostics.h"
+#include "targets/Target.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilegen::passes {
+
+struct SmemBuffer {
+  std::string name;
+  int64_t elems = 0;       // product of the extents
+  int64_t dtype_bytes = 0; // under the type binding (f16/bf16: 2)
+  int64_t factor = 1;      // F above: pipeline stages, or 1
+  int64_t bytes = 0;       // round_up(elems * dtype_bytes * factor, 128)
+};
+
+struct ResourceUse {
+  int64_t threads = 0;
+  std::vector<SmemBuffer> smem_buffers; // declaration order
+  int64_t reduce_scratch = 0;           // bytes, after the buffers
+  int64_t smem_bytes = 0;               // buffers + scratch: the launch's dynamic smem
+  int64_t fragment_words = 0;           // per thread, fragments + locals
+  int64_t operand_words = 0;            // per thread, mma operand slices
+  int64_t registers = 0;                // estimate per thread (see above)
+
+  // "A_s 4 × 16384 B, B_s 4 × 16384 B" (+ ", reduce scratch 512 B"); factor 1 prints as
+  // "Q_s 16384 B".
+  std::string smem_breakdown() const;
+  // "160 fragment + 8 operand + 40 fixed"
+  std::string register_breakdown() const;
+};
+
+inline constexpr int64_t kSmemAlign = 128;
+inline constexpr int64_t kRegisterOverhead = 40;
+
+// `k` with the tile constants, value params and flags bound by `m` (e.g. instance_var_map plus
+// one configuration); pass an empty map for an instantiated kernel. Extents, stages and the
+// thread count must then fold to constants: otherwise a located error is reported through
+// `diag` and nullopt returned. `target` must be a GPU target.
+std::optional<ResourceUse> estimate_resources(const ir::Kernel& k, const ir::VarMap& m,
+                                              const Target& target, DiagEngine& diag);
+
+} // namespace tilegen::passes

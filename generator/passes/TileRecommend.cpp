@@ -1,0 +1,484 @@
+// The tile recommender: enumeration, memory planning (eligibility and its error), shape
+// classes, ranking and the printed table. The model itself is in TileRecommendModel.cpp.
+#include "passes/TileRecommend.h"
+
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
+#include "passes/ScheduleResolver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+
+namespace tilegen::passes {
+
+using namespace ir;
+
+namespace {
+
+// Same cap as the C rule: a typo in a range must not hang the build.
+constexpr size_t kMaxConfigurations = 1u << 20;
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string list_str(const std::vector<int64_t>& v) {
+  std::string s = "{";
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "}";
+}
+
+std::string bytes_str(double b) {
+  if (b >= 1e9)
+    return fmt("%.2f GB", b / 1e9);
+  if (b >= 1e6)
+    return fmt("%.1f MB", b / 1e6);
+  if (b >= 1e3)
+    return fmt("%.1f kB", b / 1e3);
+  return fmt("%.0f B", b);
+}
+
+std::string flops_str(double f) {
+  if (f >= 1e9)
+    return fmt("%.1f GFLOP", f / 1e9);
+  if (f >= 1e6)
+    return fmt("%.1f MFLOP", f / 1e6);
+  return fmt("%.0f FLOP", f);
+}
+
+// Dims (kind Dim) a class predicate mentions, in declaration order.
+class DimRefs : public IRVisitor {
+public:
+  std::set<const Var*> vars;
+
+protected:
+  void visit_VarRef(const VarRef* n) override {
+    if (n->var->kind == VarKind::Dim)
+      vars.insert(n->var.get());
+  }
+};
+
+// Powers of two from kLargeDim down to 1 that meet the dim's declared constraints; the
+// smallest legal value if none does.
+std::vector<int64_t> ladder(const DimParam& d) {
+  std::vector<int64_t> out;
+  for (int64_t v = kLargeDim; v >= 1; v /= 2) {
+    if ((d.min && v < *d.min) || (d.max && v > *d.max) ||
+        (d.multiple_of && *d.multiple_of > 0 && v % *d.multiple_of != 0))
+      continue;
+    out.push_back(v);
+  }
+  if (out.empty()) {
+    int64_t v = d.min ? *d.min : 0;
+    if (d.multiple_of && *d.multiple_of > 0 && v % *d.multiple_of != 0)
+      v += *d.multiple_of - v % *d.multiple_of;
+    out.push_back(v);
+  }
+  return out;
+}
+
+} // namespace
+
+std::string ShapeClassRep::shape_str() const {
+  std::string s;
+  for (const auto& [n, v] : dims)
+    s += (s.empty() ? "" : " ") + n + "=" + std::to_string(v);
+  return s.empty() ? "no runtime dims" : s;
+}
+
+const ClassChoice* Recommendation::find(std::string_view cls) const {
+  for (const auto& c : classes)
+    if (c.shape.name == cls)
+      return &c;
+  return nullptr;
+}
+
+std::string Recommendation::config_str(size_t i) const {
+  std::string s;
+  for (size_t j = 0; j < const_names.size(); ++j)
+    s += (j ? " " : "") + const_names[j] + "=" + std::to_string(configs[i].values[j]);
+  return s.empty() ? "no tile constants" : s;
+}
+
+std::optional<std::vector<ShapeClassRep>> shape_class_reps(
+    const Kernel& k, const std::map<std::string, int64_t>& instance_values, DiagEngine& diag) {
+  const VarMap inst = instance_var_map(k, instance_values);
+  // The dims any class mentions vary over their ladders; the others stay at kLargeDim.
+  DimRefs refs;
+  for (const auto& [name, c] : k.shape_classes)
+    refs.visit(c.pred);
+  std::vector<const DimParam*> varying, fixed;
+  for (const auto& d : k.dims)
+    if (d.var->kind == VarKind::Dim)
+      (refs.vars.count(d.var.get()) ? varying : fixed).push_back(&d);
+  std::vector<std::vector<int64_t>> ladders;
+  size_t combos = 1;
+  for (const DimParam* d : varying) {
+    ladders.push_back(ladder(*d));
+    combos *= ladders.back().size();
+  }
+  if (combos > 100000) {
+    diag.error(k.shape_classes.front().second.loc,
+               "shape-class predicates mention " + std::to_string(varying.size()) +
+                   " dims; the recommender represents classes over at most 4 dims");
+    return std::nullopt;
+  }
+
+  // Every combination, largest values first (the first varying dim slowest); each class keeps
+  // the combination with the largest product of its dims that it is the first class to take.
+  const size_t n_cls = k.shape_classes.size();
+  std::vector<std::optional<std::vector<int64_t>>> best(n_cls + 1);
+  std::vector<double> best_size(n_cls + 1, -1);
+  std::vector<size_t> digit(varying.size(), 0);
+  for (size_t c = 0; c < combos; ++c) {
+    VarMap m = inst;
+    std::vector<int64_t> vals(varying.size());
+    double size = 0;
+    for (size_t i = 0; i < varying.size(); ++i) {
+      vals[i] = ladders[i][digit[i]];
+      m[varying[i]->var.get()] = make_i64(vals[i]);
+      size += std::log2(static_cast<double>(std::max<int64_t>(vals[i], 1)));
+    }
+    size_t cls = n_cls; // "large" unless a class takes it
+    for (size_t i = 0; i < n_cls; ++i) {
+      auto b = simplify(substitute(k.shape_classes[i].second.pred, m))->as<BoolImm>();
+      if (b && b->value) {
+        cls = i;
+        break;
+      }
+    }
+    if (size > best_size[cls]) {
+      best_size[cls] = size;
+      best[cls] = vals;
+    }
+    for (size_t i = varying.size(); i-- > 0;) {
+      if (++digit[i] < ladders[i].size())
+        break;
+      digit[i] = 0;
+    }
+  }
+
+  std::vector<ShapeClassRep> out;
+  bool ok = true;
+  for (size_t c = 0; c <= n_cls; ++c) {
+    ShapeClassRep rep;
+    rep.name = c < n_cls ? k.shape_classes[c].first : kLargeClass;
+    rep.text = c < n_cls ? k.shape_classes[c].second.text : "";
+    if (!best[c]) {
+      if (c < n_cls) {
+        std::string names;
+        for (const DimParam* d : varying)
+          names += (names.empty() ? "" : ", ") + d->var->name;
+        diag.error(k.shape_classes[c].second.loc,
+                   "shape class '" + rep.name + "' takes no shape the recommender can represent "
+                   "(tried powers of two 1..4096 for " + (names.empty() ? "no dims" : names) +
+                   ", earlier classes first)");
+        ok = false;
+        continue;
+      }
+      rep.reachable = false; // the classes take every shape: represent "large" at kLargeDim
+      best[c] = std::vector<int64_t>();
+      for (const auto& l : ladders)
+        best[c]->push_back(l.front());
+    }
+    for (const auto& d : k.dims) {
+      if (d.var->kind != VarKind::Dim)
+        continue;
+      auto it = std::find(varying.begin(), varying.end(), &d);
+      int64_t v = it != varying.end() ? (*best[c])[it - varying.begin()] : ladder(d).front();
+      rep.dims.emplace_back(d.var->name, v);
+    }
+    out.push_back(std::move(rep));
+  }
+  if (!ok)
+    return std::nullopt;
+  return out;
+}
+
+namespace {
+
+// The memory-planning error: nothing eligible. `cands` are the per-constant candidate lists.
+void report_over_budget(const Kernel& k, const Recommendation& r, const Target& t,
+                        const std::vector<std::vector<int64_t>>& cands, DiagEngine& diag) {
+  const GpuFacts& g = t.gpu;
+  const SourceLoc loc = k.tile_consts.empty() ? k.loc : k.tile_consts.front().loc;
+  bool all_smem = true, all_threads = true, all_regs = true;
+  size_t n_smem = 0, n_threads = 0, n_regs = 0, n_sm = 0;
+  size_t min_smem = 0, min_threads = 0, min_regs = 0, closest = 0;
+  double closest_ratio = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < r.configs.size(); ++i) {
+    const ResourceUse& u = r.configs[i].use;
+    bool s = u.smem_bytes > g.smem_per_block, th = u.threads > t.max_threads,
+         rg = u.registers > g.regs_per_thread;
+    n_smem += s;
+    n_threads += th;
+    n_regs += rg;
+    n_sm += !s && !th && !rg;
+    all_smem &= s;
+    all_threads &= th;
+    all_regs &= rg;
+    const auto& c = r.configs;
+    if (u.smem_bytes < c[min_smem].use.smem_bytes)
+      min_smem = i;
+    if (u.threads < c[min_threads].use.threads)
+      min_threads = i;
+    if (u.registers < c[min_regs].use.registers)
+      min_regs = i;
+    double ratio = std::max({double(u.smem_bytes) / g.smem_per_block,
+                             double(u.threads) / t.max_threads,
+                             double(u.registers) / g.regs_per_thread});
+    if (ratio < closest_ratio) {
+      closest_ratio = ratio;
+      closest = i;
+    }
+  }
+  std::string msg = "unsatisfiable schedule for target '" + t.name + "': ";
+  auto detail = [&](size_t i, const std::string& what) {
+    return r.config_str(i) + ": " + what;
+  };
+  if (all_smem) {
+    const ResourceUse& u = r.configs[min_smem].use;
+    msg += "every configuration needs more shared memory than the " +
+           std::to_string(g.smem_per_block) + " bytes a block may use; the smallest needs " +
+           std::to_string(u.smem_bytes) + " bytes (" + detail(min_smem, u.smem_breakdown()) + ")";
+  } else if (all_threads) {
+    const ResourceUse& u = r.configs[min_threads].use;
+    msg += "every configuration needs more threads than the " + std::to_string(t.max_threads) +
+           " a block may have; the fewest is " + std::to_string(u.threads) + " (" +
+           r.config_str(min_threads) + ")";
+  } else if (all_regs) {
+    const ResourceUse& u = r.configs[min_regs].use;
+    msg += "every configuration needs more registers than the " +
+           std::to_string(g.regs_per_thread) +
+           " a thread may use (an estimate; ptxas decides); the fewest is ~" +
+           std::to_string(u.registers) + " (" + detail(min_regs, u.register_breakdown()) + ")";
+  } else {
+    const ResourceUse& u = r.configs[closest].use;
+    msg += "no configuration fits a block's limits (" + std::to_string(g.smem_per_block) +
+           " bytes of shared memory, " + std::to_string(t.max_threads) + " threads, " +
+           std::to_string(g.regs_per_thread) + " registers per thread, " +
+           std::to_string(g.regs_per_sm) + " registers per SM); the closest, " +
+           r.config_str(closest) + ", needs " + std::to_string(u.smem_bytes) + " bytes (" +
+           u.smem_breakdown() + "), " + std::to_string(u.threads) + " threads and ~" +
+           std::to_string(u.registers) + " registers per thread (" + u.register_breakdown() +
+           ")";
+  }
+  diag.error(loc, msg);
+  for (size_t i = 0; i < k.tile_consts.size(); ++i) {
+    bool per = target_override(k.tile_consts[i], t) != nullptr;
+    diag.note(k.tile_consts[i].loc, k.tile_consts[i].var->name + " candidates for target '" +
+                                        t.name + "': " + list_str(cands[i]) +
+                                        (per ? " (from schedule.targets)" : ""));
+  }
+  diag.note(loc, "of the " + std::to_string(r.configs.size()) +
+                     " configurations that satisfy the requirements, " + std::to_string(n_smem) +
+                     " exceed shared memory, " + std::to_string(n_threads) +
+                     " the thread limit, " + std::to_string(n_regs) +
+                     " the register estimate, and " + std::to_string(n_sm) +
+                     " need more registers than an SM has (threads x registers > " +
+                     std::to_string(g.regs_per_sm) + ")");
+}
+
+} // namespace
+
+std::optional<Recommendation> recommend(const Kernel& k,
+                                        const std::map<std::string, int64_t>& instance_values,
+                                        const Target& target, DiagEngine& diag) {
+  const auto& tcs = k.tile_consts;
+  const SourceLoc sched_loc = tcs.empty() ? k.loc : tcs.front().loc;
+  Recommendation rec;
+
+  // 1. Candidates and requirements, exactly as the C rule enumerates them.
+  std::vector<std::vector<int64_t>> cands;
+  size_t total = 1;
+  for (const auto& tc : tcs) {
+    rec.const_names.push_back(tc.var->name);
+    const std::vector<int64_t>* over = target_override(tc, target);
+    const auto& c = over ? *over : tc.candidates;
+    if (c.empty()) {
+      diag.error(tc.loc, "tile constant '" + tc.var->name +
+                             "' has no candidate values for target '" + target.name + "'");
+      return std::nullopt;
+    }
+    cands.push_back(c);
+    total *= c.size();
+    if (total > kMaxConfigurations) {
+      diag.error(sched_loc, "schedule has more than " + std::to_string(kMaxConfigurations) +
+                                " configurations for target '" + target.name +
+                                "'; narrow the candidate sets");
+      return std::nullopt;
+    }
+  }
+  rec.total = total;
+  const VarMap inst = instance_var_map(k, instance_values);
+  std::vector<size_t> req_ok(k.requirements.size(), 0);
+  std::vector<VarMap> maps;
+  std::vector<size_t> digit(tcs.size(), 0);
+  for (size_t n = 0; n < total; ++n) {
+    VarMap m = inst;
+    std::vector<int64_t> vals(tcs.size());
+    for (size_t i = 0; i < tcs.size(); ++i) {
+      vals[i] = cands[i][digit[i]];
+      m[tcs[i].var.get()] = make_i64(vals[i]);
+    }
+    bool all_ok = true;
+    for (size_t r = 0; r < k.requirements.size(); ++r) {
+      const auto& req = k.requirements[r];
+      auto b = simplify(substitute(req.pred, m))->as<BoolImm>();
+      if (!b) {
+        diag.error(req.loc, "requirement '" + req.text +
+                                "' does not reduce to true/false from tile constants, flags and "
+                                "value params");
+        return std::nullopt;
+      }
+      req_ok[r] += b->value;
+      all_ok &= b->value;
+    }
+    if (all_ok) {
+      // 2. Memory planning: the block's resources against the target's limits.
+      auto use = estimate_resources(k, m, target, diag);
+      if (!use)
+        return std::nullopt;
+      ConfigEval e;
+      e.values = vals;
+      e.use = std::move(*use);
+      const GpuFacts& g = target.gpu;
+      auto why = [&](const std::string& s) { e.why_not += (e.why_not.empty() ? "" : "; ") + s; };
+      if (e.use.smem_bytes > g.smem_per_block)
+        why("smem " + std::to_string(e.use.smem_bytes) + " B > " +
+            std::to_string(g.smem_per_block) + " B");
+      if (e.use.threads > target.max_threads)
+        why(std::to_string(e.use.threads) + " threads > " + std::to_string(target.max_threads));
+      if (e.use.registers > g.regs_per_thread)
+        why("~" + std::to_string(e.use.registers) + " registers > " +
+            std::to_string(g.regs_per_thread));
+      else if (e.use.threads <= target.max_threads &&
+               (e.use.registers + 7) / 8 * 8 * e.use.threads > g.regs_per_sm)
+        why(std::to_string(e.use.threads) + " threads x ~" + std::to_string(e.use.registers) +
+            " registers > " + std::to_string(g.regs_per_sm) + " per SM");
+      e.eligible = e.why_not.empty();
+      rec.eligible += e.eligible;
+      rec.configs.push_back(std::move(e));
+      maps.push_back(std::move(m));
+    }
+    for (size_t i = tcs.size(); i-- > 0;) {
+      if (++digit[i] < cands[i].size())
+        break;
+      digit[i] = 0;
+    }
+  }
+
+  if (rec.configs.empty()) {
+    std::string names;
+    for (const auto& tc : tcs)
+      names += (names.empty() ? "" : ", ") + tc.var->name;
+    diag.error(sched_loc, "unsatisfiable schedule for target '" + target.name +
+                              "': no configuration of " + names + " satisfies the requirements");
+    for (size_t i = 0; i < tcs.size(); ++i)
+      diag.note(tcs[i].loc, tcs[i].var->name + " candidates for target '" + target.name +
+                                "': " + list_str(cands[i]) +
+                                (target_override(tcs[i], target) ? " (from schedule.targets)" : ""));
+    for (size_t r = 0; r < k.requirements.size(); ++r)
+      diag.note(k.requirements[r].loc, "requirement '" + k.requirements[r].text + "' holds for " +
+                                           std::to_string(req_ok[r]) + " of " +
+                                           std::to_string(total) + " configurations");
+    return std::nullopt;
+  }
+  if (rec.eligible == 0) {
+    report_over_budget(k, rec, target, cands, diag);
+    return std::nullopt;
+  }
+
+  // 3. Rank the eligible configurations per class; stable: ties keep enumeration order.
+  auto reps = shape_class_reps(k, instance_values, diag);
+  if (!reps)
+    return std::nullopt;
+  for (auto& rep : *reps) {
+    ClassChoice cc;
+    cc.shape = std::move(rep);
+    for (size_t i = 0; i < rec.configs.size(); ++i)
+      if (rec.configs[i].eligible)
+        cc.ranked.emplace_back(i, model_config(k, maps[i], rec.configs[i].use, cc.shape, target));
+    std::stable_sort(cc.ranked.begin(), cc.ranked.end(), [](const auto& a, const auto& b) {
+      return a.second.time_us < b.second.time_us;
+    });
+    rec.classes.push_back(std::move(cc));
+  }
+  return rec;
+}
+
+std::string choice_note(const Recommendation& r, const ClassChoice& c, const Target& t) {
+  const auto& [i, m] = c.ranked.front();
+  const ResourceUse& u = r.configs[i].use;
+  std::string s = t.name + " class " + c.shape.name + " (" + c.shape.shape_str() + "): " +
+                  r.config_str(i) + "; smem " + std::to_string(u.smem_bytes) + " B, ~" +
+                  std::to_string(u.registers) + " registers/thread (estimate), " +
+                  std::to_string(u.threads) + " threads; model: " + fmt("%.1f us", m.time_us) +
+                  " (" + m.bound + "), " + std::to_string(m.blocks) + " blocks, " +
+                  std::to_string(m.blocks_per_sm) + " block" + (m.blocks_per_sm == 1 ? "" : "s") +
+                  "/SM (" + m.occupancy_limit + "), " + std::to_string(m.waves) + " wave" +
+                  (m.waves == 1 ? "" : "s") + " at " + fmt("%.0f%%", 100 * m.wave_eff) +
+                  ", traffic " + bytes_str(m.traffic_bytes) + ", " + flops_str(m.flops);
+  return s;
+}
+
+std::string format_recommendation(const Recommendation& r, const Target& t, size_t top) {
+  std::string s;
+  const GpuFacts& g = t.gpu;
+  s += "target " + t.name + ": " + std::to_string(g.sm_count) + " SMs, " +
+       fmt("%.0f GB/s, ", g.dram_gbps) + fmt("%.0f TFLOP/s mma, ", g.mma_tflops) +
+       fmt("%.1f TFLOP/s f32; ", g.fp32_tflops) + "smem/block " +
+       std::to_string(g.smem_per_block) + " B\n";
+  s += "configurations: " + std::to_string(r.total) + ", meeting require: " +
+       std::to_string(r.configs.size()) + ", eligible: " + std::to_string(r.eligible) + "\n";
+  for (const auto& c : r.classes) {
+    s += "\nclass " + c.shape.name + (c.shape.text.empty() ? "" : " (" + c.shape.text + ")") +
+         ": shape " + c.shape.shape_str() + (c.shape.reachable ? "" : " (unreachable)") + "\n";
+    char head[256];
+    std::snprintf(head, sizeof head, "%4s  %-40s %7s %5s %5s %7s %6s %5s %10s %10s %10s  %s\n",
+                  "rank", "config", "smem", "regs", "thr", "blocks", "blk/SM", "waves",
+                  "traffic", "mem us", "comp us", "time us");
+    s += head;
+    size_t n = top == 0 ? c.ranked.size() : std::min(top, c.ranked.size());
+    for (size_t k = 0; k < n; ++k) {
+      const auto& [i, m] = c.ranked[k];
+      const ResourceUse& u = r.configs[i].use;
+      char line[512];
+      std::snprintf(line, sizeof line,
+                    "%4zu  %-40s %7lld %5lld %5lld %7lld %3lld %-2s %5lld %10s %10.1f %10.1f  "
+                    "%.1f (%s)\n",
+                    k + 1, r.config_str(i).c_str(), (long long)u.smem_bytes,
+                    (long long)u.registers, (long long)u.threads, (long long)m.blocks,
+                    (long long)m.blocks_per_sm,
+                    std::string(m.occupancy_limit).substr(0, 2).c_str(), (long long)m.waves,
+                    bytes_str(m.traffic_bytes).c_str(), m.mem_us, m.compute_us, m.time_us,
+                    m.bound);
+      s += line;
+    }
+    if (n < c.ranked.size())
+      s += "      ... " + std::to_string(c.ranked.size() - n) + " more\n";
+    s += "chosen: " + r.config_str(c.ranked.front().first) + "\n";
+  }
+  size_t shown = 0;
+  for (size_t i = 0; i < r.configs.size(); ++i) {
+    if (r.configs[i].eligible)
+      continue;
+    if (shown++ == 0)
+      s += "\nnot eligible (" + std::to_string(r.configs.size() - r.eligible) + "):\n";
+    if (shown <= 8)
+      s += "      " + r.config_str(i) + ": " + r.configs[i].why_not + "\n";
+  }
+  if (shown > 8)
+    s += "      ... " + std::to_string(shown - 8) + " more\n";
+  return s;
+}
+
+} // namespace tilegen::passes

@@ -1,0 +1,263 @@
+// The analytic model of the tile recommender (docs/recommend.md "The model"): one configuration
+// at one class's representative shape -> traffic, flops, occupancy, waves and an estimated
+// time. Read model_config() top to bottom.
+#include "passes/TileRecommend.h"
+
+#include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tilegen::passes {
+
+using namespace ir;
+
+namespace {
+
+// Global element accesses of a parallel body: bytes read and written per point.
+class GlobalAccesses : public IRVisitor {
+public:
+  double read = 0, written = 0;
+
+protected:
+  void visit_Load(const Load* n) override {
+    if (n->buffer->scope == MemScope::Global)
+      read += n->buffer->dtype.bytes();
+    IRVisitor::visit_Load(n);
+  }
+  void visit_Store(const Store* n) override {
+    if (n->buffer->scope == MemScope::Global)
+      written += n->buffer->dtype.bytes() * (n->op == StoreOp::Add ? 2 : 1);
+    IRVisitor::visit_Store(n);
+  }
+};
+
+// Walks the body of one block at the representative shape. Block indices and loop variables
+// stand at their midpoint, so extents that depend on them (a causal mask's shorter loop,
+// ragged last tiles) count what the average block does.
+class BlockWalker {
+public:
+  BlockWalker(VarMap m, bool mma, bool async) : m_(std::move(m)), mma_(mma), async_(async) {}
+
+  double traffic = 0;        // bytes to/from global memory, one block
+  double flops_mma = 0;      // gemm flops on the matrix instruction, one block
+  double flops_fma = 0;      // gemm flops on FMA pipes
+  double stage_bytes = 0;    // most global bytes a block has in flight at once
+  bool pipelined = false;    // a pipelined loop with async copies and >= 2 stages reads global
+
+  // The integer value of e, or `fallback` where it does not fold (a scalar-dependent extent):
+  // the model then counts one trip, and says so nowhere else; docs/recommend.md lists it.
+  int64_t eval(const Expr& e, int64_t fallback) {
+    auto v = as_const_int(simplify(substitute(e, m_)));
+    return v ? *v : fallback;
+  }
+  void bind(const VarPtr& v, int64_t value) { m_[v.get()] = make_i64(value); }
+
+  // Bytes of the part of a global region inside its tensor.
+  double region_bytes(const Region& r) {
+    const Buffer& b = *r.buffer;
+    size_t lead = b.rank() - r.tile_rank();
+    double n = 1;
+    for (size_t d = 0; d < b.rank(); ++d) {
+      int64_t size = eval(b.shape[d], 1);
+      int64_t off = eval(r.offsets[d], 0);
+      int64_t ext = d < lead ? 1 : eval(r.extents[d - lead], 1);
+      n *= static_cast<double>(std::clamp<int64_t>(size - off, 0, ext));
+    }
+    return n * b.dtype.bytes();
+  }
+
+  // Returns the global bytes `s` reads per execution outside nested loops (a loop's own are
+  // accounted as its stage).
+  double walk(const Stmt& s, double trips) {
+    if (!s)
+      return 0;
+    switch (s->kind) {
+    case StmtKind::Seq: {
+      double r = 0;
+      for (const auto& c : s->as<Seq>()->stmts)
+        r += walk(c, trips);
+      return r;
+    }
+    case StmtKind::Copy: {
+      const Copy* c = s->as<Copy>();
+      double r = 0;
+      if (c->src.buffer->scope == MemScope::Global) {
+        r = region_bytes(c->src);
+        traffic += r * trips;
+      }
+      if (c->dst.buffer->scope == MemScope::Global)
+        traffic += region_bytes(c->dst) * trips;
+      return r;
+    }
+    case StmtKind::AtomicAdd: {
+      const AtomicAdd* a = s->as<AtomicAdd>();
+      traffic += 2 * region_bytes(a->dst) * trips; // read-modify-write in L2
+      return 0;
+    }
+    case StmtKind::Gemm: {
+      const Gemm* g = s->as<Gemm>();
+      double mm = eval(g->c->shape[0], 0), nn = eval(g->c->shape[1], 0);
+      double kk = eval(g->transpose_a ? g->a->shape[0] : g->a->shape[1], 0);
+      double f = 2 * mm * nn * kk * trips;
+      (mma_ && g->a->dtype.is_16bit_float() ? flops_mma : flops_fma) += f;
+      return 0;
+    }
+    case StmtKind::Parallel: {
+      const Parallel* p = s->as<Parallel>();
+      double points = 1;
+      for (const auto& e : p->extents)
+        points *= static_cast<double>(eval(e, 1));
+      GlobalAccesses g;
+      g.visit(p->body);
+      traffic += (g.read + g.written) * points * trips;
+      return g.read * points;
+    }
+    case StmtKind::LetStmt: {
+      const LetStmt* l = s->as<LetStmt>();
+      if (auto v = as_const_int(simplify(substitute(l->value, m_))))
+        bind(l->var, *v);
+      return 0;
+    }
+    case StmtKind::IfThenElse: {
+      const IfThenElse* i = s->as<IfThenElse>();
+      Expr c = simplify(substitute(i->cond, m_));
+      if (auto b = c->as<BoolImm>())
+        return walk(b->value ? i->then_case : i->else_case, trips);
+      return walk(i->then_case, trips) + walk(i->else_case, trips); // unknown: both count
+    }
+    case StmtKind::For: {
+      const For* f = s->as<For>();
+      int64_t start = eval(f->start, 0), extent = std::max<int64_t>(eval(f->extent, 1), 0);
+      int64_t stages = f->pipelined() ? eval(f->stages, 1) : 1;
+      bind(f->var, start + std::max<int64_t>(extent - 1, 0) / 2);
+      double per_iter = walk(f->body, trips * static_cast<double>(extent));
+      bool overlapped = async_ && stages >= 2;
+      if (per_iter > 0 && overlapped)
+        pipelined = true;
+      stage_bytes = std::max(stage_bytes, per_iter * (overlapped ? stages - 1 : 1));
+      return 0;
+    }
+    case StmtKind::Alloc:
+    case StmtKind::Fill:
+    case StmtKind::Reduce:
+    case StmtKind::Store:
+      return 0;
+    }
+    return 0;
+  }
+
+private:
+  VarMap m_;
+  bool mma_, async_;
+};
+
+} // namespace
+
+ModelNumbers model_config(const Kernel& k, const VarMap& m, const ResourceUse& use,
+                          const ShapeClassRep& shape, const Target& target) {
+  const GpuFacts& g = target.gpu;
+  ModelNumbers r;
+
+  // The problem: runtime dims at the class's shape, on top of the instance and configuration.
+  VarMap at_shape = m;
+  for (const auto& d : k.dims)
+    for (const auto& [name, v] : shape.dims)
+      if (d.var->name == name)
+        at_shape[d.var.get()] = make_i64(v);
+  BlockWalker w(at_shape, g.mma != MatrixInst::None, g.async_copy != AsyncCopy::None);
+
+  // Grid at the shape; each block index at its midpoint.
+  double blocks = 1;
+  for (const auto& gd : k.grid) {
+    int64_t e = std::max<int64_t>(w.eval(gd.extent, 1), 0);
+    blocks *= static_cast<double>(e);
+    w.bind(gd.index, std::max<int64_t>(e - 1, 0) / 2);
+  }
+  r.blocks = static_cast<int64_t>(blocks);
+
+  // One block's work.
+  double top = w.walk(k.body, 1);
+  w.stage_bytes = std::max(w.stage_bytes, top);
+  r.stage_bytes = w.stage_bytes;
+
+  // Occupancy: resident blocks per SM, limited by shared memory (plus the driver's reserve),
+  // registers (allocated per warp in 256-register units of 8-register-rounded counts),
+  // threads and the block limit.
+  int64_t warps = (use.threads + g.warp_size - 1) / g.warp_size;
+  int64_t regs = (use.registers + 7) / 8 * 8;
+  int64_t regs_per_warp = (regs * g.warp_size + 255) / 256 * 256;
+  int64_t by_smem = g.smem_per_sm / (use.smem_bytes + g.smem_reserved_per_block);
+  int64_t by_regs = regs_per_warp > 0 ? g.regs_per_sm / regs_per_warp / warps : 0;
+  int64_t by_threads = g.max_threads_per_sm / (warps * g.warp_size);
+  r.blocks_per_sm = std::min({by_smem, by_regs, by_threads, int64_t(g.max_blocks_per_sm)});
+  r.occupancy_limit = r.blocks_per_sm == by_smem      ? "smem"
+                      : r.blocks_per_sm == by_regs    ? "regs"
+                      : r.blocks_per_sm == by_threads ? "threads"
+                                                      : "blocks/SM";
+  if (r.blocks_per_sm <= 0 || r.blocks <= 0) {
+    r.time_us = INFINITY;
+    r.bound = r.blocks <= 0 ? "empty" : "unlaunchable";
+    return r;
+  }
+
+  // Totals (reported) and the time: full waves of slots = blocks_per_sm * sm_count blocks,
+  // then the last partial wave.
+  r.traffic_bytes = w.traffic * blocks;
+  r.flops = (w.flops_mma + w.flops_fma) * blocks;
+  r.overlap = w.pipelined || r.blocks_per_sm >= 2;
+  const double slots = static_cast<double>(r.blocks_per_sm) * g.sm_count;
+  const double full = std::floor(blocks / slots), last = blocks - full * slots;
+  r.waves = static_cast<int64_t>(full + (last > 0 ? 1 : 0));
+  r.wave_eff = blocks / (static_cast<double>(r.waves) * slots);
+
+  // Unique bytes: every tensor once, at the shape (what DRAM must move at least).
+  double unique = 0;
+  for (const auto& t : k.tensors) {
+    double n = t->dtype.bytes();
+    for (const auto& e : t->shape)
+      n *= static_cast<double>(std::max<int64_t>(w.eval(e, 1), 0));
+    unique += n;
+  }
+  r.unique_bytes = unique;
+
+  const double dram = g.dram_gbps * 1e3;            // bytes per microsecond
+  const double l2 = std::max(g.l2_gbps, g.dram_gbps) * 1e3;
+  const double peak_mma_sm = g.mma_tflops * 1e6 / g.sm_count; // flops per us per SM
+  const double peak_fma_sm = g.fp32_tflops * 1e6 / g.sm_count;
+  const double lat_us = g.mem_latency_ns * 1e-3;
+  auto wave = [&](double nblk, double per_sm, bool& latency_bound) {
+    // Memory: the blocks' bytes come through L2 at the L2 bandwidth or at what their bytes in
+    // flight sustain (Little's law: in-flight bytes / latency), whichever is lower; the
+    // wave's share of the unique bytes must also come from DRAM.
+    double bytes = nblk * w.traffic;
+    double sustain = nblk * w.stage_bytes / lat_us;
+    double rate = std::min(l2, sustain > 0 ? sustain : l2);
+    latency_bound = sustain < l2;
+    double mem = std::max(bytes / rate, unique * (nblk / blocks) / dram);
+    // Compute: the busiest SM runs `per_sm` blocks at its share of the peak.
+    double comp = per_sm * (w.flops_mma / (peak_mma_sm > 0 ? peak_mma_sm : peak_fma_sm) +
+                            w.flops_fma / peak_fma_sm);
+    r.mem_us += mem;
+    r.compute_us += comp;
+    return r.overlap ? std::max(mem, comp) : mem + comp;
+  };
+  bool lat_full = false, lat_last = false;
+  double t = 0;
+  if (full > 0)
+    t += full * wave(slots, static_cast<double>(r.blocks_per_sm), lat_full);
+  if (full > 0) { // wave() added one wave's worth: scale to all full waves
+    r.mem_us *= full;
+    r.compute_us *= full;
+  }
+  if (last > 0)
+    t += wave(last, std::ceil(last / g.sm_count), lat_last);
+  r.time_us = t;
+  bool latency = full > 0 ? lat_full : lat_last;
+  r.bound = r.compute_us >= r.mem_us ? "compute" : latency ? "latency" : "memory";
+  return r;
+}
+
+} // namespace tilegen::passes
