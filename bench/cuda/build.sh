@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Builds the CUDA benchmark on this machine (nvcc, no GPU needed) and gathers what the device
+# machine needs into one small folder to carry: build-bench-cuda/dist.
+#
+#   bash bench/cuda/build.sh                 # TARGETS sm_80;sm_90;c (the default)
+#   TGB_TARGETS=c bash bench/cuda/build.sh   # C variants only (CPU self-test of bench.py)
+#
+# dist/ holds libtgb.so + tgb.h (bench.py), tgb_host_cost, tgb_sanitize, MANIFEST.txt (commit,
+# targets, toolchain, the SASS/PTX each binary embeds, dynamic deps) and fallback/libgomp.so.1
+# (used by run_device.sh only if the device's loader cannot find one).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${TGB_BUILD_DIR:-$root/build-bench-cuda}
+targets=${TGB_TARGETS:-sm_80;sm_90;c}
+nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+
+mkdir -p "$build"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DTILEGEN_BUILD_TESTS=OFF -DTILEGEN_BUILD_BENCH=ON -DTILEGEN_BENCH_CUDA=ON \
+  "-DTGB_TARGETS=$targets" "-DCMAKE_CUDA_COMPILER=$nvcc" > "$build/configure.log" 2>&1 || {
+  tail -40 "$build/configure.log"
+  echo "build.sh: configure failed (log: $build/configure.log)" >&2
+  exit 1
+}
+ninja -C "$build" tgb tgb_host_cost tgb_sanitize
+
+dist=$build/dist
+rm -rf "$dist"
+mkdir -p "$dist/fallback"
+lib=$(find "$build/bench/cuda" -maxdepth 1 -name 'libtgb.so*' -type f | head -1)
+header=$(find "$build/bench/cuda" -name 'tgb.h' -path '*tgb_tilegen*' | head -1)
+[[ -n $lib && -n $header ]] || { echo "build.sh: libtgb.so or tgb.h not found" >&2; exit 1; }
+cp "$lib" "$dist/libtgb.so"
+cp "$header" "$dist/tgb.h"
+cp "$build/bench/cuda/tgb_host_cost" "$build/bench/cuda/tgb_sanitize" "$dist/"
+gomp=$(gcc -print-file-name=libgomp.so.1)
+[[ -f $gomp ]] && cp -L "$gomp" "$dist/fallback/"
+
+cuobjdump=$(dirname "$nvcc")/cuobjdump
+{
+  echo "commit: $(git -C "$root" rev-parse HEAD) ($(git -C "$root" status --short | wc -l) changed files in the tree)"
+  echo "built: $(date -u '+%Y-%m-%d %H:%M:%S') UTC on $(hostname)"
+  echo "targets: $targets"
+  echo "nvcc: $("$nvcc" --version | tail -1)"
+  echo
+  for f in libtgb.so tgb_host_cost tgb_sanitize; do
+    echo "== $f ($(stat -c %s "$dist/$f") bytes)"
+    echo "-- device code (cuobjdump --list-elf / --list-ptx):"
+    "$cuobjdump" --list-elf "$dist/$f" 2>&1 | sed 's/^.*\.\(sm_[0-9a-z]*\)\..*$/\1/' | sort | uniq -c || true
+    "$cuobjdump" --list-ptx "$dist/$f" 2>&1 | sed 's/^.*\.\(sm_[0-9a-z]*\)\..*$/ptx \1/' | sort | uniq -c || true
+    echo "-- dynamic deps:"
+    ldd "$dist/$f" 2>&1 | sed 's/ (0x[0-9a-f]*)//' || true
+    echo "-- exported cuda* symbols: $(nm -D --defined-only "$dist/$f" 2>/dev/null | grep -c ' cuda' || true)"
+  done
+} > "$dist/MANIFEST.txt"
+du -sh "$dist"
+size=$(du -sb "$dist" | cut -f1)
+if (( size > 60 * 1024 * 1024 )); then
+  echo "build.sh: dist is $size bytes; the device tool carries 64 MiB in all" >&2
+  exit 1
+fi
+echo "build.sh: ready to carry: ${dist#$root/}"

@@ -1,0 +1,205 @@
+"""The shipped kernels as the benchmark sees them: inputs, float64 references, tolerances,
+verification shapes, and the work each call does (FLOPs, bytes) for rates.
+
+References and tolerances follow docs/kernels.md ("Verification"): inputs uniform in [-1, 1]
+(softmax [-4, 4]) rounded to T and never zero; error = max|got - ref| / scale with scale =
+max|ref| (flash attention: max|V|); tol(T, L) = 3 u_T + 4 u_f32 sqrt(L) with L the reduction
+length (K for the gemms, N for softmax/rmsnorm, S + D for attention).
+"""
+import math
+
+import torch
+
+DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+UNIT_ROUNDOFF = {"f32": 2.0 ** -24, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}
+ELEM_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+EPS = 1e-5
+LOG2E = 1.4426950408889634
+
+
+def tolerance(types, length):
+    return 3 * UNIT_ROUNDOFF[types] + 4 * UNIT_ROUNDOFF["f32"] * math.sqrt(max(length, 1))
+
+
+def f32(x):
+    """The value an f32 scalar argument really has (the kernel sees the rounded float)."""
+    return float(torch.tensor(x, dtype=torch.float32))
+
+
+def random_tensor(shape, types, device, gen, lo=-1.0, hi=1.0):
+    """Uniform in [lo, hi], rounded to T; elements that round to 0 become 0.5 (never zero)."""
+    x = torch.rand(shape, generator=gen, device=device, dtype=torch.float32) * (hi - lo) + lo
+    x = x.to(DTYPES[types])
+    return torch.where(x == 0, torch.full_like(x, 0.5), x)
+
+
+class Kernel:
+    """One spec. Subclasses fill in the parts that differ."""
+    name = ""
+    dims = ()            # dim names in the order of a shape tuple
+    inputs = ()          # (tensor name, shape expression over dims)
+    outputs = ()
+    input_range = (-1.0, 1.0)
+
+    def shape_of(self, expr, shape):
+        env = dict(zip(self.dims, shape))
+        return tuple(env[d] if isinstance(d, str) else d for d in expr)
+
+    def values(self, shape):
+        """Dims, scalars and flags by name, for the call."""
+        return dict(zip(self.dims, shape))
+
+    def reduction_length(self, shape):
+        raise NotImplementedError
+
+    def reference(self, x64, shape, values):
+        """{output name: float64 tensor} from float64 copies of the (rounded) inputs."""
+        raise NotImplementedError
+
+    def scale(self, ref, x64):
+        return ref.abs().max().item() if ref.numel() else 1.0
+
+    def make_inputs(self, shape, types, device, gen):
+        lo, hi = self.input_range
+        return {n: random_tensor(self.shape_of(e, shape), types, device, gen, lo, hi)
+                for n, e in self.inputs}
+
+    def flops(self, shape, values):
+        return 0.0
+
+    def bytes_moved(self, shape, types):
+        """The fewest bytes a call must move: each input read once, each output written once."""
+        n = 0
+        for _, e in self.inputs + self.outputs:
+            n += math.prod(self.shape_of(e, shape))
+        return n * ELEM_BYTES[types]
+
+    def label(self, shape, values):
+        return "x".join(str(s) for s in shape)
+
+
+class Gemm(Kernel):
+    name = "gemm"
+    dims = ("M", "N", "K")
+    inputs = (("A", ("M", "K")), ("B", ("K", "N")))
+    outputs = (("C", ("M", "N")),)
+    verify_shapes = [(1, 1, 1), (7, 7, 7), (129, 129, 129), (1000, 129, 257), (65, 257, 300),
+                     (33, 1, 513), (1, 1000, 31), (4097, 129, 1000), (129, 4097, 7),
+                     (0, 7, 5), (7, 0, 5), (7, 5, 0)]
+    quick_shapes = [(1, 1, 1), (7, 7, 7), (129, 129, 129), (65, 257, 300), (7, 5, 0), (0, 7, 5)]
+
+    def reduction_length(self, shape):
+        return shape[2]
+
+    def reference(self, x, shape, values):
+        return {"C": x["A"] @ x["B"]}
+
+    def flops(self, shape, values):
+        m, n, k = shape
+        return 2.0 * m * n * k
+
+
+class GemmBiasGelu(Gemm):
+    name = "gemm_bias_gelu"
+    inputs = (("A", ("M", "K")), ("B", ("K", "N")), ("bias", ("N",)))
+
+    def reference(self, x, shape, values):
+        y = x["A"] @ x["B"] + x["bias"][None, :]
+        return {"C": 0.5 * y * (1.0 + torch.erf(y / math.sqrt(2.0)))}
+
+
+class Softmax(Kernel):
+    name = "softmax"
+    dims = ("M", "N")
+    inputs = (("X", ("M", "N")),)
+    outputs = (("Y", ("M", "N")),)
+    input_range = (-4.0, 4.0)
+    verify_shapes = [(1, 1), (7, 7), (129, 129), (1000, 129), (3, 1000), (5, 2049), (2, 4100),
+                     (1001, 33), (4097, 1000), (1, 4097), (7, 16385), (0, 7), (7, 0)]
+    quick_shapes = [(1, 1), (7, 7), (129, 129), (5, 2049), (1001, 33), (0, 7), (7, 0)]
+
+    def reduction_length(self, shape):
+        return shape[1]
+
+    def reference(self, x, shape, values):
+        return {"Y": torch.softmax(x["X"], dim=-1)}
+
+
+class RmsNorm(Softmax):
+    name = "rmsnorm"
+    inputs = (("X", ("M", "N")), ("W", ("N",)))
+    input_range = (-1.0, 1.0)
+
+    def values(self, shape):
+        v = super().values(shape)
+        v["eps"] = EPS
+        return v
+
+    def reference(self, x, shape, values):
+        X = x["X"]
+        r = torch.rsqrt((X * X).mean(dim=-1, keepdim=True) + f32(values["eps"]))
+        return {"Y": X * r * x["W"][None, :]}
+
+
+class FlashAttentionFwd(Kernel):
+    name = "flash_attention_fwd"
+    dims = ("B", "H", "S", "D")
+    inputs = (("Q", ("B", "H", "S", "D")), ("K", ("B", "H", "S", "D")),
+              ("V", ("B", "H", "S", "D")))
+    outputs = (("O", ("B", "H", "S", "D")),)
+    # (B, H, S, D); each is run with causal 0 and 1 (see shapes_with_flags)
+    verify_shapes = [(1, 1, 1, 64), (2, 3, 7, 64), (1, 2, 129, 64), (1, 1, 300, 64),
+                     (1, 1, 4097, 64), (1, 1, 1, 128), (2, 1, 7, 128), (1, 2, 129, 128),
+                     (1, 1, 300, 128), (1, 2, 1000, 128), (0, 2, 7, 64), (1, 1, 0, 128)]
+    quick_shapes = [(1, 1, 1, 64), (2, 3, 7, 64), (1, 2, 129, 64), (2, 1, 7, 128),
+                    (1, 1, 130, 128), (0, 2, 7, 64)]
+
+    def values(self, shape, causal=0):
+        v = super().values(shape)
+        v["sm_scale"] = 1.0 / math.sqrt(shape[3])
+        v["causal"] = causal
+        return v
+
+    def reduction_length(self, shape):
+        return shape[2] + shape[3]
+
+    def scale(self, ref, x64):
+        return x64["V"].abs().max().item() if x64["V"].numel() else 1.0
+
+    def reference(self, x, shape, values):
+        """Attention in float64, one batch at a time (S x S scores per head)."""
+        q, k, v = x["Q"], x["K"], x["V"]
+        s_len = shape[2]
+        out = torch.empty_like(q)
+        mask = None
+        if values["causal"]:
+            idx = torch.arange(s_len, device=q.device)
+            mask = idx[None, :] > idx[:, None]  # key j after query i
+        for b in range(shape[0]):
+            s = (q[b] @ k[b].transpose(-1, -2)) * f32(values["sm_scale"])
+            if mask is not None:
+                s = s.masked_fill(mask, float("-inf"))
+            out[b] = torch.softmax(s, dim=-1) @ v[b]
+            del s
+        return {"O": out}
+
+    def flops(self, shape, values):
+        b, h, s, d = shape
+        f = 4.0 * b * h * s * s * d  # two S x S x D products per head
+        return f / 2 if values["causal"] else f
+
+    def label(self, shape, values):
+        b, h, s, d = shape
+        return f"B{b} H{h} S{s} D{d}" + (" causal" if values["causal"] else "")
+
+
+KERNELS = {k.name: k for k in (Gemm(), GemmBiasGelu(), Softmax(), RmsNorm(),
+                               FlashAttentionFwd())}
+
+
+def verify_cases(kernel, quick):
+    """[(shape, values)] to verify; flash attention runs each shape with causal 0 and 1."""
+    shapes = kernel.quick_shapes if quick else kernel.verify_shapes
+    if kernel.name == "flash_attention_fwd":
+        return [(s, kernel.values(s, c)) for s in shapes for c in (0, 1)]
+    return [(s, kernel.values(s)) for s in shapes]

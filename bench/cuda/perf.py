@@ -1,0 +1,243 @@
+"""Timings on the GPU, ours and the anchors in the same run (issue #3, point 10).
+
+Method (/work/.library/device/METHOD.md): random inputs (never zeros); one warm-up batch;
+then, per measurement, `rounds` batches of k back-to-back calls between two CUDA events on
+one stream, k chosen so a batch lasts ~20 ms; the per-call time of a batch is its elapsed
+time / k and the figure is the median over batches. Back-to-back calls hide the host cost of
+a call (ctypes, torch's dispatcher) behind the previous kernel, for ours and the anchors
+alike. Where one input set fits in 2x the L2 (60 MB on the H200), calls rotate among enough
+sets to exceed it. Every measurement is taken twice, ours and the anchors interleaved
+(ours, anchors, ours, anchors), and both figures are kept: their spread is the noise floor.
+"""
+import math
+import statistics
+
+import torch
+import torch.nn.functional as F
+
+import catalog
+from verify import is_gpu_target
+
+L2_BYTES = 60 * 2 ** 20
+
+
+def time_batches(fns, rounds=15, target_ms=20.0):
+    """Median per-call ms of fns called round-robin (one fn per input set)."""
+    stream = torch.cuda.current_stream()
+    for f in fns:  # warm-up: module load, cuBLAS handles, autotuning caches
+        f()
+    stream.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for i in range(3):
+        fns[i % len(fns)]()
+    end.record()
+    end.synchronize()
+    est = max(start.elapsed_time(end) / 3, 1e-3)
+    k = int(min(max(target_ms / est, 3), 2000))
+    per_call = []
+    for _ in range(rounds):
+        start.record()
+        for i in range(k):
+            fns[i % len(fns)]()
+        end.record()
+        end.synchronize()
+        per_call.append(start.elapsed_time(end) / k)
+    return statistics.median(per_call)
+
+
+class Case:
+    """One timed problem: our kernel, its anchors, and how to rate it."""
+
+    def __init__(self, kernel, types, shape, values=None, anchors=(), targets=(), note=""):
+        self.kernel = catalog.KERNELS[kernel]
+        self.types, self.shape = types, shape
+        self.values = values if values is not None else self.kernel.values(shape)
+        self.anchors = anchors  # names understood by make_anchor
+        self.targets = targets  # (what, bar): "anchor:<name>" or "copy"
+        self.note = note
+
+    def label(self):
+        return f"{self.kernel.name} {self.types} {self.kernel.label(self.shape, self.values)}"
+
+
+def default_cases():
+    fa = {"B": 4, "H": 32, "S": 4096, "D": 128}
+    shape_fa = (4, 32, 4096, 128)
+    fa_vals = lambda c: dict(fa, sm_scale=1.0 / math.sqrt(128), causal=c)
+    return [
+        Case("gemm", "bf16", (4096, 4096, 4096), anchors=("cublas",),
+             targets=(("anchor:cublas", 0.5),)),
+        Case("gemm", "f16", (4096, 4096, 4096), anchors=("cublas",)),
+        Case("gemm", "f32", (2048, 2048, 2048), anchors=("cublas",),
+             note="cuBLAS in true f32 (TF32 off), like ours"),
+        Case("gemm_bias_gelu", "bf16", (4096, 4096, 4096), anchors=("torch",)),
+        Case("softmax", "bf16", (16384, 8192), anchors=("torch",),
+             targets=(("copy", 0.85), ("anchor:torch", 1.0))),
+        Case("softmax", "f32", (8192, 8192), anchors=("torch",)),
+        Case("rmsnorm", "bf16", (16384, 8192), anchors=("torch",),
+             targets=(("copy", 0.85), ("anchor:torch", 1.0))),
+        Case("rmsnorm", "f32", (8192, 8192), anchors=("torch",)),
+        Case("flash_attention_fwd", "bf16", shape_fa, fa_vals(0), anchors=("flash", "cudnn"),
+             targets=(("anchor:flash", 0.9),)),
+        Case("flash_attention_fwd", "bf16", shape_fa, fa_vals(1), anchors=("flash", "cudnn"),
+             targets=(("anchor:flash", 0.9),)),
+        Case("flash_attention_fwd", "f16", shape_fa, fa_vals(0), anchors=("flash", "cudnn")),
+        Case("flash_attention_fwd", "bf16", (8, 16, 2048, 64),
+             dict(B=8, H=16, S=2048, D=64, sm_scale=0.125, causal=0), anchors=("flash", "cudnn")),
+    ]
+
+
+def make_anchor(name, case, x, out):
+    """A zero-argument callable computing the same function with PyTorch (or None + why)."""
+    k, v = case.kernel.name, case.values
+    if k == "gemm" and name == "cublas":
+        return lambda: torch.mm(x["A"], x["B"], out=out["C"]), ""
+    if k == "gemm_bias_gelu" and name == "torch":
+        return lambda: F.gelu(torch.addmm(x["bias"], x["A"], x["B"])), "addmm + gelu (2 kernels)"
+    if k == "softmax" and name == "torch":
+        return lambda: torch.softmax(x["X"], dim=-1), ""
+    if k == "rmsnorm" and name == "torch":
+        n = case.shape[1]
+        if hasattr(F, "rms_norm"):
+            return lambda: F.rms_norm(x["X"], (n,), x["W"], v["eps"]), "F.rms_norm"
+        X, W = x["X"], x["W"]
+        return (lambda: (X.float() * torch.rsqrt(X.float().pow(2).mean(-1, keepdim=True)
+                                                  + v["eps"])).to(X.dtype) * W,
+                "manual formula (no F.rms_norm in this torch)")
+    if k == "flash_attention_fwd" and name in ("flash", "cudnn"):
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        backend = {"flash": SDPBackend.FLASH_ATTENTION,
+                   "cudnn": SDPBackend.CUDNN_ATTENTION}[name]
+        q, kk, vv = x["Q"], x["K"], x["V"]
+
+        def run():
+            with sdpa_kernel(backend):
+                return F.scaled_dot_product_attention(q, kk, vv, is_causal=bool(v["causal"]),
+                                                      scale=v["sm_scale"])
+        return run, f"torch SDPA {name}"
+    return None, f"no anchor '{name}' for {k}"
+
+
+def copy_bandwidth(nbytes=2 ** 30):
+    """Device-to-device copy, GB/s counting bytes read plus bytes written."""
+    src = torch.randint(0, 255, (nbytes,), dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    ms = [time_batches([lambda: dst.copy_(src)]) for _ in range(2)]
+    del src, dst
+    return [2 * nbytes / (t * 1e-3) / 1e9 for t in ms], ms
+
+
+def rate(case, ms):
+    """(value, unit) for one per-call time."""
+    f = case.kernel.flops(case.shape, case.values)
+    if f and case.kernel.name != "softmax" and case.kernel.name != "rmsnorm":
+        return f / (ms * 1e-3) / 1e12, "TFLOP/s"
+    return case.kernel.bytes_moved(case.shape, case.types) / (ms * 1e-3) / 1e9, "GB/s"
+
+
+def run_case(api, case, launch, gen, log=print):
+    """Verifies ours once at the timed shape, then times ours and the anchors twice."""
+    kernel, types, shape, values = case.kernel, case.types, case.shape, case.values
+    res = {"case": case.label(), "note": case.note, "anchors": {}, "ok": False, "why": ""}
+    one = kernel.make_inputs(shape, types, "cuda", gen)
+    set_bytes = sum(t.numel() * t.element_size() for t in one.values())
+    n_sets = max(1, math.ceil(2 * L2_BYTES / max(set_bytes, 1)))
+    sets = [one] + [kernel.make_inputs(shape, types, "cuda", gen) for _ in range(n_sets - 1)]
+    outs = [{n: torch.full(kernel.shape_of(e, shape), float("nan"),
+                           dtype=catalog.DTYPES[types], device="cuda")
+             for n, e in kernel.outputs} for _ in sets]
+    args = [dict({n: t.data_ptr() for n, t in list(s.items()) + list(o.items())}, **values)
+            for s, o in zip(sets, outs)]
+    qst, sel = api.query(kernel.name, types, launch, **args[0])
+    res["target"] = (sel.target or b"").decode()
+    res["instance"] = (sel.instance or b"").decode()
+    res["reason"] = sel.reason.decode(errors="replace")
+    if qst != 0 or not is_gpu_target(res["target"]):
+        res["why"] = f"query: status {qst}, target '{res['target']}': {res['reason']}"
+        return res
+    ours = [api.bind(kernel.name, types, launch, **a) for a in args]
+    ours[0]()
+    torch.cuda.synchronize()
+    # verify the timed shape once (float64 reference on the GPU)
+    x64 = {n: t.to(torch.float64) for n, t in one.items()}
+    ref = kernel.reference(x64, shape, values)
+    errs = []
+    for n in ref:
+        got = outs[0][n].to(torch.float64)
+        if not bool(torch.isfinite(got).all()):
+            res["why"] = f"{n}: non-finite elements at the timed shape"
+            return res
+        errs.append((got - ref[n]).abs().max().item() / (kernel.scale(ref[n], x64) or 1.0))
+    del x64, ref
+    res["err"] = max(errs)
+    res["tol"] = catalog.tolerance(types, kernel.reduction_length(shape))
+    if res["err"] > res["tol"]:
+        res["why"] = f"error {res['err']:.3g} > tol {res['tol']:.3g} at the timed shape"
+    anchors = {}  # name -> ([callable per input set] or None, how)
+    for a in case.anchors:
+        try:
+            fns, how = [], ""
+            for s, o in zip(sets, outs):
+                fn, how = make_anchor(a, case, s, o)
+                if fn is None:
+                    fns = None
+                    break
+                fns.append(fn)
+            if fns:
+                fns[0]()
+                torch.cuda.synchronize()
+            anchors[a] = (fns, how)
+        except Exception as e:
+            anchors[a] = (None, f"{type(e).__name__}: {e}")
+    ours_ms = []
+    for _ in range(2):
+        ours_ms.append(time_batches(ours))
+        for a, (fn, how) in anchors.items():
+            entry = res["anchors"].setdefault(a, {"how": how, "ms": []})
+            if fn is not None:
+                try:
+                    entry["ms"].append(time_batches(fn))
+                except Exception as e:
+                    entry["how"] = f"{type(e).__name__}: {e}"
+    res["ms"] = ours_ms
+    res["ok"] = not res["why"]
+    log(f"timed {case.label()}: ours {ours_ms} ms; " +
+        ", ".join(f"{a} {e['ms']}" for a, e in res["anchors"].items()))
+    del sets, outs, one
+    torch.cuda.empty_cache()
+    return res
+
+
+def median_ms(ms):
+    return statistics.median(ms) if ms else float("nan")
+
+
+def profile(api, launch, only=(), log=print):
+    """One call of ours per timed case inside an NVTX range 'tgb' (ncu --nvtx-include tgb/),
+    after a warm-up call outside it, so ncu profiles our kernels and nothing else."""
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(1)
+    for case in default_cases():
+        if only and case.kernel.name not in only:
+            continue
+        k = case.kernel
+        x = k.make_inputs(case.shape, case.types, "cuda", gen)
+        o = {n: torch.empty(k.shape_of(e, case.shape), dtype=catalog.DTYPES[case.types],
+                            device="cuda") for n, e in k.outputs}
+        args = dict({n: t.data_ptr() for n, t in list(x.items()) + list(o.items())},
+                    **case.values)
+        qst, sel = api.query(k.name, case.types, launch, **args)
+        if qst != 0 or not is_gpu_target((sel.target or b"").decode()):
+            log(f"profile: {case.label()}: no GPU variant ({sel.reason.decode()})")
+            continue
+        call = api.bind(k.name, case.types, launch, **args)
+        call()
+        torch.cuda.synchronize()
+        torch.cuda.nvtx.range_push("tgb")  # one name: "/" nests in ncu filters
+        call()
+        torch.cuda.nvtx.range_pop()
+        torch.cuda.synchronize()
+        log(f"profile: ran {case.label()} ({sel.variant.decode()})")
+        del x, o
+        torch.cuda.empty_cache()

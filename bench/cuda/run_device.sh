@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# The one command for the device machine (issue #3, points 9 and 10), from the repository
+# root, with build-bench-cuda/dist carried (bench/cuda/build.sh makes it here):
+#
+#   bash bench/cuda/run_device.sh [all|bench|sanitize|ncu] [--quick]
+#
+#   all (default)  environment, host cost, bench.py (verification + copy bandwidth + timings
+#                  vs cuBLAS / PyTorch / SDPA flash + cuDNN + the table of targets), then
+#                  compute-sanitizer memcheck and racecheck once per kernel
+#   bench          the same without the sanitizers;  sanitize: only the sanitizers
+#   ncu            Nsight Compute (--clock-control none) on one call of ours per timed case
+#
+# Every step runs whatever the previous ones did, under its own timeout; logs and tables go
+# to $OUT (default ./bench-cuda-out). The steps stop being started when the time budget
+# TGB_BUDGET_S (default 540 s, under the tool's 600 s) runs low. The tables are printed last,
+# so they are what the tool's output tail shows. Exit status: 0 if every step passed.
+set -u
+mode=${1:-all}
+quick=""
+[[ ${2:-} == --quick || ${1:-} == --quick ]] && quick=--quick
+[[ $mode == --quick ]] && mode=all
+OUT=${OUT:-$PWD/bench-cuda-out}
+mkdir -p "$OUT"
+dist=${TGB_DIST:-build-bench-cuda/dist}
+budget=${TGB_BUDGET_S:-540}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+status=0
+steps="$OUT/steps.md"
+echo "| step | exit | seconds | log |" > "$steps"
+echo "|---|---|---|---|" >> "$steps"
+
+# step NAME TIMEOUT_S LOG CMD...: runs CMD with a timeout (capped by what is left of the
+# budget), records its exit status, never stops the script.
+step() {
+  local name=$1 limit=$2 log=$3
+  shift 3
+  local left=$((budget - SECONDS))
+  if ((left < 15)); then
+    echo "| $name | skipped: budget (${SECONDS}s used of ${budget}s) | - | - |" >> "$steps"
+    status=1
+    return
+  fi
+  ((limit > left)) && limit=$left
+  local t0=$SECONDS
+  echo "== $name (timeout ${limit}s): $*" >> "$OUT/run.log"
+  timeout -k 10 "$limit" "$@" > "$log" 2>&1
+  local rc=$?
+  ((rc == 124 || rc == 137)) && rc="$rc (timeout ${limit}s)"
+  echo "| $name | $rc | $((SECONDS - t0)) | ${log#$OUT/} |" >> "$steps"
+  [[ $rc == 0 ]] || status=1
+}
+
+find_tool() { # PATH first, then the usual install folders
+  command -v "$1" 2>/dev/null && return
+  ls /usr/local/cuda/bin/"$1" /opt/nvidia/nsight-compute/*/"$1" /usr/local/cuda/*/bin/"$1" \
+    2>/dev/null | head -1
+}
+sanitizer=$(find_tool compute-sanitizer)
+ncu=$(find_tool ncu)
+
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem,temperature.gpu,utilization.gpu --format=csv 2>&1
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU")' 2>&1
+  echo "compute-sanitizer: ${sanitizer:-not found}; ncu: ${ncu:-not found}"
+  cat "$dist/MANIFEST.txt" 2>&1 | head -12
+} > "$OUT/env.txt" 2>&1
+
+if [[ ! -f $dist/libtgb.so ]]; then
+  echo "run_device.sh: $dist/libtgb.so is missing: run bench/cuda/build.sh here and carry $dist" |
+    tee -a "$OUT/run.log"
+  exit 2
+fi
+if ldd "$dist/libtgb.so" | grep -q 'not found'; then
+  export LD_LIBRARY_PATH="$PWD/$dist/fallback${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "using $dist/fallback for: $(ldd "$dist/libtgb.so" | grep 'not found')" >> "$OUT/env.txt"
+fi
+
+kernels="gemm gemm_bias_gelu softmax rmsnorm flash_attention_fwd"
+
+if [[ $mode == all || $mode == bench ]]; then
+  step host_cost 90 "$OUT/host_cost.md" "$dist/tgb_host_cost" --json "$OUT/host_cost.json"
+  step bench 420 "$OUT/bench.stdout" python3 "$here/bench.py" --dist "$dist" --out "$OUT" \
+    --host-cost "$OUT/host_cost.json" $quick
+fi
+
+if [[ $mode == all || $mode == sanitize ]]; then
+  if [[ -z $sanitizer ]]; then
+    echo "| sanitizers | compute-sanitizer not found | - | - |" >> "$steps"
+    status=1
+  else
+    # One run per tool x kernel. The kernels of one tool run side by side (small shapes: the
+    # sanitizers' host-side work, not the GPU, is what takes the time).
+    for tool in memcheck racecheck; do
+      extra=()
+      [[ $tool == memcheck ]] && extra=(--leak-check full)
+      for k in $kernels; do
+        step "$tool $k" 240 "$OUT/sanitize_${tool}_$k.log" "$sanitizer" --tool "$tool" \
+          "${extra[@]}" --error-exitcode 99 "$dist/tgb_sanitize" "$k" &
+      done
+      wait
+    done
+    # the `step` calls above ran in subshells: rebuild their status from the table
+    grep -E '^\| (memcheck|racecheck) ' "$steps" | grep -vqE '^\| [a-z_ ]+ \| 0 \|' && status=1
+    {
+      echo "| tool | kernel | exit | errors (sanitizer summary) | driver |"
+      echo "|---|---|---|---|---|"
+      for tool in memcheck racecheck; do
+        for k in $kernels; do
+          f="$OUT/sanitize_${tool}_$k.log"
+          summ=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|LEAK SUMMARY' "$f" 2>/dev/null | tr '\n' ' ')
+          drv=$(grep -E '^[0-9]+ passed' "$f" 2>/dev/null | tail -1)
+          rc=$(grep -E "^\| $tool $k \|" "$steps" | cut -d'|' -f3)
+          echo "| $tool | $k | $rc | ${summ:-no summary (see log)} | ${drv:-no result line} |"
+        done
+      done
+    } > "$OUT/sanitize.md"
+  fi
+fi
+
+if [[ $mode == ncu ]]; then
+  if [[ -z $ncu ]]; then
+    echo "| ncu | not found | - | - |" >> "$steps"
+    status=1
+  else
+    step ncu 500 "$OUT/ncu.txt" "$ncu" --clock-control none --nvtx --nvtx-include "tgb/" \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section LaunchStats \
+      --section Occupancy --section WarpStateStats --section SchedulerStats \
+      --export "$OUT/tgb" --force-overwrite \
+      python3 "$here/bench.py" --dist "$dist" --out "$OUT/ncu-bench" --profile
+  fi
+fi
+
+# The tables last: the device tool returns the tail of the output.
+echo
+echo "## Steps"
+cat "$steps"
+for f in host_cost.md sanitize.md summary.md; do
+  if [[ -f $OUT/$f ]]; then
+    echo
+    echo "## $f"
+    cat "$OUT/$f"
+  fi
+done
+exit $status

@@ -1,0 +1,272 @@
+// tgb_sanitize: a small-shape driver for compute-sanitizer (memcheck, racecheck): runs every
+// type of one kernel of the bench library `tgb` on the GPU at small ragged shapes, with
+// 16-byte-aligned tensors (the vectorized kernel) and with tensors one element off (the scalar
+// kernel), and compares each result with the library's own CPU variant (launch.device = -1)
+// on the same inputs: each is within tol(T, L) of the exact result (docs/kernels.md), so
+// they must agree within 2 tol. Small, so the sanitizers' slowdown stays in seconds.
+//
+//   tgb_sanitize <kernel|all>     exit 0 = all ok, 1 = a mismatch or error, 2 = usage/CUDA
+#include "tgb.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+int g_fail = 0;
+
+#define CK(expr)                                                                                 \
+  do {                                                                                           \
+    cudaError_t e_ = (expr);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                              \
+    }                                                                                            \
+  } while (0)
+
+enum class Ty { f32, f16, bf16 };
+const char* ty_name(Ty t) { return t == Ty::f32 ? "f32" : t == Ty::f16 ? "f16" : "bf16"; }
+size_t ty_bytes(Ty t) { return t == Ty::f32 ? 4 : 2; }
+double ty_u(Ty t) { return t == Ty::f32 ? std::ldexp(1.0, -24) : t == Ty::f16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8); }
+
+float load(Ty t, const unsigned char* p, size_t i) {
+  if (t == Ty::f32) {
+    float f;
+    std::memcpy(&f, p + 4 * i, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, p + 2 * i, 2);
+  return t == Ty::f16 ? tg_f16_to_float(h) : tg_bf16_to_float(h);
+}
+void store(Ty t, unsigned char* p, size_t i, float v) {
+  if (t == Ty::f32) {
+    std::memcpy(p + 4 * i, &v, 4);
+    return;
+  }
+  uint16_t h = t == Ty::f16 ? tg_float_to_f16(v) : tg_float_to_bf16(v);
+  std::memcpy(p + 2 * i, &h, 2);
+}
+
+// A call: tensors (last = output), dims, one scalar, one flag; with a non-NULL `q`, the
+// _query twin instead (so a CPU fallback is never handed device pointers).
+using Call = tg_status (*)(const tg_launch*, void* const*, const int64_t*, float, int,
+                           tg_selection* q);
+
+#define CALL_OR_QUERY(fn, ...) (q ? fn##_query(l, __VA_ARGS__, q) : fn(l, __VA_ARGS__))
+#define SIG const tg_launch *l, void *const *p, const int64_t *d, float s, int f, tg_selection *q
+#define DEFINE_CALLS(T, t)                                                                      \
+  tg_status gemm_##t(SIG) {                                                                      \
+    (void)s, (void)f;                                                                            \
+    return CALL_OR_QUERY(tgb_gemm_##t, (const T*)p[0], (const T*)p[1], (T*)p[2], d[0], d[1],    \
+                         d[2]);                                                                  \
+  }                                                                                              \
+  tg_status gemm_bias_gelu_##t(SIG) {                                                            \
+    (void)s, (void)f;                                                                            \
+    return CALL_OR_QUERY(tgb_gemm_bias_gelu_##t, (const T*)p[0], (const T*)p[1],                \
+                         (const T*)p[2], (T*)p[3], d[0], d[1], d[2]);                            \
+  }                                                                                              \
+  tg_status softmax_##t(SIG) {                                                                   \
+    (void)s, (void)f;                                                                            \
+    return CALL_OR_QUERY(tgb_softmax_##t, (const T*)p[0], (T*)p[1], d[0], d[1]);                \
+  }                                                                                              \
+  tg_status rmsnorm_##t(SIG) {                                                                   \
+    (void)f;                                                                                     \
+    return CALL_OR_QUERY(tgb_rmsnorm_##t, (const T*)p[0], (const T*)p[1], (T*)p[2], d[0], d[1], \
+                         s);                                                                     \
+  }                                                                                              \
+  tg_status flash_attention_fwd_##t(SIG) {                                                       \
+    return CALL_OR_QUERY(tgb_flash_attention_fwd_##t, (const T*)p[0], (const T*)p[1],           \
+                         (const T*)p[2], (T*)p[3], d[0], d[1], d[2], d[3], s, f);                \
+  }
+DEFINE_CALLS(float, f32)
+DEFINE_CALLS(tg_f16, f16)
+DEFINE_CALLS(tg_bf16, bf16)
+
+struct Shape {
+  std::vector<int64_t> dims;
+  int flag;
+};
+
+// One kernel x type: its call, the element count of each tensor (last = output), the
+// reduction length L of the tolerance, which tensor scales the error (-1: the output; flash
+// attention: V), the input range, and the shapes to run.
+struct Kernel {
+  std::string name;
+  Ty ty;
+  Call call;
+  std::vector<size_t> (*sizes)(const int64_t*);
+  int64_t (*length)(const int64_t*);
+  int scale_tensor;
+  float lo, hi;
+  float (*scalar)(const int64_t*);
+  std::vector<Shape> shapes;
+};
+
+std::vector<size_t> mm_sizes(const int64_t* d) {
+  return {size_t(d[0] * d[2]), size_t(d[2] * d[1]), size_t(d[0] * d[1])};
+}
+std::vector<size_t> mmb_sizes(const int64_t* d) {
+  return {size_t(d[0] * d[2]), size_t(d[2] * d[1]), size_t(d[1]), size_t(d[0] * d[1])};
+}
+std::vector<size_t> row_sizes(const int64_t* d) { return {size_t(d[0] * d[1]), size_t(d[0] * d[1])}; }
+std::vector<size_t> roww_sizes(const int64_t* d) {
+  return {size_t(d[0] * d[1]), size_t(d[1]), size_t(d[0] * d[1])};
+}
+std::vector<size_t> att_sizes(const int64_t* d) {
+  size_t n = size_t(d[0] * d[1] * d[2] * d[3]);
+  return {n, n, n, n};
+}
+int64_t len_k(const int64_t* d) { return d[2]; }
+int64_t len_n(const int64_t* d) { return d[1]; }
+int64_t len_att(const int64_t* d) { return d[2] + d[3]; }
+float no_scalar(const int64_t*) { return 0.f; }
+float eps_scalar(const int64_t*) { return 1e-5f; }
+float att_scale(const int64_t* d) { return 1.f / std::sqrt(float(d[3])); }
+
+std::vector<Kernel> kernels() {
+  const std::vector<Shape> mm = {{{7, 7, 7}, 0}, {{129, 65, 257}, 0}, {{1, 200, 33}, 0}};
+  const std::vector<Shape> rows = {{{3, 1000}, 0}, {{5, 2049}, 0}, {{33, 7}, 0}};
+  const std::vector<Shape> att = {{{1, 2, 129, 64}, 0}, {{1, 2, 129, 64}, 1},
+                                  {{1, 1, 77, 128}, 0}, {{1, 1, 77, 128}, 1}};
+  std::vector<Kernel> ks;
+#define ADD_TYPE(t)                                                                              \
+  ks.push_back({"gemm", Ty::t, gemm_##t, mm_sizes, len_k, -1, -1, 1, no_scalar, mm});            \
+  ks.push_back({"gemm_bias_gelu", Ty::t, gemm_bias_gelu_##t, mmb_sizes, len_k, -1, -1, 1,       \
+                no_scalar, mm});                                                                 \
+  ks.push_back({"softmax", Ty::t, softmax_##t, row_sizes, len_n, -1, -4, 4, no_scalar, rows});   \
+  ks.push_back({"rmsnorm", Ty::t, rmsnorm_##t, roww_sizes, len_n, -1, -1, 1, eps_scalar, rows}); \
+  ks.push_back({"flash_attention_fwd", Ty::t, flash_attention_fwd_##t, att_sizes, len_att, 2,   \
+                -1, 1, att_scale, att});
+  ADD_TYPE(f32)
+  ADD_TYPE(f16)
+  ADD_TYPE(bf16)
+#undef ADD_TYPE
+  return ks;
+}
+
+// Runs one shape at element offset `off` on the GPU and on the CPU variant; prints a line.
+void run(const Kernel& k, const Shape& sh, int off, std::mt19937& rng) {
+  const int64_t* d = sh.dims.data();
+  std::vector<size_t> n = k.sizes(d);
+  size_t es = ty_bytes(k.ty), nt = n.size();
+  std::vector<std::vector<unsigned char>> host(nt);
+  struct DevBufs { // freed on every path: memcheck --leak-check must see no leak
+    std::vector<void*> v;
+    ~DevBufs() {
+      for (void* p : v)
+        cudaFree(p);
+    }
+  } bufs;
+  bufs.v.assign(nt, nullptr);
+  std::vector<void*>& dev = bufs.v;
+  std::vector<void*> dptr(nt), hptr(nt);
+  std::uniform_real_distribution<float> u(k.lo, k.hi);
+  for (size_t i = 0; i < nt; ++i) {
+    host[i].assign((n[i] + off) * es, 0xFF);
+    if (i + 1 < nt)
+      for (size_t j = 0; j < n[i]; ++j) {
+        float v = u(rng);
+        store(k.ty, host[i].data() + off * es, j, v == 0.f ? 0.5f : v);
+      }
+    CK(cudaMalloc(&dev[i], host[i].size() + 16));
+    CK(cudaMemcpy(dev[i], host[i].data(), host[i].size(), cudaMemcpyHostToDevice));
+    dptr[i] = (unsigned char*)dev[i] + off * es;
+    hptr[i] = host[i].data() + off * es;
+  }
+  tg_launch gpu{sizeof(tg_launch), 0, nullptr, 0}, cpu{sizeof(tg_launch), -1, nullptr, 0};
+  std::string what = k.name + " " + ty_name(k.ty);
+  for (int64_t x : sh.dims)
+    what += " " + std::to_string(x);
+  what += sh.flag ? " causal" : "";
+  what += off ? " +1elem" : " aligned";
+  tg_selection sel{};
+  tg_status qs = k.call(&gpu, dptr.data(), d, k.scalar(d), sh.flag, &sel);
+  if (qs != TG_OK || std::strncmp(sel.target ? sel.target : "", "sm_", 3) != 0) {
+    std::printf("FAIL %s: query %s, target '%s': %s\n", what.c_str(), tg_status_string(qs),
+                sel.target ? sel.target : "", sel.reason);
+    ++g_fail;
+    return;
+  }
+  if (off == 0 && sh.dims == k.shapes.front().dims && sh.flag == k.shapes.front().flag)
+    std::printf("     %s runs %s (%s)\n", (k.name + " " + ty_name(k.ty)).c_str(), sel.variant,
+                sel.reason);
+  tg_status gs = k.call(&gpu, dptr.data(), d, k.scalar(d), sh.flag, nullptr);
+  cudaError_t ce = cudaDeviceSynchronize();
+  if (gs != TG_OK || ce != cudaSuccess) {
+    std::printf("FAIL %s: gpu call %s, %s\n", what.c_str(), tg_status_string(gs),
+                cudaGetErrorString(ce));
+    ++g_fail;
+    std::exit(1); // a CUDA error is sticky: nothing after it can be trusted
+  }
+  std::vector<unsigned char> got(host.back().size());
+  CK(cudaMemcpy(got.data(), dev.back(), got.size(), cudaMemcpyDeviceToHost));
+  tg_status cs = k.call(&cpu, hptr.data(), d, k.scalar(d), sh.flag, nullptr);
+  if (cs != TG_OK) {
+    std::printf("FAIL %s: cpu call %s\n", what.c_str(), tg_status_string(cs));
+    ++g_fail;
+    return;
+  }
+  const unsigned char* g = got.data() + off * es;
+  const unsigned char* c = host.back().data() + off * es;
+  double scale = 0, err = 0;
+  size_t sn = k.scale_tensor < 0 ? n.back() : n[k.scale_tensor];
+  const unsigned char* sp = k.scale_tensor < 0 ? c : host[k.scale_tensor].data() + off * es;
+  for (size_t j = 0; j < sn; ++j)
+    scale = std::max(scale, (double)std::fabs(load(k.ty, sp, j)));
+  size_t nonfinite = 0;
+  for (size_t j = 0; j < n.back(); ++j) {
+    double a = load(k.ty, g, j), b = load(k.ty, c, j);
+    if (!std::isfinite(a))
+      ++nonfinite;
+    err = std::max(err, std::fabs(a - b));
+  }
+  err /= scale > 0 ? scale : 1;
+  double tol = 2 * (3 * ty_u(k.ty) + 4 * std::ldexp(1.0, -24) * std::sqrt((double)k.length(d)));
+  bool ok = nonfinite == 0 && err <= tol;
+  std::printf("%s %s: variant-vs-cpu err %.3g (tol %.3g)%s\n", ok ? "ok  " : "FAIL", what.c_str(),
+              err, tol, nonfinite ? ", non-finite outputs" : "");
+  g_fail += !ok;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s <gemm|gemm_bias_gelu|softmax|rmsnorm|flash_attention_fwd|all>\n",
+                 argv[0]);
+    return 2;
+  }
+  std::string which = argv[1];
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    std::printf("tgb_sanitize: no CUDA device (%s): nothing to check\n", cudaGetErrorString(e));
+    return 2;
+  }
+  std::mt19937 rng(7);
+  int ran = 0;
+  for (const Kernel& k : kernels()) {
+    if (which != "all" && which != k.name)
+      continue;
+    for (const Shape& sh : k.shapes)
+      for (int off : {0, 1}) {
+        run(k, sh, off, rng);
+        ++ran;
+      }
+  }
+  if (!ran) {
+    std::fprintf(stderr, "tgb_sanitize: unknown kernel '%s'\n", which.c_str());
+    return 2;
+  }
+  std::printf("%d passed, %d failed\n", ran - g_fail, g_fail);
+  return g_fail ? 1 : 0;
+}
