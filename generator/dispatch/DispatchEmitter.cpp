@@ -85,6 +85,27 @@ std::string upper(std::string s) {
   return s;
 }
 
+// The targets the C library is made of: WGSL variants are not C-callable (the WGSL helper of
+// add_tile_kernels turns them into a JavaScript module), so they get no rows here.
+std::vector<const Target*> c_library_targets(const Library& lib) {
+  std::vector<const Target*> out;
+  for (const Target* t : lib.targets)
+    if (t->backend != Backend::WGSL)
+      out.push_back(t);
+  return out;
+}
+
+bool has_gpu_rows(const Library& lib) {
+  for (const Target* t : c_library_targets(lib)) {
+    TG_ASSERT(t->backend == Backend::C || t->backend == Backend::CUDA,
+              std::string("dispatch of ") + backend_name(t->backend) +
+                  " variants is not implemented (target " + t->name + ")");
+    if (t->backend == Backend::CUDA)
+      return true;
+  }
+  return false;
+}
+
 // ---- the argument list of one public function ---------------------------------------------
 
 struct Arg {
@@ -164,7 +185,7 @@ std::string dim_doc(const ir::Kernel& k) {
   return join(parts, "; ");
 }
 
-void emit_doc(std::ostream& os, const std::string& lib, const KernelEntry& e) {
+void emit_doc(std::ostream& os, const std::string& lib, const KernelEntry& e, bool gpu) {
   const ir::Kernel& k = *e.kernel;
   std::string types = k.type_suffix();
   os << "/* " << k.name << (types.empty() ? "" : " (" + types + ")") << ": " << k.summary
@@ -184,7 +205,11 @@ void emit_doc(std::ostream& os, const std::string& lib, const KernelEntry& e) {
     os << " *   " << f->name << ": flag, 0 or 1\n";
   os << " * Spec: " << spec_where(e) << ". Returns TG_OK or an error status (tg_status_string);\n"
      << " * a NULL launch means defaults. " << public_function_name(lib, k)
-     << "_query reports the variant a call would run. */\n";
+     << "_query reports the variant a call would run.";
+  if (gpu)
+    os << "\n * " << public_function_name(lib, k)
+       << "_desc describes the GPU launch a call would perform, without launching.";
+  os << " */\n";
 }
 
 // ---- the dispatch file, one kernel x type binding ------------------------------------------
@@ -197,17 +222,22 @@ struct Names {
 void emit_tables(std::ostream& os, const Library& lib, const KernelEntry& e, const Names& n) {
   const ir::Kernel& k = *e.kernel;
   os << "/* ---- " << n.pub << " (" << spec_where(e) << ") ---- */\n\n";
+  std::vector<const Target*> targets = c_library_targets(lib);
   for (const auto& inst : e.instances)
-    for (const Target* t : lib.targets)
-      os << "int " << variant_function_name(lib.name, k, inst, *t)
-         << "(const tg_launch* launch, const tg_variant_args* args);\n";
+    for (const Target* t : targets) {
+      std::string fn = variant_function_name(lib.name, k, inst, *t);
+      os << "int " << fn << "(const tg_launch* launch, const tg_variant_args* args);\n";
+      if (t->is_gpu())
+        os << "int " << fn << "_desc(const tg_launch* launch, const tg_variant_args* args,\n"
+           << std::string(fn.size() + 10, ' ') << "tg_gpu_launch_desc* out);\n";
+    }
   os << "\n";
 
   size_t nkey = e.instances.empty() ? 0 : instance_key(k, e.instances[0]).size();
   std::string P = upper(n.prefix);
   os << "#define " << P << "_N_INSTANCES " << e.instances.size() << "\n";
   os << "#define " << P << "_N_KEYS " << nkey << "\n";
-  os << "#define " << P << "_N_VARIANTS " << e.instances.size() * lib.targets.size() << "\n";
+  os << "#define " << P << "_N_VARIANTS " << e.instances.size() * targets.size() << "\n";
   os << "static const char* const " << n.prefix << "_instances[" << P << "_N_INSTANCES] = {";
   for (size_t i = 0; i < e.instances.size(); ++i)
     os << (i ? ", " : "") << "\"" << instance_label(e.instances[i]) << "\"";
@@ -230,15 +260,21 @@ void emit_tables(std::ostream& os, const Library& lib, const KernelEntry& e, con
     }
     os << "};\n";
   }
-  os << "/* instance, instance name, target, symbol, backend, arch, preference, features, fn */\n";
+  os << "/* instance, instance name, target, symbol, backend, arch, preference, features, fn,\n"
+     << " * cc, arch_specific, desc (GPU rows) */\n";
   os << "static const tg_variant_entry " << n.prefix << "_variants[" << P << "_N_VARIANTS] = {\n";
   for (size_t i = 0; i < e.instances.size(); ++i)
-    for (const Target* t : lib.targets) {
+    for (const Target* t : targets) {
       std::string fn = variant_function_name(lib.name, k, e.instances[i], *t);
-      TG_ASSERT(t->backend == Backend::C, "dispatch of non-C targets is not implemented");
       os << "    {" << i << ", \"" << instance_label(e.instances[i]) << "\", \"" << t->name
-         << "\", \"" << fn << "\", TG_BACKEND_CPU, \"\", " << t->preference << ", tg_features_"
-         << t->name << ", " << fn << "},\n";
+         << "\", \"" << fn << "\", ";
+      if (t->is_gpu())
+        os << "TG_BACKEND_CUDA, \"" << t->name << "\", " << t->preference << ", tg_features_"
+           << t->name << ", " << fn << ", " << t->gpu.cc << ", "
+           << (t->gpu.arch_specific ? 1 : 0) << ", " << fn << "_desc},\n";
+      else
+        os << "TG_BACKEND_CPU, \"\", " << t->preference << ", tg_features_" << t->name << ", "
+           << fn << ", 0, 0, NULL},\n";
     }
   os << "};\n";
   os << "static tg_select_cache " << n.prefix << "_cache[" << P << "_N_INSTANCES];\n\n";
@@ -318,7 +354,7 @@ void emit_check(std::ostream& os, const KernelEntry& e, const Names& n,
 }
 
 void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
-                       const std::vector<Arg>& args) {
+                       const std::vector<Arg>& args, bool gpu) {
   const ir::Kernel& k = *e.kernel;
   std::string P = upper(n.prefix);
   std::string call_args = name_list(args);
@@ -330,14 +366,21 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
   os << "  tg_status tg_s = " << n.prefix << "_check(" << call_args
      << ", &tg_instance, NULL, 0);\n";
   os << "  if (tg_s != TG_OK)\n    return tg_s;\n";
-  os << "  int tg_v = tg_select_cached(" << n.prefix << "_variants, " << P << "_N_VARIANTS, "
-     << "tg_instance, launch, " << n.prefix << "_cache);\n";
+  // Libraries with GPU rows select per device (tg_cuda_device_cc: probed once per device);
+  // CPU-only ones never reference the CUDA runtime, so they do not link it.
+  std::string select = gpu ? "  int tg_v = tg_select_cached_gpu(" + n.prefix + "_variants, " + P +
+                                 "_N_VARIANTS, tg_instance, launch, " + n.prefix +
+                                 "_cache, tg_cuda_device_cc);\n"
+                           : "  int tg_v = tg_select_cached(" + n.prefix + "_variants, " + P +
+                                 "_N_VARIANTS, tg_instance, launch, " + n.prefix + "_cache);\n";
+  os << select;
   os << "  if (tg_v < 0)\n    return TG_ERR_NO_VARIANT;\n";
+  std::ostringstream pack_os; // the packing of tg_args, shared with _desc
   auto array = [&](const std::string& type, const std::string& name, size_t count,
                    const std::vector<std::string>& vals) {
     if (count == 0)
       return std::string("NULL");
-    os << "  " << type << " " << name << "[" << count << "] = {" << join(vals, ", ") << "};\n";
+    pack_os << "  " << type << " " << name << "[" << count << "] = {" << join(vals, ", ") << "};\n";
     return name;
   };
   std::vector<std::string> tensors, dims, scalars, flags;
@@ -359,8 +402,13 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
   std::string a_d = array("const int64_t", "tg_dims", dims.size(), dims);
   std::string a_s = array("const double", "tg_scalars", scalars.size(), scalars);
   std::string a_f = array("const int", "tg_flags", flags.size(), flags);
-  os << "  const tg_variant_args tg_args = {" << a_t << ", " << a_d << ", " << a_s << ", " << a_f
+  pack_os << "  const tg_variant_args tg_args = {" << a_t << ", " << a_d << ", " << a_s << ", " << a_f
      << "};\n";
+  std::string pack = pack_os.str();
+  os << pack;
+  if (gpu)
+    os << "  if (" << n.prefix << "_variants[tg_v].backend == TG_BACKEND_CUDA) /* on launch's device */\n"
+       << "    return tg_cuda_run(&" << n.prefix << "_variants[tg_v], launch, &tg_args);\n";
   os << "  return (tg_status)" << n.prefix << "_variants[tg_v].fn(launch, &tg_args);\n}\n\n";
 
   // The query twin.
@@ -374,12 +422,31 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
      << ", &tg_instance, out->reason, sizeof out->reason);\n";
   os << "  if (out->status != TG_OK)\n    return out->status;\n";
   os << "  out->instance = " << n.prefix << "_instances[tg_instance];\n";
-  os << "  int tg_v = tg_select_variant(" << n.prefix << "_variants, " << P << "_N_VARIANTS, "
-     << "tg_instance, launch, tg_cpu_has, out->reason, sizeof out->reason);\n";
+  os << "  int tg_v = tg_select_variant" << (gpu ? "_gpu" : "") << "(" << n.prefix << "_variants, "
+     << P << "_N_VARIANTS, tg_instance, launch, tg_cpu_has, "
+     << (gpu ? "tg_cuda_device_cc, " : "") << "out->reason, sizeof out->reason);\n";
   os << "  if (tg_v < 0)\n    return out->status = TG_ERR_NO_VARIANT;\n";
   os << "  out->variant = " << n.prefix << "_variants[tg_v].symbol;\n";
   os << "  out->target = " << n.prefix << "_variants[tg_v].target;\n";
   os << "  return TG_OK;\n}\n\n";
+
+  if (!gpu)
+    return;
+  // The _desc twin: the same checks and selection, then the launch the GPU variant would
+  // perform, described (for benchmarks against a raw cudaLaunchKernel, and CUDA graphs).
+  head = "tg_status " + n.pub + "_desc(";
+  os << head << decl_list(args, "tg_gpu_launch_desc* out", head.size()) << ") {\n";
+  os << "  if (!out)\n    return TG_ERR_INVALID_ARGUMENT;\n";
+  os << "  int tg_instance = -1;\n";
+  os << "  tg_status tg_s = " << n.prefix << "_check(" << call_args
+     << ", &tg_instance, NULL, 0);\n";
+  os << "  if (tg_s != TG_OK)\n    return tg_s;\n";
+  os << select;
+  os << "  if (tg_v < 0 || " << n.prefix << "_variants[tg_v].backend != TG_BACKEND_CUDA)\n"
+     << "    return TG_ERR_NO_VARIANT; /* no GPU here: " << n.pub << "_query says why */\n";
+  os << pack;
+  os << "  return tg_cuda_describe(&" << n.prefix << "_variants[tg_v], launch, &tg_args, out);\n"
+     << "}\n\n";
 }
 
 } // namespace
@@ -407,8 +474,9 @@ std::string emit_header(const Library& lib) {
   for (const auto& e : lib.kernels)
     if (specs.empty() || specs.back() != e.spec_path)
       specs.push_back(e.spec_path);
-  for (const Target* t : lib.targets)
+  for (const Target* t : c_library_targets(lib))
     targets.push_back(t->name);
+  bool gpu = has_gpu_rows(lib);
   os << generated_marker(lib.name) << "\n";
   os << "/* " << header_file_name(lib.name) << ": C API of the tile-kernel library '" << lib.name
      << "'.\n";
@@ -418,18 +486,30 @@ std::string emit_header(const Library& lib) {
   os
      << " * Each function validates its arguments, picks the best variant this machine can run\n"
      << " * and runs it. Tensors are row-major and contiguous; tg_f16/tg_bf16 are uint16_t bit\n"
-     << " * patterns (tilegen/runtime.h). Thread-safe; nothing calls exit() or abort(). */\n";
+     << " * patterns (tilegen/runtime.h). Thread-safe; nothing calls exit() or abort().";
+  if (gpu)
+    os << "\n * GPU library: launch->device >= 0 (a NULL or zeroed launch: device 0) runs a GPU\n"
+       << " * variant on that device and launch->stream when the device can run one: tensors are\n"
+       << " * then device pointers. With no driver, no such device or no variant for its compute\n"
+       << " * capability, and with launch->device = -1, the CPU variant runs (host pointers);\n"
+       << " * the _query function says which and why (docs/dispatch.md).";
+  os << " */\n";
   os << "#ifndef " << guard << "\n#define " << guard << "\n\n";
-  os << "#include \"tilegen/runtime.h\"\n\n#include <stdint.h>\n\n";
+  os << "#include \"tilegen/" << (gpu ? "variant" : "runtime") << ".h\"\n\n#include <stdint.h>\n\n";
   os << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   for (const auto& e : lib.kernels) {
     std::vector<Arg> args = public_args(*e.kernel);
     std::string pub = public_function_name(lib.name, *e.kernel);
-    emit_doc(os, lib.name, e);
+    emit_doc(os, lib.name, e, gpu);
     std::string head = "tg_status " + pub + "(";
     os << head << decl_list(args, "", head.size()) << ");\n";
     head = "tg_status " + pub + "_query(";
-    os << head << decl_list(args, "tg_selection* out", head.size()) << ");\n\n";
+    os << head << decl_list(args, "tg_selection* out", head.size()) << ");\n";
+    if (gpu) {
+      head = "tg_status " + pub + "_desc(";
+      os << head << decl_list(args, "tg_gpu_launch_desc* out", head.size()) << ");\n";
+    }
+    os << "\n";
   }
   os << "#ifdef __cplusplus\n} /* extern \"C\" */\n#endif\n\n#endif /* " << guard << " */\n";
   return os.str();
@@ -437,16 +517,18 @@ std::string emit_header(const Library& lib) {
 
 std::string emit_dispatch_source(const Library& lib) {
   std::ostringstream os;
+  bool gpu = has_gpu_rows(lib);
   os << generated_marker(lib.name) << "\n";
   os << "/* " << dispatch_file_name(lib.name) << ": argument checks, variant tables and "
      << "selection for\n * " << header_file_name(lib.name)
      << ". Selection: among the variants of the instance the arguments select, the\n"
      << " * highest-preference one whose runtime features this machine has (docs/dispatch.md);\n"
-     << " * the choice is cached per instance. */\n";
+     << " * the choice is cached per instance" << (gpu ? " and device" : "") << ". */\n";
   os << "#include \"" << header_file_name(lib.name) << "\"\n\n";
-  os << "#include \"tilegen/dispatch.h\"\n\n#include <stddef.h>\n#include <stdio.h>\n\n";
+  os << "#include \"tilegen/" << (gpu ? "cuda" : "dispatch")
+     << ".h\"\n\n#include <stddef.h>\n#include <stdio.h>\n\n";
   os << "/* Runtime features each target's variants need (targets/Targets.cpp). */\n";
-  for (const Target* t : lib.targets) {
+  for (const Target* t : c_library_targets(lib)) {
     std::vector<std::string> f;
     for (const auto& name : t->runtime_features)
       f.push_back("\"" + name + "\"");
@@ -462,7 +544,7 @@ std::string emit_dispatch_source(const Library& lib) {
     std::vector<Arg> args = public_args(*e.kernel);
     emit_tables(os, lib, e, n);
     emit_check(os, e, n, args);
-    emit_entry_points(os, e, n, args);
+    emit_entry_points(os, e, n, args, gpu);
   }
   return os.str();
 }

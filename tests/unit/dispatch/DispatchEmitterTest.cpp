@@ -82,7 +82,7 @@ TEST(DispatchEmitter, SourceHasTableAndChecks) {
   EXPECT_TRUE(contains(c, "#define MIX_F32_N_VARIANTS 12"));
   EXPECT_TRUE(contains(c, "    {3, \"f32_causal1_D128\", \"c_avx512\", "
                           "\"tgv_fixlib__mix__f32_causal1_D128__c_avx512\", TG_BACKEND_CPU, \"\", "
-                          "20, tg_features_c_avx512, tgv_fixlib__mix__f32_causal1_D128__c_avx512},"))
+                          "20, tg_features_c_avx512, tgv_fixlib__mix__f32_causal1_D128__c_avx512, 0, 0, NULL},"))
       << c;
   EXPECT_TRUE(contains(c, "tg_check_dim(\"N\", N, INT64_C(8), INT64_C(4096), INT64_C(8), "));
   EXPECT_TRUE(contains(c, "tg_mul_i64(N, INT64_C(2), &tg_ok)"));
@@ -90,6 +90,68 @@ TEST(DispatchEmitter, SourceHasTableAndChecks) {
   EXPECT_TRUE(contains(c, "(double)tg_f16_to_float(bias)"));
   EXPECT_FALSE(contains(c, "exit(")) << "dispatch code must never exit";
   EXPECT_FALSE(contains(c, "abort("));
+  // A CPU-only library never references the CUDA runtime (it must not need to link it).
+  EXPECT_FALSE(contains(c, "cuda")) << c;
+  EXPECT_FALSE(contains(c, "_desc"));
+  EXPECT_TRUE(contains(c, "int tg_v = tg_select_cached(mix_f32_variants, MIX_F32_N_VARIANTS, "
+                          "tg_instance, launch, mix_f32_cache);"));
+}
+
+TEST(DispatchEmitter, GpuRows) {
+  ir::Kernel k = fixture::make_fixture_kernel();
+  std::string c = dispatch::emit_dispatch_source(fixture::make_fixture_gpu_library(k));
+  EXPECT_TRUE(contains(c, "#include \"tilegen/cuda.h\""));
+  EXPECT_TRUE(contains(c, "#define MIX_F32_N_VARIANTS 16"));
+  // Both functions of a CUDA variant are declared; a C variant has no _desc.
+  EXPECT_TRUE(contains(c, "int tgv_gfixlib__mix__f32_causal0_D64__sm_80(const tg_launch* launch, "
+                          "const tg_variant_args* args);\n"
+                          "int tgv_gfixlib__mix__f32_causal0_D64__sm_80_desc(const tg_launch* "
+                          "launch, const tg_variant_args* args,\n"))
+      << c;
+  EXPECT_FALSE(contains(c, "__c_desc"));
+  // GPU rows carry backend, arch, preference, cc, arch_specific and the _desc twin.
+  EXPECT_TRUE(contains(c, "    {1, \"f32_causal0_D128\", \"sm_90\", "
+                          "\"tgv_gfixlib__mix__f32_causal0_D128__sm_90\", TG_BACKEND_CUDA, "
+                          "\"sm_90\", 110, tg_features_sm_90, "
+                          "tgv_gfixlib__mix__f32_causal0_D128__sm_90, 90, 0, "
+                          "tgv_gfixlib__mix__f32_causal0_D128__sm_90_desc},"))
+      << c;
+  EXPECT_TRUE(contains(c, "TG_BACKEND_CPU, \"\", 10, tg_features_c_avx2, "
+                          "tgv_gfixlib__mix__f32_causal0_D128__c_avx2, 0, 0, NULL},"));
+  // Selection per device through the CUDA runtime; a CUDA row runs on launch's device.
+  EXPECT_TRUE(contains(c, "tg_select_cached_gpu(mix_f32_variants, MIX_F32_N_VARIANTS, "
+                          "tg_instance, launch, mix_f32_cache, tg_cuda_device_cc);"));
+  EXPECT_TRUE(contains(c, "return tg_cuda_run(&mix_f32_variants[tg_v], launch, &tg_args);"));
+  EXPECT_TRUE(contains(c, "tg_select_variant_gpu(mix_f32_variants, MIX_F32_N_VARIANTS, "
+                          "tg_instance, launch, tg_cpu_has, tg_cuda_device_cc, out->reason, "
+                          "sizeof out->reason);"));
+  EXPECT_TRUE(contains(c, "tg_status gfixlib_mix_f32_desc(const tg_launch* launch,"));
+  EXPECT_TRUE(contains(c, "return tg_cuda_describe(&mix_f32_variants[tg_v], launch, &tg_args, "
+                          "out);"));
+
+  std::string h = dispatch::emit_header(fixture::make_fixture_gpu_library(k));
+  EXPECT_TRUE(contains(h, "#include \"tilegen/variant.h\"")); // tg_gpu_launch_desc
+  EXPECT_TRUE(contains(h, " * Targets: sm_80, sm_90, c, c_avx2."));
+  EXPECT_TRUE(contains(h, "int causal,\n                               tg_gpu_launch_desc* out);"))
+      << h;
+  EXPECT_TRUE(contains(h, "launch->device = -1, the CPU variant runs (host pointers)"));
+}
+
+TEST(DispatchEmitter, WgslTargetsAreNotPartOfTheCLibrary) {
+  // The WGSL rows of the target table (filled by the WGSL backend); a fake row if none yet.
+  Target wgsl;
+  wgsl.name = "wgsl_fake";
+  wgsl.backend = Backend::WGSL;
+  for (const auto& t : all_targets())
+    if (t.backend == Backend::WGSL)
+      wgsl = t;
+  ir::Kernel k = fixture::make_fixture_kernel();
+  dispatch::Library lib = fixture::make_fixture_library(k);
+  std::string plain_c = dispatch::emit_dispatch_source(lib);
+  std::string plain_h = dispatch::emit_header(lib);
+  lib.targets.push_back(&wgsl);
+  EXPECT_EQ(dispatch::emit_dispatch_source(lib), plain_c);
+  EXPECT_EQ(dispatch::emit_header(lib), plain_h);
 }
 
 TEST(DispatchEmitter, Deterministic) {

@@ -40,6 +40,23 @@ int main(int argc, char** argv) {
       fakes << "int " << fn << "(const tg_launch* launch, const tg_variant_args* args) {\n"
             << "  record(\"" << fn << "\", launch, args);\n  return TG_OK;\n}\n";
     }
+  // The GPU library: its dispatch file and recording fakes for its CPU variants; the GPU
+  // variants are tests/unit/dispatch/GpuFixtureVariants.cu (hand-written, the CUDA ABI).
+  dispatch::Library glib = fixture::make_fixture_gpu_library(k);
+  std::ofstream(dir + "/gfixlib.h") << dispatch::emit_header(glib);
+  std::ofstream(dir + "/gfixlib_dispatch.c") << dispatch::emit_dispatch_source(glib);
+  std::ofstream gfakes(dir + "/gfixlib_cpu_fakes.c");
+  gfakes << "#include \"tilegen/variant.h\"\n\nconst char* gfix_last_cpu_variant = \"\";\n\n";
+  for (const auto& inst : glib.kernels[0].instances)
+    for (const Target* t : glib.targets) {
+      if (t->is_gpu())
+        continue;
+      std::string fn = dispatch::variant_function_name(glib.name, k, inst, *t);
+      gfakes << "int " << fn << "(const tg_launch* launch, const tg_variant_args* args) {\n"
+             << "  (void)launch;\n  (void)args;\n  gfix_last_cpu_variant = \"" << fn
+             << "\";\n  return TG_OK;\n}\n";
+    }
+
   std::ofstream(dir + "/fixlib_fakes.h")
       << "#include \"tilegen/variant.h\"\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"
       << "extern const char* fix_last_variant;\nextern tg_variant_args fix_last_args;\n"

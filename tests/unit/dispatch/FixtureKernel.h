@@ -61,4 +61,14 @@ inline dispatch::Library make_fixture_library(const ir::Kernel& k) {
   return lib;
 }
 
+// The same kernel in a library with GPU rows (CUDA sm_80 and sm_90, then the C fallbacks).
+inline dispatch::Library make_fixture_gpu_library(const ir::Kernel& k) {
+  dispatch::Library lib;
+  lib.name = "gfixlib";
+  for (const char* t : {"sm_80", "sm_90", "c", "c_avx2"})
+    lib.targets.push_back(find_target(t));
+  lib.kernels.push_back({&k, fixture_instances(), "fixture.yaml"});
+  return lib;
+}
+
 } // namespace tilegen::fixture
