@@ -22,7 +22,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   echo "build.sh: configure failed (log: $build/configure.log)" >&2
   exit 1
 }
-ninja -C "$build" tgb tgb_host_cost tgb_sanitize
+ninja -C "$build" tgb_shared tgb_host_cost tgb_sanitize
 
 dist=$build/dist
 rm -rf "$dist"

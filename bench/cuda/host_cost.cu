@@ -16,7 +16,7 @@
 // bit-identical to the dispatch call; and, for scale, a raw launch of an empty kernel.
 //
 //   tgb_host_cost [--json PATH] [--rounds N] [--batch N]
-#include "tgb_hc.h"
+#include "tgb.h"
 #include "tilegen/variant.h"
 
 #include <cuda_runtime.h>
@@ -66,29 +66,29 @@ std::vector<Case> cases() {
   return {
       {"softmax_bf16 64x1024", {kRows * kCols, kRows * kCols}, {kRows, kCols}, {}, {},
        [](const tg_launch* l, void* const* t) {
-         return tgb_hc_softmax_bf16(l, (const tg_bf16*)t[0], (tg_bf16*)t[1], kRows, kCols);
+         return tgb_softmax_bf16(l, (const tg_bf16*)t[0], (tg_bf16*)t[1], kRows, kCols);
        },
        [](const tg_launch* l, void* const* t, tg_selection* s) {
-         return tgb_hc_softmax_bf16_query(l, (const tg_bf16*)t[0], (tg_bf16*)t[1], kRows, kCols,
+         return tgb_softmax_bf16_query(l, (const tg_bf16*)t[0], (tg_bf16*)t[1], kRows, kCols,
                                           s);
        }},
       {"rmsnorm_bf16 64x1024", {kRows * kCols, kCols, kRows * kCols}, {kRows, kCols}, {kEps}, {},
        [](const tg_launch* l, void* const* t) {
-         return tgb_hc_rmsnorm_bf16(l, (const tg_bf16*)t[0], (const tg_bf16*)t[1], (tg_bf16*)t[2],
+         return tgb_rmsnorm_bf16(l, (const tg_bf16*)t[0], (const tg_bf16*)t[1], (tg_bf16*)t[2],
                                     kRows, kCols, kEps);
        },
        [](const tg_launch* l, void* const* t, tg_selection* s) {
-         return tgb_hc_rmsnorm_bf16_query(l, (const tg_bf16*)t[0], (const tg_bf16*)t[1],
+         return tgb_rmsnorm_bf16_query(l, (const tg_bf16*)t[0], (const tg_bf16*)t[1],
                                           (tg_bf16*)t[2], kRows, kCols, kEps, s);
        }},
       {"gemm_bf16 128^3", {kGemm * kGemm, kGemm * kGemm, kGemm * kGemm}, {kGemm, kGemm, kGemm},
        {}, {},
        [](const tg_launch* l, void* const* t) {
-         return tgb_hc_gemm_bf16(l, (const tg_bf16*)t[0], (const tg_bf16*)t[1], (tg_bf16*)t[2],
+         return tgb_gemm_bf16(l, (const tg_bf16*)t[0], (const tg_bf16*)t[1], (tg_bf16*)t[2],
                                  kGemm, kGemm, kGemm);
        },
        [](const tg_launch* l, void* const* t, tg_selection* s) {
-         return tgb_hc_gemm_bf16_query(l, (const tg_bf16*)t[0], (const tg_bf16*)t[1],
+         return tgb_gemm_bf16_query(l, (const tg_bf16*)t[0], (const tg_bf16*)t[1],
                                        (tg_bf16*)t[2], kGemm, kGemm, kGemm, s);
        }},
   };
