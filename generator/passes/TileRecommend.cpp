@@ -278,13 +278,13 @@ void report_over_budget(const Kernel& k, const Recommendation& r, const Target& 
                                         t.name + "': " + list_str(cands[i]) +
                                         (per ? " (from schedule.targets)" : ""));
   }
-  diag.note(loc, "of the " + std::to_string(r.configs.size()) +
-                     " configurations that satisfy the requirements, " + std::to_string(n_smem) +
-                     " exceed shared memory, " + std::to_string(n_threads) +
-                     " the thread limit, " + std::to_string(n_regs) +
-                     " the register estimate, and " + std::to_string(n_sm) +
-                     " need more registers than an SM has (threads x registers > " +
-                     std::to_string(g.regs_per_sm) + ")");
+  size_t n = r.configs.size();
+  diag.note(loc, std::to_string(n) + " configuration" + (n == 1 ? " meets" : "s meet") +
+                     " the requirements: " + std::to_string(n_smem) + " over shared memory, " +
+                     std::to_string(n_threads) + " over the thread limit, " +
+                     std::to_string(n_regs) + " over the register estimate, " +
+                     std::to_string(n_sm) + " over an SM's " + std::to_string(g.regs_per_sm) +
+                     " registers (threads x registers)");
 }
 
 } // namespace
