@@ -443,8 +443,8 @@ std::string format_recommendation(const Recommendation& r, const Target& t, size
     s += "\nclass " + c.shape.name + (c.shape.text.empty() ? "" : " (" + c.shape.text + ")") +
          ": shape " + c.shape.shape_str() + (c.shape.reachable ? "" : " (unreachable)") + "\n";
     char head[256];
-    std::snprintf(head, sizeof head, "%4s  %-40s %7s %5s %5s %7s %6s %5s %10s %10s %10s  %s\n",
-                  "rank", "config", "smem", "regs", "thr", "blocks", "blk/SM", "waves",
+    std::snprintf(head, sizeof head, "%4s  %-40s %7s %5s %5s %7s %-11s %5s %10s %10s %10s  %s\n",
+                  "rank", "config", "smem", "regs", "thr", "blocks", "blk/SM(lim)", "waves",
                   "traffic", "mem us", "comp us", "time us");
     s += head;
     size_t n = top == 0 ? c.ranked.size() : std::min(top, c.ranked.size());
@@ -453,12 +453,12 @@ std::string format_recommendation(const Recommendation& r, const Target& t, size
       const ResourceUse& u = r.configs[i].use;
       char line[512];
       std::snprintf(line, sizeof line,
-                    "%4zu  %-40s %7lld %5lld %5lld %7lld %3lld %-2s %5lld %10s %10.1f %10.1f  "
+                    "%4zu  %-40s %7lld %5lld %5lld %7lld %3lld %-7s %5lld %10s %10.1f %10.1f  "
                     "%.1f (%s)\n",
                     k + 1, r.config_str(i).c_str(), (long long)u.smem_bytes,
                     (long long)u.registers, (long long)u.threads, (long long)m.blocks,
                     (long long)m.blocks_per_sm,
-                    std::string(m.occupancy_limit).substr(0, 2).c_str(), (long long)m.waves,
+                    ("(" + std::string(m.occupancy_limit) + ")").c_str(), (long long)m.waves,
                     bytes_str(m.traffic_bytes).c_str(), m.mem_us, m.compute_us, m.time_us,
                     m.bound);
       s += line;

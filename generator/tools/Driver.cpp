@@ -8,6 +8,7 @@
 #include "dispatch/Naming.h"
 #include "emit/Emitter.h"
 #include "ir/IRPrinter.h"
+#include "passes/TileRecommend.h"
 #include "spec/Frontend.h"
 #include "support/InternalError.h"
 
@@ -285,14 +286,19 @@ int Driver::check(const Options& o) {
 int Driver::dump(const Options& o) {
   if (!require_specs(o))
     return 2;
-  if (o.stage != "ir" && o.stage != "instantiated") {
-    err_ << "tilegen: error: --stage must be 'ir' or 'instantiated'"
+  if (o.stage != "ir" && o.stage != "instantiated" && o.stage != "recommend") {
+    err_ << "tilegen: error: --stage must be 'ir', 'instantiated' or 'recommend'"
          << (o.stage.empty() ? "" : " (got '" + o.stage + "')") << "\n";
     return 2;
   }
   const Target* target = find_target(o.target.empty() ? "c" : o.target);
   if (!target) {
     err_ << "tilegen: error: unknown target '" << o.target << "'\n";
+    return 2;
+  }
+  if (o.stage == "recommend" && !target->is_gpu()) {
+    err_ << "tilegen: error: --stage=recommend ranks GPU configurations: give a GPU target, "
+            "e.g. --target=sm_90 (C targets use the largest-footprint rule)\n";
     return 2;
   }
   auto loaded = load(o.specs, o.lib);
@@ -313,6 +319,12 @@ int Driver::dump(const Options& o) {
         if (!o.instance.empty() && inst.name != o.instance)
           continue;
         found = true;
+        if (o.stage == "recommend") { // the GPU schedule rule's table (docs/recommend.md)
+          if (auto rec = passes::recommend(lk.kernel, inst.values, *target, diag_))
+            out_ << "kernel " << lk.kernel.name << " instance " << inst.name << "\n"
+                 << passes::format_recommendation(*rec, *target) << "\n";
+          continue;
+        }
         auto ik = passes::instantiate(lk.kernel, inst, *target, diag_);
         if (ik)
           out_ << ir::to_string(*ik, popts) << "\n";

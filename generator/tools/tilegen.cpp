@@ -26,7 +26,7 @@ usage: tilegen <command> [options] [SPEC...]
 commands:
   generate     write <lib>.h, <lib>_dispatch.c and one .c file per variant
   check        validate specs (parse, lower, instantiate for the targets); write nothing
-  dump         print the IR of a spec (--stage=ir|instantiated)
+  dump         print the IR of a spec (--stage=ir|instantiated), or the tile ranking (recommend)
   kernels      list the kernels of specs: type bindings, instances, public functions
   targets      list the targets tilegen knows
   outputs      print the names of the files `generate` would write (used by CMake)
@@ -62,11 +62,13 @@ options:
 Parses, checks and instantiates every kernel of every SPEC for the targets (default: all C
 targets) without writing anything. Exit 0 if all is well, 1 after printing the errors.
 )"},
-    {"dump", R"(usage: tilegen dump --stage=ir|instantiated [--target=T] [--instance=NAME] [--locs] SPEC...
+    {"dump", R"(usage: tilegen dump --stage=ir|instantiated|recommend [--target=T] [--instance=NAME] [--locs] SPEC...
 
   --stage=ir            the IR after the front end (one kernel per type binding)
   --stage=instantiated  after instantiation for --target (default c): tile constants chosen,
                         flags and value params bound, legalized for the target
+  --stage=recommend     GPU targets: every configuration's shared memory, registers and the
+                        analytic model's numbers per shape class, best first (docs/recommend.md)
   --instance=NAME       only this instance (e.g. f32, bf16_causal1_D128); default all
   --locs                append the spec location of each statement
 )"},
