@@ -1,0 +1,169 @@
+// ResourceEstimate: exact shared-memory numbers (the contract with the CUDA emitter) and the
+// register estimate, on the shipped gemm and flash_attention_fwd specs and small specs.
+#include "passes/ResourceEstimate.h"
+
+#include "passes/ScheduleResolver.h"
+#include "spec/Frontend.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+using namespace tilegen;
+using namespace tilegen::ir;
+
+namespace {
+
+Kernel shipped(const std::string& file, const std::string& type) {
+  std::ostringstream out;
+  DiagEngine diag(out);
+  auto ks = spec::load_kernels(std::string(TILEGEN_KERNELS_DIR) + "/" + file, diag);
+  EXPECT_TRUE(ks) << out.str();
+  for (auto& k : *ks)
+    if (k.type_suffix() == type)
+      return k;
+  ADD_FAILURE() << "no " << type << " binding in " << file;
+  return {};
+}
+
+Kernel from_text(const std::string& text) {
+  std::ostringstream out;
+  DiagEngine diag(out);
+  auto ks = spec::load_kernels_from_text("t.yaml", text, diag);
+  EXPECT_TRUE(ks) << out.str();
+  return ks->front();
+}
+
+// Instance values + one configuration, by name.
+VarMap bind(const Kernel& k, const std::map<std::string, int64_t>& inst,
+            const std::map<std::string, int64_t>& config) {
+  VarMap m = passes::instance_var_map(k, inst);
+  for (const auto& tc : k.tile_consts)
+    m[tc.var.get()] = make_i64(config.at(tc.var->name));
+  return m;
+}
+
+passes::ResourceUse estimate(const Kernel& k, const VarMap& m, const Target& t) {
+  std::ostringstream out;
+  DiagEngine diag(out);
+  auto r = passes::estimate_resources(k, m, t, diag);
+  EXPECT_TRUE(r) << out.str();
+  return r ? *r : passes::ResourceUse{};
+}
+
+const Target& sm(const char* name) { return *find_target(name); }
+
+TEST(ResourceEstimate, GemmBf16MultiBuffersPipelinedSharedTiles) {
+  Kernel k = shipped("gemm.yaml", "bf16");
+  auto m = bind(k, {}, {{"BM", 128}, {"BN", 128}, {"BK", 64}, {"stages", 4}, {"threads", 256}});
+  auto r = estimate(k, m, sm("sm_86"));
+  // A_s, B_s: 128*64*2 = 16384 B each, x 4 stages; no reduce.
+  ASSERT_EQ(r.smem_buffers.size(), 2u);
+  EXPECT_EQ(r.smem_buffers[0].name, "A_s");
+  EXPECT_EQ(r.smem_buffers[0].factor, 4);
+  EXPECT_EQ(r.smem_buffers[0].bytes, 65536);
+  EXPECT_EQ(r.smem_buffers[1].bytes, 65536);
+  EXPECT_EQ(r.reduce_scratch, 0);
+  EXPECT_EQ(r.smem_bytes, 131072);
+  EXPECT_EQ(r.smem_breakdown(), "A_s 4 \u00d7 16384 B, B_s 4 \u00d7 16384 B");
+  // acc: 128*128 f32 / 256 threads = 64 words; one k16 slice of a and b: (128 + 128) * 16
+  // halves / 2 / 256 = 8 words; + 40.
+  EXPECT_EQ(r.threads, 256);
+  EXPECT_EQ(r.fragment_words, 64);
+  EXPECT_EQ(r.operand_words, 8);
+  EXPECT_EQ(r.registers, 112);
+}
+
+TEST(ResourceEstimate, GemmF32AndStagesOneAndNoAsyncCopy) {
+  Kernel k = shipped("gemm.yaml", "f32");
+  auto m = bind(k, {}, {{"BM", 64}, {"BN", 128}, {"BK", 32}, {"stages", 3}, {"threads", 128}});
+  auto r = estimate(k, m, sm("sm_80"));
+  // A_s 64*32*4 = 8192 x 3, B_s 32*128*4 = 16384 x 3.
+  EXPECT_EQ(r.smem_bytes, 3 * 8192 + 3 * 16384);
+  EXPECT_EQ(r.operand_words, 0); // f32 gemm: FMA pipes, no mma operands
+  EXPECT_EQ(r.fragment_words, 64 * 128 / 128);
+
+  // A target without async copies single-buffers: F = 1.
+  Target plain = sm("sm_80");
+  plain.gpu.async_copy = AsyncCopy::None;
+  EXPECT_EQ(estimate(k, m, plain).smem_bytes, 8192 + 16384);
+  // stages = 1 is not a pipeline either.
+  auto m1 = bind(k, {}, {{"BM", 64}, {"BN", 128}, {"BK", 32}, {"stages", 1}, {"threads", 128}});
+  EXPECT_EQ(estimate(k, m1, sm("sm_80")).smem_bytes, 8192 + 16384);
+}
+
+TEST(ResourceEstimate, FlashAttentionD128) {
+  Kernel k = shipped("flash_attention_fwd.yaml", "bf16");
+  auto m = bind(k, {{"causal", 1}, {"D", 128}},
+                {{"BM", 128}, {"BN", 64}, {"stages", 2}, {"threads", 256}});
+  auto r = estimate(k, m, sm("sm_90"));
+  // Q_s is copied before the loop: 128*128*2 = 32768 once. K_s, V_s: 64*128*2 = 16384 x 2.
+  // Reduce scratch: 256/32 warps * 4 B * 128 (m_blk and l have BM elements) = 4096.
+  ASSERT_EQ(r.smem_buffers.size(), 3u);
+  EXPECT_EQ(r.smem_buffers[0].factor, 1);
+  EXPECT_EQ(r.smem_buffers[0].bytes, 32768);
+  EXPECT_EQ(r.smem_buffers[1].bytes, 32768);
+  EXPECT_EQ(r.smem_buffers[2].bytes, 32768);
+  EXPECT_EQ(r.reduce_scratch, 4096);
+  EXPECT_EQ(r.smem_bytes, 102400);
+  // s 8192 f32 / 256 = 32; p 8192 bf16 = 4096 words / 256 = 16; acc 16384 / 256 = 64;
+  // m, m_blk, l, alpha: 128 / 256 -> 1 each. Operands: QK^T (128+64)*16/2/256 = 6,
+  // PV (128+128)*16/2/256 = 8.
+  EXPECT_EQ(r.fragment_words, 32 + 16 + 64 + 4);
+  EXPECT_EQ(r.operand_words, 14);
+  EXPECT_EQ(r.registers, 116 + 14 + 40);
+}
+
+TEST(ResourceEstimate, FlashAttentionD64SmallTiles) {
+  Kernel k = shipped("flash_attention_fwd.yaml", "f16");
+  auto m = bind(k, {{"causal", 0}, {"D", 64}},
+                {{"BM", 64}, {"BN", 128}, {"stages", 2}, {"threads", 128}});
+  auto r = estimate(k, m, sm("sm_80"));
+  // Q_s 64*64*2 = 8192; K_s, V_s 128*64*2 = 16384 x 2 each; scratch 4 warps * 4 * 64 = 1024.
+  EXPECT_EQ(r.smem_bytes, 8192 + 2 * 32768 + 1024);
+}
+
+TEST(ResourceEstimate, EachBufferRoundsUpTo128Bytes) {
+  Kernel k = from_text(R"Y(kernel: odd
+summary: odd-sized shared tiles
+params: {M: dim}
+tensors:
+  X: {type: f16, shape: [M]}
+  Y: {type: f32, shape: [M], access: write}
+schedule:
+  n: [3, 64]
+grid: {bx: "cdiv(M, 64)"}
+threads: 32
+body:
+  - shared: {a: [f16, n, 5], b: [f32, 33]}
+  - fragment: {s: [f32, 5]}
+  - copy: {src: "X[bx * 64]", dst: b}
+  - reduce: {op: sum, src: a, dst: s, dim: 0}
+)Y");
+  auto r = estimate(k, bind(k, {}, {{"n", 3}}), sm("sm_89"));
+  // a: 3*5*2 = 30 -> 128; b: 33*4 = 132 -> 256; scratch: 1 warp * 4 B * 5 (s) = 20, not
+  // rounded.
+  ASSERT_EQ(r.smem_buffers.size(), 2u);
+  EXPECT_EQ(r.smem_buffers[0].bytes, 128);
+  EXPECT_EQ(r.smem_buffers[1].bytes, 256);
+  EXPECT_EQ(r.reduce_scratch, 20);
+  EXPECT_EQ(r.smem_bytes, 404);
+  EXPECT_EQ(r.smem_breakdown(),
+            "a 30 B (128 B aligned), b 132 B (256 B aligned), reduce scratch 20 B");
+  // 32 threads: s is 5 words over 32 threads -> 1.
+  EXPECT_EQ(r.fragment_words, 1);
+}
+
+TEST(ResourceEstimate, NonConstantExtentIsALocatedError) {
+  Kernel k = shipped("gemm.yaml", "f32");
+  VarMap m = passes::instance_var_map(k, {}); // tile constants left unbound
+  std::ostringstream out;
+  DiagEngine diag(out);
+  EXPECT_FALSE(passes::estimate_resources(k, m, sm("sm_80"), diag));
+  ASSERT_FALSE(diag.diagnostics().empty());
+  EXPECT_GT(diag.diagnostics()[0].loc.line, 0);
+  EXPECT_NE(out.str().find("is not a constant once the schedule is fixed"), std::string::npos)
+      << out.str();
+}
+
+} // namespace
