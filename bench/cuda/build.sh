@@ -22,7 +22,9 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   echo "build.sh: configure failed (log: $build/configure.log)" >&2
   exit 1
 }
-ninja -C "$build" tgb_shared tgb_host_cost tgb_sanitize
+ninja_targets=(tgb_shared tgb_sanitize)
+[[ $targets =~ (^|;)sm_ ]] && ninja_targets+=(tgb_host_cost)
+ninja -C "$build" "${ninja_targets[@]}"
 
 dist=$build/dist
 rm -rf "$dist"
@@ -32,7 +34,9 @@ header=$(find "$build/bench/cuda" -name 'tgb.h' -path '*tgb_tilegen*' | head -1)
 [[ -n $lib && -n $header ]] || { echo "build.sh: libtgb.so or tgb.h not found" >&2; exit 1; }
 cp "$lib" "$dist/libtgb.so"
 cp "$header" "$dist/tgb.h"
-cp "$build/bench/cuda/tgb_host_cost" "$build/bench/cuda/tgb_sanitize" "$dist/"
+cp "$build/bench/cuda/tgb_sanitize" "$dist/"
+# only if built now: a C-only build leaves an older host-cost binary where it was
+[[ " ${ninja_targets[*]} " == *" tgb_host_cost "* ]] && cp "$build/bench/cuda/tgb_host_cost" "$dist/"
 gomp=$(gcc -print-file-name=libgomp.so.1)
 [[ -f $gomp ]] && cp -L "$gomp" "$dist/fallback/"
 
@@ -44,10 +48,15 @@ cuobjdump=$(dirname "$nvcc")/cuobjdump
   echo "nvcc: $("$nvcc" --version | tail -1)"
   echo
   for f in libtgb.so tgb_host_cost tgb_sanitize; do
+    [[ -f $dist/$f ]] || { echo "== $f: not built (no GPU target)"; continue; }
     echo "== $f ($(stat -c %s "$dist/$f") bytes)"
-    echo "-- device code (cuobjdump --list-elf / --list-ptx):"
-    "$cuobjdump" --list-elf "$dist/$f" 2>&1 | sed 's/^.*\.\(sm_[0-9a-z]*\)\..*$/\1/' | sort | uniq -c || true
-    "$cuobjdump" --list-ptx "$dist/$f" 2>&1 | sed 's/^.*\.\(sm_[0-9a-z]*\)\..*$/ptx \1/' | sort | uniq -c || true
+    if [[ -x $cuobjdump ]]; then
+      echo "-- device code (cuobjdump --list-elf / --list-ptx, counted by arch):"
+      "$cuobjdump" --list-elf "$dist/$f" 2>&1 | sed 's/^.*\.\(sm_[0-9a-z]*\)\..*$/\1/' | sort | uniq -c || true
+      "$cuobjdump" --list-ptx "$dist/$f" 2>&1 | sed 's/^.*\.\(sm_[0-9a-z]*\)\..*$/ptx \1/' | sort | uniq -c || true
+    else
+      echo "-- device code: no cuobjdump here (run_device.sh lists it on the device)"
+    fi
     echo "-- dynamic deps:"
     ldd "$dist/$f" 2>&1 | sed 's/ (0x[0-9a-f]*)//' || true
     echo "-- exported cuda* symbols: $(nm -D --defined-only "$dist/$f" 2>/dev/null | grep -c ' cuda' || true)"

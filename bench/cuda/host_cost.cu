@@ -1,9 +1,9 @@
 // tgb_host_cost: the host time of one call of a generated dispatch function against a raw
 // cudaLaunchKernel of the very kernel it launches (issue #3, point 10: <= 1.2x), in one binary.
 //
-// The raw launch comes from the variant's `_desc` twin (runtime/include/tilegen/variant.h):
-// the dispatch function's _query names the variant symbol, dlsym finds "<symbol>_desc" (this
-// executable is linked with -rdynamic), and the description it fills is launched as is. The
+// The raw launch comes from the dispatch function's `_desc` twin (<lib>_<kernel>_<types>_desc,
+// same arguments plus a tg_gpu_launch_desc*: the launch the call would perform, described;
+// runtime/include/tilegen/variant.h), filled once before the loop and launched as is. The
 // library is linked statically, so the kernel, the dispatch code and this file share one
 // cudart: a function registered with one cudart cannot be launched through another.
 //
@@ -20,7 +20,6 @@
 #include "tilegen/variant.h"
 
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -46,17 +45,16 @@ __global__ void empty_kernel() {}
 
 using DispatchFn = tg_status (*)(const tg_launch*, void* const* t);
 using QueryFn = tg_status (*)(const tg_launch*, void* const* t, tg_selection*);
+using DescFn = tg_status (*)(const tg_launch*, void* const* t, tg_gpu_launch_desc*);
 
 // One measured call: the kernel's tensors (bf16, `elems` each; the last is the output) and
-// its arguments, both as the typed dispatch call and as the variant ABI's arrays.
+// its dispatch function, _query and _desc twins with the other arguments bound.
 struct Case {
   const char* name;
   std::vector<size_t> elems;
-  std::vector<int64_t> dims;
-  std::vector<double> scalars;
-  std::vector<int> flags;
   DispatchFn call;
   QueryFn query;
+  DescFn desc;
 };
 
 constexpr int64_t kRows = 64, kCols = 1024, kGemm = 128;
@@ -64,15 +62,18 @@ constexpr float kEps = 1e-5f;
 
 std::vector<Case> cases() {
   return {
-      {"softmax_bf16 64x1024", {kRows * kCols, kRows * kCols}, {kRows, kCols}, {}, {},
+      {"softmax_bf16 64x1024", {kRows * kCols, kRows * kCols},
        [](const tg_launch* l, void* const* t) {
          return tgb_softmax_bf16(l, (const tg_bf16*)t[0], (tg_bf16*)t[1], kRows, kCols);
        },
        [](const tg_launch* l, void* const* t, tg_selection* s) {
          return tgb_softmax_bf16_query(l, (const tg_bf16*)t[0], (tg_bf16*)t[1], kRows, kCols,
                                           s);
+       },
+       [](const tg_launch* l, void* const* t, tg_gpu_launch_desc* d) {
+         return tgb_softmax_bf16_desc(l, (const tg_bf16*)t[0], (tg_bf16*)t[1], kRows, kCols, d);
        }},
-      {"rmsnorm_bf16 64x1024", {kRows * kCols, kCols, kRows * kCols}, {kRows, kCols}, {kEps}, {},
+      {"rmsnorm_bf16 64x1024", {kRows * kCols, kCols, kRows * kCols},
        [](const tg_launch* l, void* const* t) {
          return tgb_rmsnorm_bf16(l, (const tg_bf16*)t[0], (const tg_bf16*)t[1], (tg_bf16*)t[2],
                                     kRows, kCols, kEps);
@@ -80,9 +81,12 @@ std::vector<Case> cases() {
        [](const tg_launch* l, void* const* t, tg_selection* s) {
          return tgb_rmsnorm_bf16_query(l, (const tg_bf16*)t[0], (const tg_bf16*)t[1],
                                           (tg_bf16*)t[2], kRows, kCols, kEps, s);
+       },
+       [](const tg_launch* l, void* const* t, tg_gpu_launch_desc* d) {
+         return tgb_rmsnorm_bf16_desc(l, (const tg_bf16*)t[0], (const tg_bf16*)t[1],
+                                         (tg_bf16*)t[2], kRows, kCols, kEps, d);
        }},
-      {"gemm_bf16 128^3", {kGemm * kGemm, kGemm * kGemm, kGemm * kGemm}, {kGemm, kGemm, kGemm},
-       {}, {},
+      {"gemm_bf16 128^3", {kGemm * kGemm, kGemm * kGemm, kGemm * kGemm},
        [](const tg_launch* l, void* const* t) {
          return tgb_gemm_bf16(l, (const tg_bf16*)t[0], (const tg_bf16*)t[1], (tg_bf16*)t[2],
                                  kGemm, kGemm, kGemm);
@@ -90,6 +94,10 @@ std::vector<Case> cases() {
        [](const tg_launch* l, void* const* t, tg_selection* s) {
          return tgb_gemm_bf16_query(l, (const tg_bf16*)t[0], (const tg_bf16*)t[1],
                                        (tg_bf16*)t[2], kGemm, kGemm, kGemm, s);
+       },
+       [](const tg_launch* l, void* const* t, tg_gpu_launch_desc* d) {
+         return tgb_gemm_bf16_desc(l, (const tg_bf16*)t[0], (const tg_bf16*)t[1],
+                                      (tg_bf16*)t[2], kGemm, kGemm, kGemm, d);
        }},
   };
 }
@@ -166,18 +174,11 @@ Result run_case(const Case& c, cudaStream_t s, int rounds, int batch, std::mt199
             "': " + sel.reason;
     return r;
   }
-  std::string desc_name = r.variant + "_desc";
-  auto desc_fn = (tg_gpu_desc_fn)dlsym(RTLD_DEFAULT, desc_name.c_str());
-  if (!desc_fn) {
-    r.why = "dlsym(" + desc_name + ") failed: " + (dlerror() ?: "?");
-    return r;
-  }
-  tg_variant_args args{t.data(), c.dims.data(), c.scalars.data(), c.flags.data()};
   static tg_gpu_launch_desc desc; // 1 KiB of params: not on the stack of every call
   std::memset(&desc, 0, sizeof desc);
-  int ds = desc_fn(&launch, &args, &desc);
+  tg_status ds = c.desc(&launch, t.data(), &desc);
   if (ds != TG_OK) {
-    r.why = desc_name + " returned " + tg_status_string((tg_status)ds);
+    r.why = std::string("_desc returned ") + tg_status_string(ds);
     return r;
   }
   dim3 grid(desc.grid[0], desc.grid[1], desc.grid[2]);
@@ -235,7 +236,7 @@ Result run_case(const Case& c, cudaStream_t s, int rounds, int batch, std::mt199
       c.query(&launch, t.data(), &sel);
     double t1 = now_us();
     for (int j = 0; j < batch; ++j)
-      desc_fn(&launch, &args, &desc);
+      c.desc(&launch, t.data(), &desc);
     double t2 = now_us();
     q.push_back((t1 - t0) / batch);
     dd.push_back((t2 - t1) / batch);

@@ -68,6 +68,8 @@ def parse_header(text):
                 params.append(Param(pname, "launch", ctypes.POINTER(TgLaunch)))
             elif star and ctype == "tg_selection":
                 params.append(Param(pname, "out", ctypes.POINTER(TgSelection)))
+            elif star and ctype == "tg_gpu_launch_desc":  # the _desc twin's output
+                params.append(Param(pname, "desc", ctypes.c_void_p))
             elif star:
                 if ctype not in _ELEM_TYPES:
                     raise ValueError(f"{name}: unknown tensor element type '{ctype}'")
@@ -104,19 +106,24 @@ class Library:
         mode = ctypes.RTLD_LOCAL
         if hasattr(os, "RTLD_DEEPBIND") and os.environ.get("TGB_DEEPBIND", "1") != "0":
             mode |= os.RTLD_DEEPBIND
-        self.dll = ctypes.CDLL(so_path, mode=mode)
+        self.dll = ctypes.CDLL(os.path.abspath(so_path), mode=mode)
         self.fns = {}
         for name, params in self.protos.items():
             fn = getattr(self.dll, name)
             fn.restype = ctypes.c_int
             fn.argtypes = [p.ctype for p in params]
             self.fns[name] = fn
-        st = self.dll.tg_status_string
-        st.restype, st.argtypes = ctypes.c_char_p, [ctypes.c_int]
-        self._status_string = st
+        # The runtime's tg_status_string is linked in only if the dispatch code uses it.
+        self._status_string = getattr(self.dll, "tg_status_string", None)
+        if self._status_string is not None:
+            self._status_string.restype = ctypes.c_char_p
+            self._status_string.argtypes = [ctypes.c_int]
 
     def status_string(self, s):
-        return self._status_string(s).decode()
+        name = STATUS_NAMES.get(s, f"status {s}")
+        if self._status_string is not None:
+            return f"{name} ({self._status_string(s).decode()})"
+        return name
 
     def function(self, kernel, types):
         return f"{self.lib}_{kernel}_{types}"
@@ -128,7 +135,7 @@ class Library:
         """[(kernel, types)] of every non-query function, in header order."""
         out = []
         for name in self.protos:
-            if name.endswith("_query") or not name.startswith(self.lib + "_"):
+            if name.endswith(("_query", "_desc")) or not name.startswith(self.lib + "_"):
                 continue
             kernel, _, types = name[len(self.lib) + 1:].rpartition("_")
             out.append((kernel, types))
@@ -139,7 +146,7 @@ class Library:
 
     def _marshal(self, name, launch, values, sel=None):
         params = self.protos[name]
-        names = {p.name for p in params if p.kind not in ("launch", "out")}
+        names = {p.name for p in params if p.kind not in ("launch", "out", "desc")}
         extra = set(values) - names
         missing = names - set(values)
         if extra or missing:

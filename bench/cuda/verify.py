@@ -1,8 +1,9 @@
 """Verification of every kernel x type of a dispatch library against float64 references.
 
-Each case runs on fresh random inputs placed inside guarded buffers: 256 elements of 0xFF
-bytes (NaN in every float type) on each side, and the outputs pre-filled with the same bytes,
-so an unwritten output element is a NaN and an out-of-bounds write changes a guard. Inputs
+Each case runs on fresh random inputs placed inside guarded buffers: 256 elements of guard
+bytes on each side (0xFF, NaN in every float type, around outputs; 0xFE around inputs), and
+the outputs pre-filled with 0xFF, so an unwritten output element is a NaN and an
+out-of-bounds write changes a guard. Inputs
 are compared bitwise after the call (a kernel must not write them). Every case runs twice:
 with 16-byte-aligned tensors (the vectorized kernel) and with every tensor one element past
 that (the scalar kernel the variant falls back to; docs: SESSION2 "CUDA variant ABI").
@@ -16,9 +17,12 @@ GUARD = 256  # elements on each side
 
 
 class Guarded:
-    """A tensor of `shape` at element offset GUARD + off inside a 0xFF-filled byte buffer."""
+    """A tensor of `shape` at element offset GUARD + off inside a byte buffer filled with
+    `fill`: 0xFF (NaN in every float type) around and in outputs; 0xFE around inputs (huge
+    negative f32/bf16, NaN in f16), so that a kernel that reads past an input and copies what
+    it read past an output still changes the output's guard bytes (NaN payloads propagate)."""
 
-    def __init__(self, shape, types, device, off, init=None):
+    def __init__(self, shape, types, device, off, init=None, fill=0xFF):
         dtype = catalog.DTYPES[types]
         es = catalog.ELEM_BYTES[types]
         self.n = 1
@@ -26,7 +30,8 @@ class Guarded:
             self.n *= s
         self.es, self.lead = es, (GUARD + off) * es
         total = (self.n + 2 * GUARD + off) * es
-        self.raw = torch.full((total,), 0xFF, dtype=torch.uint8, device=device)
+        self.fill = fill
+        self.raw = torch.full((total,), fill, dtype=torch.uint8, device=device)
         typed = self.raw.view(dtype)
         self.t = typed[GUARD + off:GUARD + off + self.n].view(shape)
         if init is not None:
@@ -38,8 +43,8 @@ class Guarded:
 
     def guards_intact(self):
         tail = self.lead + self.n * self.es
-        return bool((self.raw[:self.lead] == 0xFF).all()) and \
-            bool((self.raw[tail:] == 0xFF).all())
+        return bool((self.raw[:self.lead] == self.fill).all()) and \
+            bool((self.raw[tail:] == self.fill).all())
 
     def unchanged(self):
         return bool(torch.equal(self.raw, self.snapshot))
@@ -52,7 +57,7 @@ def is_gpu_target(target):
 def run_case(api, kernel, types, shape, values, off, device, launch, gen):
     """Runs one call; returns a dict row (see ROW_KEYS)."""
     x = kernel.make_inputs(shape, types, device, gen)
-    ins = {n: Guarded(x[n].shape, types, device, off, x[n]) for n in x}
+    ins = {n: Guarded(x[n].shape, types, device, off, x[n], fill=0xFE) for n in x}
     outs = {n: Guarded(kernel.shape_of(e, shape), types, device, off) for n, e in kernel.outputs}
     args = {n: g.ptr() for n, g in list(ins.items()) + list(outs.items())}
     args.update(values)
