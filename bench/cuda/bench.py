@@ -233,6 +233,11 @@ def main():
     log(f"verification: {len(rows)} cases, {n_fail} failed, {time.time() - t0:.1f} s")
     with open(os.path.join(args.out, "verify.md"), "w") as f:
         f.write(verify.markdown_rows(rows) + "\n")
+    head = [f"# tilegen CUDA bench ({env.get('gpu', 'CPU self-test')}, {env['time_utc']} UTC)",
+            "", "## Verification (every kernel x type; full rows in verify.md)", "",
+            verify.markdown_summary(summary), ""]
+    with open(os.path.join(args.out, "summary.md"), "w") as f:  # rewritten at the end
+        f.write("\n".join(head + ["(timings not finished)", ""]))
 
     perf_res, perf_md = None, ""
     if use_gpu and not args.no_perf:
@@ -253,9 +258,7 @@ def main():
         except Exception as e:
             log(f"cannot read host-cost JSON {args.host_cost}: {e}")
 
-    out = [f"# tilegen CUDA bench ({env.get('gpu', 'CPU self-test')}, {env['time_utc']} UTC)",
-           "", "## Verification (every kernel x type; full rows in verify.md)", "",
-           verify.markdown_summary(summary), ""]
+    out = list(head)
     if perf_md:
         out += ["## Timings (median per call; ratio > 1 means ours is faster)", "", perf_md, ""]
     if use_gpu:

@@ -40,6 +40,13 @@ cp "$build/bench/cuda/tgb_sanitize" "$dist/"
 gomp=$(gcc -print-file-name=libgomp.so.1)
 [[ -f $gomp ]] && cp -L "$gomp" "$dist/fallback/"
 
+# Everything the library needs must resolve now, not at dlopen time on the device.
+if undefined=$(ldd -r "$dist/libtgb.so" 2>&1 | grep 'undefined symbol'); then
+  echo "$undefined" >&2
+  echo "build.sh: libtgb.so has undefined symbols" >&2
+  exit 1
+fi
+
 cuobjdump=$(dirname "$nvcc")/cuobjdump
 {
   echo "commit: $(git -C "$root" rev-parse HEAD) ($(git -C "$root" status --short | wc -l) changed files in the tree)"

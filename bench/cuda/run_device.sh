@@ -102,12 +102,16 @@ if [[ $mode == all || $mode == sanitize ]]; then
   else
     # One run per tool x kernel. The kernels of one tool run side by side (small shapes: the
     # sanitizers' host-side work, not the GPU, is what takes the time).
+    # racecheck instruments every shared-memory access (slow): the first shape of each
+    # kernel x type only (bench/cuda/sanitize.cpp puts the most telling one first).
     for tool in memcheck racecheck; do
       extra=()
+      shapes=()
       [[ $tool == memcheck ]] && extra=(--leak-check full)
+      [[ $tool == racecheck ]] && shapes=(--shapes "${TGB_RACECHECK_SHAPES:-1}")
       for k in $kernels; do
         step "$tool $k" 240 "$OUT/sanitize_${tool}_$k.log" "$sanitizer" --tool "$tool" \
-          "${extra[@]}" --error-exitcode 99 "$dist/tgb_sanitize" "$k" &
+          "${extra[@]}" --error-exitcode 99 "$dist/tgb_sanitize" "${shapes[@]}" "$k" &
       done
       wait
     done
