@@ -1,13 +1,472 @@
-// The CUDA emitter (work in progress this session: replaced by the real emitter).
-#include "emit/Emitter.h"
+// CudaEmitter: file structure, expressions, the memory plan, barriers and control flow.
+// The ops that move and compute tiles are in CudaOps.cpp.
+#include "emit/CudaEmitter.h"
 
+#include "ir/IRPrinter.h"
 #include "support/InternalError.h"
+
+#include <cctype>
+#include <functional>
+#include <sstream>
 
 namespace tilegen::emit {
 
-std::string emit_cuda_variant(const ir::Kernel& k, const Target& target, const VariantInfo&) {
-  internal_error("the CUDA emitter is not written yet (kernel '" + k.name + "', target " +
-                 target.name + ")");
+using namespace ir;
+
+namespace {
+
+int64_t cint(const Expr& e) {
+  auto* i = e->as<IntImm>();
+  TG_ASSERT(i, "CUDA emitter: expected a constant, got " + to_string(e));
+  return i->value;
+}
+
+int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+int64_t elems(const Buffer& b) {
+  int64_t n = 1;
+  for (const auto& e : b.shape)
+    n *= cint(e);
+  return n;
+}
+
+void walk(const Stmt& s, const std::function<void(const Stmt&, const For*)>& f,
+          const For* loop = nullptr) {
+  if (!s)
+    return;
+  f(s, loop);
+  if (auto* q = s->as<Seq>())
+    for (const auto& c : q->stmts)
+      walk(c, f, loop);
+  else if (auto* fo = s->as<For>())
+    walk(fo->body, f, fo);
+  else if (auto* i = s->as<IfThenElse>()) {
+    walk(i->then_case, f, loop);
+    walk(i->else_case, f, loop);
+  }
+}
+
+} // namespace
+
+CudaEmitter::CudaEmitter(const Kernel& k, const Target& t, const VariantInfo& info,
+                         passes::LayoutPlan plan)
+    : k_(k), t_(t), info_(info), plan_(std::move(plan)) {
+  threads_ = cint(k.threads);
+}
+
+// ---- dialect tables ----------------------------------------------------------------------------
+
+std::string CudaEmitter::type_name(DType t) const {
+  if (t.is_16bit_float())
+    return "float"; // values are computed in f32 and rounded where the IR says so
+  return CFamilyPrinter::type_name(t);
+}
+
+std::string CudaEmitter::storage_type_name(DType t) const {
+  if (t == DType::bf16())
+    return "__nv_bfloat16";
+  if (t == DType::f16())
+    return "__half";
+  return CFamilyPrinter::type_name(t);
+}
+
+std::string CudaEmitter::inf_literal(DType t) const {
+  return t == DType::f64() ? "CUDART_INF" : "CUDART_INF_F";
+}
+std::string CudaEmitter::nan_literal(DType t) const {
+  return t == DType::f64() ? "CUDART_NAN" : "CUDART_NAN_F";
+}
+
+std::string CudaEmitter::math_name(Intrinsic fn, DType t) const {
+  const bool d = t == DType::f64();
+  switch (fn) {
+  case Intrinsic::Abs: return t.is_int() ? "" : (d ? "fabs" : "fabsf");
+  case Intrinsic::Exp: return d ? "exp" : "expf";
+  case Intrinsic::Exp2: return d ? "exp2" : "exp2f";
+  case Intrinsic::Log: return d ? "log" : "logf";
+  case Intrinsic::Log2: return d ? "log2" : "log2f";
+  case Intrinsic::Sqrt: return d ? "sqrt" : "sqrtf";
+  case Intrinsic::Rsqrt: return d ? "rsqrt" : "rsqrtf";
+  case Intrinsic::Tanh: return d ? "tanh" : "tanhf";
+  case Intrinsic::Erf: return d ? "erf" : "erff";
+  case Intrinsic::Floor: return d ? "floor" : "floorf";
+  case Intrinsic::Ceil: return d ? "ceil" : "ceilf";
+  }
+  return "";
+}
+
+std::string CudaEmitter::print_call(const Call* c, int& prec) {
+  if (c->fn == Intrinsic::Rsqrt)
+    return math_name(c->fn, c->type) + "(" + expr(c->args[0]) + ")";
+  return CFamilyPrinter::print_call(c, prec);
+}
+
+std::string CudaEmitter::print_cast(const Cast* c, int& prec) {
+  const DType to = c->type, from = c->value->type;
+  if (to.is_16bit_float() && to != from) {
+    std::string v = from == DType::f32() || from.is_16bit_float()
+                        ? expr(c->value)
+                        : "(float)" + expr(c->value, kUnary);
+    return need(to == DType::bf16() ? "tg_round_bf16" : "tg_round_f16") + "(" + v + ")";
+  }
+  return CFamilyPrinter::print_cast(c, prec);
+}
+
+std::string CudaEmitter::to_float(const std::string& v, DType t) const {
+  if (t == DType::bf16())
+    return "__bfloat162float(" + v + ")";
+  if (t == DType::f16())
+    return "__half2float(" + v + ")";
+  return v;
+}
+
+std::string CudaEmitter::from_float(const std::string& v, DType t) const {
+  if (t == DType::bf16())
+    return "__float2bfloat16_rn(" + v + ")";
+  if (t == DType::f16())
+    return "__float2half_rn(" + v + ")";
+  return v;
+}
+
+// ---- addressing --------------------------------------------------------------------------------
+
+const layout::FragmentLayout& CudaEmitter::frag(const Buffer* b) const {
+  auto it = plan_.fragments.find(b);
+  TG_ASSERT(it != plan_.fragments.end(), "CUDA emitter: fragment '" + b->name + "' has no layout");
+  return it->second;
+}
+
+std::string CudaEmitter::thread_coord(const layout::FragmentLayout& l, size_t d) const {
+  std::string s;
+  int64_t prod = 1;
+  for (const auto& m : l.thread_modes) {
+    if (m.stride[d] != 0 && m.size > 1) {
+      std::string digit = "tg_tid";
+      if (prod > 1)
+        digit = "(" + digit + " / " + std::to_string(prod) + ")";
+      if (prod * m.size < threads_)
+        digit = "(" + digit + " % " + std::to_string(m.size) + ")";
+      s += (s.empty() ? "" : " + ") + digit +
+           (m.stride[d] == 1 ? "" : " * " + std::to_string(m.stride[d]));
+    }
+    prod *= m.size;
+  }
+  return s.empty() ? "0" : s;
+}
+
+std::string CudaEmitter::reg_coord(const layout::FragmentLayout& l, size_t d,
+                                   const std::string& r) const {
+  std::string s;
+  int64_t prod = 1;
+  for (const auto& m : l.regs[d]) {
+    if (m.size > 1) {
+      std::string digit = r;
+      if (prod > 1)
+        digit = "(" + digit + " / " + std::to_string(prod) + ")";
+      if (prod * m.size < l.regs_of_dim(d))
+        digit = "(" + digit + " % " + std::to_string(m.size) + ")";
+      s += (s.empty() ? "" : " + ") + digit +
+           (m.stride == 1 ? "" : " * " + std::to_string(m.stride));
+    }
+    prod *= m.size;
+  }
+  return s.empty() ? "0" : s;
+}
+
+std::string CudaEmitter::replica_leader(const layout::FragmentLayout& l) const {
+  std::string s;
+  int64_t prod = 1;
+  for (const auto& m : l.thread_modes) {
+    bool moves = false;
+    for (int64_t st : m.stride)
+      moves = moves || st != 0;
+    if (!moves && m.size > 1) {
+      std::string digit = prod > 1 ? "(tg_tid / " + std::to_string(prod) + ")" : "tg_tid";
+      s += (s.empty() ? "" : " && ") + digit + " % " + std::to_string(m.size) + " == 0";
+    }
+    prod *= m.size;
+  }
+  return s;
+}
+
+std::string CudaEmitter::fragment_reg(const Buffer* b, const std::vector<Expr>& idx) {
+  const auto& l = frag(b);
+  std::string r;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    auto* v = idx[d]->as<VarRef>();
+    TG_ASSERT(v && var_regs_.count(v->var.get()),
+              "CUDA emitter: fragment '" + b->name + "' indexed outside its parallel loop");
+    const VarRegs& vr = var_regs_.at(v->var.get());
+    TG_ASSERT(vr.count == l.regs_of_dim(d), "CUDA emitter: register count mismatch on " + b->name);
+    if (r.empty() || r == "0")
+      r = vr.count == 1 ? "0" : vr.counter;
+    else
+      r = "(" + r + ") * " + std::to_string(vr.count) + (vr.count == 1 ? "" : " + " + vr.counter);
+  }
+  return name(b->name) + "[" + (r.empty() ? "0" : r) + "]";
+}
+
+std::string CudaEmitter::shared_ptr(const Buffer* b) {
+  const SharedSlot& s = slots_.at(b);
+  std::string p = "((" + storage_type_name(b->dtype) + "*)(tg_smem + " + std::to_string(s.offset) + "))";
+  auto it = stage_expr_.find(b);
+  if (s.stages > 1 && it != stage_expr_.end())
+    p = "(" + p + " + (" + it->second + ") * " + std::to_string(s.stage_elems) + ")";
+  return p;
+}
+
+std::string CudaEmitter::shared_offset(const Buffer* b, const std::string& row,
+                                       const std::string& col) {
+  const SharedSlot& s = slots_.at(b);
+  std::string lin = "(" + row + ") * " + std::to_string(s.cols) + " + (" + col + ")";
+  auto it = plan_.swizzles.find(b);
+  if (it == plan_.swizzles.end() || it->second.B == 0)
+    return lin;
+  const auto& sw = it->second;
+  return need("tg_swizzle") + "<" + std::to_string(sw.B) + ", " + std::to_string(sw.M) + ", " +
+         std::to_string(sw.S) + ">(" + lin + ")";
+}
+
+std::string CudaEmitter::global_index(const Buffer& b, const std::vector<std::string>& idx) {
+  std::string s;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    if (d == 0)
+      s = "(int64_t)(" + idx[0] + ")";
+    else
+      s = "(" + s + ") * " + expr(b.shape[d], kMul) + " + (" + idx[d] + ")";
+  }
+  return s.empty() ? "0" : s;
+}
+
+std::string CudaEmitter::global_in_bounds(const Buffer& b, const std::vector<std::string>& idx) {
+  std::string s;
+  for (size_t d = 0; d < idx.size(); ++d)
+    s += (d ? " && " : "") + need("tg_inb") + "(" + idx[d] + ", " + expr(b.shape[d]) + ")";
+  return s.empty() ? "true" : s;
+}
+
+std::string CudaEmitter::print_load(const Load* l, int& prec) {
+  const Buffer& b = *l->buffer;
+  switch (b.scope) {
+  case MemScope::Fragment: {
+    std::string r = fragment_reg(&b, l->indices);
+    return b.dtype.is_16bit_float() ? to_float(r, b.dtype) : r;
+  }
+  case MemScope::Local: {
+    std::vector<std::string> idx;
+    for (const auto& i : l->indices)
+      idx.push_back(expr(i));
+    std::string lin = idx.empty() ? "0" : idx[0];
+    for (size_t d = 1; d < idx.size(); ++d)
+      lin = "(" + lin + ") * " + std::to_string(cint(b.shape[d])) + " + " + idx[d];
+    return to_float(name(b.name) + "[" + lin + "]", b.dtype);
+  }
+  case MemScope::Shared: {
+    std::string row = l->indices.size() >= 2 ? expr(l->indices[l->indices.size() - 2]) : "0";
+    std::string col = expr(l->indices.back());
+    return to_float(shared_ptr(&b) + "[" + shared_offset(&b, row, col) + "]", b.dtype);
+  }
+  case MemScope::Global: {
+    std::vector<std::string> idx;
+    for (const auto& i : l->indices)
+      idx.push_back(expr(i));
+    prec = kCond;
+    std::string zero = b.dtype.is_float() ? "0.0f" : "0";
+    return "(" + global_in_bounds(b, idx) + " ? " +
+           to_float(name(b.name) + "[" + global_index(b, idx) + "]", b.dtype) + " : " + zero + ")";
+  }
+  }
+  internal_error("CUDA emitter: load from an unknown scope");
+}
+
+// ---- memory plan (docs/cuda-backend.md "Shared memory") -------------------------------------
+
+void CudaEmitter::plan_memory() {
+  // Stage factor: a shared buffer filled by a global copy inside a pipelined loop holds
+  // `stages` copies where the target copies asynchronously.
+  std::map<const Buffer*, int64_t> factor;
+  walk(k_.body, [&](const Stmt& s, const For* loop) {
+    auto* c = s->as<Copy>();
+    if (!c || !loop || !loop->pipelined() || c->src.buffer->scope != MemScope::Global ||
+        c->dst.buffer->scope != MemScope::Shared || t_.gpu.async_copy == AsyncCopy::None)
+      return;
+    int64_t st = cint(loop->stages);
+    if (st >= 2)
+      factor[c->dst.buffer.get()] = std::max(factor[c->dst.buffer.get()], st);
+  });
+  int64_t off = 0, max_reduce = 0, stage_scratch = 0;
+  walk(k_.body, [&](const Stmt& s, const For*) {
+    if (auto* a = s->as<Alloc>()) {
+      const Buffer& b = *a->buffer;
+      if (b.scope != MemScope::Shared)
+        return;
+      SharedSlot slot;
+      slot.stage_elems = elems(b);
+      slot.stages = factor.count(&b) ? factor[&b] : 1;
+      slot.cols = cint(b.shape.back());
+      slot.rows = slot.stage_elems / slot.cols;
+      slot.offset = off;
+      off += round_up(slot.stage_elems * b.dtype.bytes() * slot.stages, 128);
+      slots_[&b] = slot;
+    } else if (auto* r = s->as<Reduce>()) {
+      max_reduce = std::max(max_reduce, elems(*r->dst));
+    } else if (auto* g = s->as<Gemm>()) {
+      auto it = plan_.gemms.find(s.get());
+      if (it != plan_.gemms.end() && it->second.a_staged)
+        stage_scratch = std::max(stage_scratch, elems(*g->a) * 4);
+    }
+  });
+  reduce_scratch_offset_ = off;
+  off += round_up((threads_ / 32) * 4 * max_reduce, 128);
+  stage_scratch_offset_ = off;
+  off += round_up(stage_scratch, 128);
+  smem_bytes_ = off;
+}
+
+// ---- barriers ----------------------------------------------------------------------------------
+
+void CudaEmitter::barrier() {
+  if (async_pending_) {
+    line(need("tg_cp_async_wait") + "<0>();");
+    async_pending_ = false;
+  }
+  line("__syncthreads();");
+  smem_dirty_ = smem_read_ = false;
+}
+
+void CudaEmitter::before_shared_read() {
+  if (smem_dirty_ || async_pending_)
+    barrier();
+  smem_read_ = true;
+}
+
+void CudaEmitter::before_shared_write() {
+  if (smem_read_)
+    barrier();
+  smem_dirty_ = true;
+}
+
+// ---- statements --------------------------------------------------------------------------------
+
+void CudaEmitter::op_comment(const Stmt& s) {
+  std::string what = stmt_kind_name(s->kind);
+  for (auto& ch : what)
+    ch = static_cast<char>(std::tolower(ch));
+  if (s->loc.line > 0)
+    line("// " + info_.spec_path + ":" + std::to_string(s->loc.line) + ": " + what);
+}
+
+void CudaEmitter::stmt(const Stmt& s) {
+  if (!s)
+    return;
+  switch (s->kind) {
+  case StmtKind::Seq:
+    for (const auto& c : s->as<Seq>()->stmts)
+      stmt(c);
+    return;
+  case StmtKind::Alloc: {
+    const Buffer& b = *s->as<Alloc>()->buffer;
+    if (b.scope == MemScope::Shared) {
+      const SharedSlot& sl = slots_.at(&b);
+      auto sw = plan_.swizzles.count(&b) ? plan_.swizzles.at(&b).str() : "none";
+      line("// shared " + b.name + ": [" + std::to_string(sl.rows) + ", " + std::to_string(sl.cols) +
+           "] " + b.dtype.name() + " x " + std::to_string(sl.stages) + " stage(s) at byte " +
+           std::to_string(sl.offset) + ", swizzle " + sw);
+    } else if (b.scope == MemScope::Fragment) {
+      const auto& l = frag(&b);
+      line("// fragment " + b.name + ": " + l.origin);
+      line("//   " + l.str());
+      line(storage_type_name(b.dtype) + " " + name(b.name) + "[" + std::to_string(l.num_regs()) +
+           "];");
+    } else {
+      line(storage_type_name(b.dtype) + " " + name(b.name) + "[" + std::to_string(elems(b)) + "];");
+    }
+    return;
+  }
+  case StmtKind::Fill: op_comment(s); emit_fill(s->as<Fill>()); return;
+  case StmtKind::Copy: op_comment(s); emit_copy(s->as<Copy>()); return;
+  case StmtKind::Gemm: op_comment(s); emit_gemm(s, s->as<Gemm>()); return;
+  case StmtKind::Reduce: op_comment(s); emit_reduce(s->as<Reduce>()); return;
+  case StmtKind::Parallel: op_comment(s); emit_parallel(s->as<Parallel>()); return;
+  case StmtKind::AtomicAdd: op_comment(s); emit_atomic_add(s->as<AtomicAdd>()); return;
+  case StmtKind::LetStmt: {
+    auto* l = s->as<LetStmt>();
+    line("const " + type_name(l->var->type) + " " + name(l->var->name) + " = " + expr(l->value) +
+         ";");
+    return;
+  }
+  case StmtKind::For: op_comment(s); emit_for(s->as<For>()); return;
+  case StmtKind::IfThenElse: {
+    auto* i = s->as<IfThenElse>();
+    // Uniform condition: every thread takes the same branch, so barriers inside are legal.
+    // Merge the barrier state conservatively: both paths end with a barrier if they touch
+    // shared memory.
+    open("if (" + expr(i->cond) + ")");
+    stmt(i->then_case);
+    if (smem_dirty_ || smem_read_ || async_pending_)
+      barrier();
+    if (i->else_case) {
+      close("} else {");
+      ++indent_;
+      stmt(i->else_case);
+      if (smem_dirty_ || smem_read_ || async_pending_)
+        barrier();
+    }
+    close();
+    return;
+  }
+  case StmtKind::Store: internal_error("CUDA emitter: a store outside a parallel loop");
+  }
+}
+
+void CudaEmitter::emit_for(const For* f) {
+  // A loop whose body fills shared buffers from global memory is software-pipelined.
+  bool producer = false;
+  walk(f->body, [&](const Stmt& s, const For*) {
+    if (auto* c = s->as<Copy>())
+      producer = producer || (c->src.buffer->scope == MemScope::Global &&
+                              c->dst.buffer->scope == MemScope::Shared);
+  });
+  if (producer) {
+    emit_pipelined(f, f->pipelined() ? cint(f->stages) : 1);
+    return;
+  }
+  // Entering and leaving a loop: shared state must be settled at both ends of each trip.
+  if (smem_dirty_ || async_pending_)
+    barrier();
+  std::string v = name(f->var->name);
+  open("for (int64_t " + v + " = " + expr(f->start) + "; " + v + " < " + expr(f->start, kAdd) +
+       " + " + expr(f->extent, kMul) + "; ++" + v + ")");
+  bool read_before = smem_read_;
+  stmt(f->body);
+  if (smem_dirty_ || smem_read_ || async_pending_)
+    barrier();
+  smem_read_ = read_before;
+  close();
+}
+
+std::string CudaEmitter::header_comment() const {
+  std::ostringstream os;
+  os << "// " << k_.name << " (" << k_.type_suffix() << ") for " << t_.name << ": " << t_.summary
+     << "\n// Spec: " << info_.spec_path << ":" << k_.loc.line << ". " << k_.summary << "\n";
+  for (const auto& n : k_.notes)
+    os << "// " << n << "\n";
+  for (const auto& n : plan_.notes)
+    os << "// " << n << "\n";
+  os << "// Dynamic shared memory: " << smem_bytes_ << " bytes; " << threads_
+     << " threads per block.\n";
+  return os.str();
+}
+
+std::string emit_cuda_variant(const Kernel& k, const Target& target, const VariantInfo& info) {
+  TG_ASSERT(target.backend == Backend::CUDA, "emit_cuda_variant: '" + target.name + "' is not CUDA");
+  TG_ASSERT(!k.target.empty(), "emit_cuda_variant: kernel '" + k.name + "' is not instantiated");
+  std::ostringstream err;
+  DiagEngine diag(err);
+  auto plan = passes::infer_layouts(k, target, diag);
+  TG_ASSERT(plan.has_value(), "layout inference failed after instantiation accepted the kernel:\n" +
+                                  err.str());
+  return CudaEmitter(k, target, info, std::move(*plan)).run();
 }
 
 } // namespace tilegen::emit

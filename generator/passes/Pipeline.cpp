@@ -5,6 +5,7 @@
 #include "ir/IRVerifier.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
+#include "passes/LayoutInference.h"
 #include "passes/LegalizeC.h"
 #include "passes/ScheduleResolver.h"
 #include "support/InternalError.h"
@@ -112,6 +113,11 @@ std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const T
   // Rewrite what the backend lacks, then fold what the rewrite exposed.
   out = simplify(legalize_for(out, target));
   check(out, "legalization", true);
+
+  // GPU targets: thread mappings and swizzles must exist before anything is written (the
+  // emitter recomputes the same plan; a conflict is a located user error here).
+  if (target.is_gpu() && !infer_layouts(out, target, diag))
+    return std::nullopt;
   return out;
 }
 

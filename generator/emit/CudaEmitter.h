@@ -1,0 +1,110 @@
+// CudaEmitter: the CUDA dialect of CFamilyPrinter. One object prints one .cu variant file:
+// a kernel template instantiated twice (16-byte vectorized global accesses, or scalar ones
+// for unaligned tensors), and the host entry points of the variant ABI (.agents contract,
+// docs/cuda-backend.md). Decisions come from passes: fragment layouts, gemm instructions and
+// swizzles from LayoutInference; the shared-memory plan and the pipelines are computed here
+// from the target table (stage multi-buffering, cp.async groups, barriers).
+#pragma once
+
+#include "emit/CFamilyPrinter.h"
+#include "emit/Emitter.h"
+#include "passes/LayoutInference.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tilegen::emit {
+
+class CudaEmitter : public CFamilyPrinter {
+public:
+  CudaEmitter(const ir::Kernel& k, const Target& t, const VariantInfo& info,
+              passes::LayoutPlan plan);
+  std::string run();
+
+protected:
+  std::string type_name(ir::DType t) const override;
+  std::string storage_type_name(ir::DType t) const override;
+  std::string inf_literal(ir::DType t) const override;
+  std::string nan_literal(ir::DType t) const override;
+  std::string math_name(ir::Intrinsic fn, ir::DType t) const override;
+  std::string print_load(const ir::Load* l, int& prec) override;
+  std::string print_cast(const ir::Cast* c, int& prec) override;
+  std::string print_call(const ir::Call* c, int& prec) override;
+
+private:
+  // ---- memory plan -------------------------------------------------------------------------
+  struct SharedSlot {
+    int64_t offset = 0;      // bytes from the start of dynamic shared memory
+    int64_t stage_elems = 0; // elements of one stage
+    int64_t stages = 1;
+    int64_t rows = 1, cols = 1; // logical 2-D view (rank-1: one row)
+  };
+  void plan_memory();
+  std::map<const ir::Buffer*, SharedSlot> slots_;
+  int64_t reduce_scratch_offset_ = 0, stage_scratch_offset_ = 0, smem_bytes_ = 0;
+
+  // ---- statements --------------------------------------------------------------------------
+  void stmt(const ir::Stmt& s);
+  void op_comment(const ir::Stmt& s);
+  void emit_for(const ir::For* f);
+  void emit_pipelined(const ir::For* f, int64_t stages);
+  void emit_fill(const ir::Fill* f);
+  void emit_copy(const ir::Copy* c);
+  void copy_global_to_shared(const ir::Copy* c, bool async);
+  void copy_global_fragment(const ir::Copy* c, bool load);
+  void copy_fragment_fragment(const ir::Copy* c);
+  void copy_shared_fragment(const ir::Copy* c, bool load);
+  void emit_gemm(const ir::Stmt& s, const ir::Gemm* g);
+  void gemm_mma(const ir::Gemm* g, const passes::GemmPlan& p);
+  void gemm_simt(const ir::Gemm* g, const passes::GemmPlan& p);
+  void emit_reduce(const ir::Reduce* r);
+  void emit_parallel(const ir::Parallel* p);
+  void parallel_body(const ir::Stmt& s);
+  void emit_atomic_add(const ir::AtomicAdd* a);
+
+  // Barrier bookkeeping: shared memory written / read since the last __syncthreads, and
+  // cp.async groups not yet waited for.
+  void before_shared_read();
+  void before_shared_write();
+  void barrier();
+  bool smem_dirty_ = false, smem_read_ = false, async_pending_ = false;
+
+  // ---- addressing --------------------------------------------------------------------------
+  // Element offset (swizzled, stage included) of shared buffer b at logical (row, col) given
+  // as C expressions of type int.
+  std::string shared_offset(const ir::Buffer* b, const std::string& row, const std::string& col);
+  std::string shared_ptr(const ir::Buffer* b); // base pointer of the current stage
+  std::string global_index(const ir::Buffer& b, const std::vector<std::string>& idx);
+  std::string global_in_bounds(const ir::Buffer& b, const std::vector<std::string>& idx);
+  std::string to_float(const std::string& storage_value, ir::DType t) const;
+  std::string from_float(const std::string& float_value, ir::DType t) const;
+
+  // Fragment register access inside a parallel: var -> (register counter, R).
+  struct VarRegs {
+    std::string counter;
+    int64_t count;
+  };
+  std::map<const ir::Var*, VarRegs> var_regs_;
+  std::string fragment_reg(const ir::Buffer* b, const std::vector<ir::Expr>& idx);
+  const layout::FragmentLayout& frag(const ir::Buffer* b) const;
+  // C expressions of a layout's thread part along dim d and of register counter r's part.
+  std::string thread_coord(const layout::FragmentLayout& l, size_t d) const;
+  std::string reg_coord(const layout::FragmentLayout& l, size_t d, const std::string& r) const;
+  std::string replica_leader(const layout::FragmentLayout& l) const; // "" if not replicated
+
+  std::string header_comment() const;
+  std::string helpers_source() const;
+  std::string host_source() const;
+
+  const ir::Kernel& k_;
+  const Target& t_;
+  VariantInfo info_;
+  passes::LayoutPlan plan_;
+  int64_t threads_ = 0;
+  std::map<const ir::Buffer*, std::string> stage_expr_; // current stage of multi-buffered bufs
+  int uid_ = 0;
+  std::string fresh(const std::string& base) { return base + std::to_string(uid_++); }
+};
+
+} // namespace tilegen::emit

@@ -1,0 +1,492 @@
+// CudaEmitter: pipelines, parallel loops, the kernel function, the host entry points and the
+// device helpers.
+#include "emit/CudaEmitter.h"
+
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+#include "support/InternalError.h"
+
+namespace tilegen::emit {
+
+using namespace ir;
+
+namespace {
+
+int64_t cint(const Expr& e) {
+  auto* i = e->as<IntImm>();
+  TG_ASSERT(i, "CUDA emitter: expected a constant, got " + to_string(e));
+  return i->value;
+}
+
+class SharedUse : public IRVisitor {
+public:
+  bool reads = false, writes = false;
+  std::vector<const Buffer*> fragments;
+
+protected:
+  void visit_Load(const Load* l) override {
+    reads = reads || l->buffer->scope == MemScope::Shared;
+    if (l->buffer->scope == MemScope::Fragment)
+      fragments.push_back(l->buffer.get());
+    IRVisitor::visit_Load(l);
+  }
+  void visit_Store(const Store* s) override {
+    writes = writes || s->buffer->scope == MemScope::Shared;
+    if (s->buffer->scope == MemScope::Fragment)
+      fragments.push_back(s->buffer.get());
+    IRVisitor::visit_Store(s);
+  }
+};
+
+bool is_producer(const Stmt& s) {
+  auto* c = s->as<Copy>();
+  return c && c->src.buffer->scope == MemScope::Global && c->dst.buffer->scope == MemScope::Shared;
+}
+
+} // namespace
+
+// ---- pipelined loops -------------------------------------------------------------------------
+//
+// The copies at the top level of the body that fill shared buffers from global memory are the
+// producers; the rest is the consumer. With S stages: a prologue issues iterations 0..S-2 (one
+// cp.async group each); iteration i first issues iteration i+S-1 into the stage consumed at
+// i-1, commits, waits until at most S-1 groups are in flight (iteration i's group is then
+// complete), synchronizes, consumes stage i % S, and synchronizes again so the next
+// iteration may overwrite it. Empty groups keep the count uniform in the tail.
+void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
+  std::vector<Stmt> body;
+  if (auto* q = f->body->as<Seq>())
+    body = q->stmts;
+  else
+    body = {f->body};
+  std::vector<Stmt> producers, consumers;
+  bool let_seen = false, hoistable = true;
+  for (const auto& s : body) {
+    if (s->as<LetStmt>())
+      let_seen = true;
+    if (is_producer(s)) {
+      hoistable = hoistable && !let_seen;
+      producers.push_back(s);
+    } else {
+      consumers.push_back(s);
+    }
+  }
+  // Producers nested deeper (inside an `if`) or after a `let` they might use are not hoisted.
+  if (producers.empty() || !hoistable) {
+    producers.clear();
+    consumers = body;
+    stages = 1;
+  }
+  const bool async = t_.gpu.async_copy == AsyncCopy::CpAsync;
+  if (!async)
+    stages = 1;
+  if (smem_dirty_ || smem_read_ || async_pending_)
+    barrier();
+  const std::string v = name(f->var->name);
+  const std::string S = std::to_string(stages);
+  auto issue = [&](const std::string& stage) {
+    for (const auto& p : producers) {
+      stage_expr_[p->as<Copy>()->dst.buffer.get()] = stage;
+      op_comment(p);
+      copy_global_to_shared(p->as<Copy>(), async);
+    }
+  };
+  open("");
+  line("const int64_t tg_n = " + expr(f->extent) + ";");
+  if (stages >= 2) {
+    line("// pipeline prologue: iterations 0.." + std::to_string(stages - 2) + " in flight");
+    for (int64_t s = 0; s + 1 < stages; ++s) {
+      open("if (" + std::to_string(s) + " < tg_n)");
+      line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + " + std::to_string(s) + ";");
+      issue(std::to_string(s));
+      close();
+      line(need("tg_cp_async_commit") + "();");
+    }
+  }
+  open("for (int64_t tg_it = 0; tg_it < tg_n; ++tg_it)");
+  if (stages >= 2) {
+    open("");
+    line("const int64_t tg_pf = tg_it + " + std::to_string(stages - 1) + ";");
+    open("if (tg_pf < tg_n)");
+    line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_pf;");
+    issue("tg_pf % " + S);
+    close();
+    close();
+    line(need("tg_cp_async_commit") + "();");
+    line(need("tg_cp_async_wait") + "<" + std::to_string(stages - 1) + ">();");
+    line("__syncthreads();");
+  } else if (!producers.empty()) {
+    line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_it;");
+    issue("0");
+    if (async)
+      line(need("tg_cp_async_commit") + "();");
+    line(need("tg_cp_async_wait") + "<0>();");
+    line("__syncthreads();");
+  }
+  open("");
+  line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_it;");
+  line("(void)" + v + ";");
+  for (const auto& p : producers)
+    stage_expr_[p->as<Copy>()->dst.buffer.get()] = stages >= 2 ? "tg_it % " + S : "0";
+  async_pending_ = smem_dirty_ = smem_read_ = false;
+  for (const auto& s : consumers)
+    stmt(s);
+  close();
+  line("__syncthreads();");
+  async_pending_ = smem_dirty_ = smem_read_ = false;
+  close();
+  if (stages >= 2)
+    line(need("tg_cp_async_wait") + "<0>();");
+  close();
+  for (const auto& p : producers)
+    stage_expr_.erase(p->as<Copy>()->dst.buffer.get());
+}
+
+// ---- parallel loops --------------------------------------------------------------------------
+
+void CudaEmitter::emit_parallel(const Parallel* p) {
+  SharedUse use;
+  use.visit(p->body);
+  if (use.writes)
+    before_shared_write();
+  else if (use.reads)
+    before_shared_read();
+  // The driver: a fragment indexed by every variable (else, for one variable, any fragment).
+  const Buffer* driver = nullptr;
+  std::vector<size_t> dim_of(p->vars.size(), 0);
+  class Finder : public IRVisitor {
+  public:
+    std::vector<std::pair<const Buffer*, std::vector<Expr>>> acc;
+
+  protected:
+    void visit_Load(const Load* l) override {
+      if (l->buffer->scope == MemScope::Fragment)
+        acc.push_back({l->buffer.get(), l->indices});
+      IRVisitor::visit_Load(l);
+    }
+    void visit_Store(const Store* s) override {
+      if (s->buffer->scope == MemScope::Fragment)
+        acc.push_back({s->buffer.get(), s->indices});
+      IRVisitor::visit_Store(s);
+    }
+  } finder;
+  finder.visit(p->body);
+  for (const auto& [b, idx] : finder.acc) {
+    std::vector<size_t> dims(p->vars.size(), SIZE_MAX);
+    for (size_t d = 0; d < idx.size(); ++d)
+      for (size_t v = 0; v < p->vars.size(); ++v)
+        if (auto* r = idx[d]->as<VarRef>(); r && r->var.get() == p->vars[v].get())
+          dims[v] = d;
+    bool all = true;
+    for (size_t d : dims)
+      all = all && d != SIZE_MAX;
+    if (all) {
+      driver = b;
+      dim_of = dims;
+      break;
+    }
+  }
+  TG_ASSERT(driver, "CUDA emitter: parallel loop at line " + std::to_string(p->loc.line) +
+                        " has no fragment indexed by all of its variables");
+  const auto& L = frag(driver);
+  open("");
+  for (size_t v = 0; v < p->vars.size(); ++v)
+    line("const int tg_t_" + name(p->vars[v]->name) + " = " + thread_coord(L, dim_of[v]) + ";");
+  for (size_t v = 0; v < p->vars.size(); ++v) {
+    std::string c = "tg_r_" + name(p->vars[v]->name);
+    int64_t R = L.regs_of_dim(dim_of[v]);
+    var_regs_[p->vars[v].get()] = {c, R};
+    line("#pragma unroll");
+    open("for (int " + c + " = 0; " + c + " < " + std::to_string(R) + "; ++" + c + ")");
+    line("const int64_t " + name(p->vars[v]->name) + " = tg_t_" + name(p->vars[v]->name) + " + " +
+         reg_coord(L, dim_of[v], c) + ";");
+  }
+  parallel_body(p->body);
+  for (size_t v = 0; v < p->vars.size(); ++v) {
+    close();
+    var_regs_.erase(p->vars[v].get());
+  }
+  close();
+}
+
+void CudaEmitter::parallel_body(const Stmt& s) {
+  if (!s)
+    return;
+  if (auto* q = s->as<Seq>()) {
+    for (const auto& c : q->stmts)
+      parallel_body(c);
+    return;
+  }
+  if (auto* l = s->as<LetStmt>()) {
+    line("const " + type_name(l->var->type) + " " + name(l->var->name) + " = " + expr(l->value) + ";");
+    return;
+  }
+  if (auto* i = s->as<IfThenElse>()) {
+    open("if (" + expr(i->cond) + ")");
+    parallel_body(i->then_case);
+    if (i->else_case) {
+      close("} else {");
+      ++indent_;
+      parallel_body(i->else_case);
+    }
+    close();
+    return;
+  }
+  auto* st = s->as<Store>();
+  TG_ASSERT(st, "CUDA emitter: unexpected statement in a parallel body");
+  const Buffer& b = *st->buffer;
+  std::string value = expr(st->value);
+  switch (b.scope) {
+  case MemScope::Fragment: {
+    std::string r = fragment_reg(&b, st->indices);
+    if (st->op == StoreOp::Add)
+      value = to_float(r, b.dtype) + " + " + expr(st->value, kAdd + 1);
+    line(r + " = " + from_float(value, b.dtype) + ";");
+    return;
+  }
+  case MemScope::Global: {
+    std::vector<std::string> idx;
+    for (const auto& i : st->indices)
+      idx.push_back(expr(i));
+    std::string at = name(b.name) + "[" + global_index(b, idx) + "]";
+    if (st->op == StoreOp::Add)
+      value = to_float(at, b.dtype) + " + " + expr(st->value, kAdd + 1);
+    line("if (" + global_in_bounds(b, idx) + ") " + at + " = " + from_float(value, b.dtype) + ";");
+    return;
+  }
+  case MemScope::Shared: {
+    std::string row = st->indices.size() >= 2 ? expr(st->indices[st->indices.size() - 2]) : "0";
+    std::string at = shared_ptr(&b) + "[" + shared_offset(&b, row, expr(st->indices.back())) + "]";
+    if (st->op == StoreOp::Add)
+      value = to_float(at, b.dtype) + " + " + expr(st->value, kAdd + 1);
+    line(at + " = " + from_float(value, b.dtype) + ";");
+    return;
+  }
+  case MemScope::Local: {
+    std::string lin = expr(st->indices[0]);
+    for (size_t d = 1; d < st->indices.size(); ++d)
+      lin = "(" + lin + ") * " + std::to_string(cint(b.shape[d])) + " + " + expr(st->indices[d]);
+    std::string at = name(b.name) + "[" + lin + "]";
+    if (st->op == StoreOp::Add)
+      value = to_float(at, b.dtype) + " + " + expr(st->value, kAdd + 1);
+    line(at + " = " + from_float(value, b.dtype) + ";");
+    return;
+  }
+  }
+}
+
+// ---- the file --------------------------------------------------------------------------------
+
+std::string CudaEmitter::helpers_source() const {
+  std::string s;
+  auto has = [&](const char* h) { return helpers_.count(h) > 0; };
+  s += "#define TG_DEV static __device__ __forceinline__\n";
+  s += "#define TG_HD static __host__ __device__ __forceinline__\n\n";
+  if (has("tg_inb"))
+    s += "/* 0 <= i < n, in one unsigned comparison (n >= 0). */\n"
+         "TG_HD bool tg_inb(int64_t i, int64_t n) { return (uint64_t)i < (uint64_t)n; }\n";
+  if (has("tg_round_bf16"))
+    s += "/* f32 rounded to the nearest bf16 value (ties to even), held as f32. */\n"
+         "TG_DEV float tg_round_bf16(float f) { return __bfloat162float(__float2bfloat16_rn(f)); }\n";
+  if (has("tg_round_f16"))
+    s += "/* f32 rounded to the nearest f16 value (ties to even), held as f32. */\n"
+         "TG_DEV float tg_round_f16(float f) { return __half2float(__float2half_rn(f)); }\n";
+  if (has("tg_swizzle"))
+    s += "/* Shared-memory XOR swizzle on element offsets: the 16-byte chunk index (bits M..M+B-1)\n"
+         " * is XORed with bits M+S..M+S+B-1 (layout/Layout.h). */\n"
+         "template <int B, int M, int S> TG_DEV int tg_swizzle(int o) {\n"
+         "  return o ^ (((o >> (M + S)) & ((1 << B) - 1)) << M);\n}\n";
+  if (has("tg_cp_async16"))
+    s += "/* 16-byte global -> shared copy, asynchronous; bytes past src_bytes are zero-filled. */\n"
+         "TG_DEV void tg_cp_async16(void* smem, const void* gmem, int src_bytes) {\n"
+         "  unsigned s = (unsigned)__cvta_generic_to_shared(smem);\n"
+         "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" ::\"r\"(s), \"l\"(gmem), \"r\"(src_bytes) : \"memory\");\n}\n";
+  if (has("tg_cp_async_commit") || has("tg_cp_async_wait"))
+    s += "TG_DEV void tg_cp_async_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\"); }\n"
+         "/* Waits until at most N committed groups are still in flight. */\n"
+         "template <int N> TG_DEV void tg_cp_async_wait() {\n"
+         "  asm volatile(\"cp.async.wait_group %0;\\n\" ::\"n\"(N) : \"memory\");\n}\n";
+  if (has("tg_ldmatrix_x4"))
+    s += "/* Four 8x8 b16 matrices from shared memory; lane l gives the row address of matrix l / 8. */\n"
+         "TG_DEV void tg_ldmatrix_x4(uint32_t (&r)[4], const void* p) {\n"
+         "  unsigned a = (unsigned)__cvta_generic_to_shared(p);\n"
+         "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\\n\"\n"
+         "               : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(a) : \"memory\");\n}\n";
+  if (has("tg_ldmatrix_x4_trans"))
+    s += "/* Like tg_ldmatrix_x4, each matrix transposed on the way. */\n"
+         "TG_DEV void tg_ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) {\n"
+         "  unsigned a = (unsigned)__cvta_generic_to_shared(p);\n"
+         "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\\n\"\n"
+         "               : \"=r\"(r[0]), \"=r\"(r[1]), \"=r\"(r[2]), \"=r\"(r[3]) : \"r\"(a) : \"memory\");\n}\n";
+  for (const char* ty : {"bf16", "f16"}) {
+    std::string n = std::string("tg_mma_") + ty;
+    if (has(n.c_str()))
+      s += "/* D = A * B + D, m16n8k16, " + std::string(ty) + " inputs, f32 accumulators. */\n"
+           "TG_DEV void " + n + "(float& d0, float& d1, float& d2, float& d3, const uint32_t (&a)[4],\n"
+           "                        uint32_t b0, uint32_t b1) {\n"
+           "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." + ty + "." + ty + ".f32 \"\n"
+           "               \"{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\\n\"\n"
+           "               : \"+f\"(d0), \"+f\"(d1), \"+f\"(d2), \"+f\"(d3)\n"
+           "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b0), \"r\"(b1));\n}\n";
+  }
+  if (has("tg_pack_bf16"))
+    s += "TG_DEV uint32_t tg_pack_bf16(__nv_bfloat16 lo, __nv_bfloat16 hi) {\n"
+         "  __nv_bfloat162 v = __halves2bfloat162(lo, hi);\n  return *reinterpret_cast<uint32_t*>(&v);\n}\n";
+  if (has("tg_pack_f16"))
+    s += "TG_DEV uint32_t tg_pack_f16(__half lo, __half hi) {\n"
+         "  __half2 v = __halves2half2(lo, hi);\n  return *reinterpret_cast<uint32_t*>(&v);\n}\n";
+  // Typed helpers of the shared printer (min/max/cdiv/floordiv/floormod/abs).
+  for (const auto& h : helpers_) {
+    auto us = h.rfind('_');
+    if (h.rfind("tg_", 0) != 0 || us == std::string::npos)
+      continue;
+    std::string op = h.substr(3, us - 3), ty = h.substr(us + 1);
+    std::string T = ty == "f32" ? "float" : ty == "f64" ? "double" : ty == "i64" ? "int64_t"
+                  : ty == "i32" ? "int32_t" : ty == "i8" ? "int8_t" : "";
+    if (T.empty())
+      continue;
+    std::string sig = "TG_HD " + T + " " + h;
+    if (op == "min")
+      s += sig + "(" + T + " a, " + T + " b) { return a < b ? a : b; }\n";
+    else if (op == "max")
+      s += sig + "(" + T + " a, " + T + " b) { return a > b ? a : b; }\n";
+    else if (op == "abs")
+      s += sig + "(" + T + " a) { return a < 0 ? -a : a; }\n";
+    else if (op == "cdiv")
+      s += sig + "(" + T + " a, " + T + " b) { " + T + " q = a / b; return q + ((a % b != 0) & ((a < 0) == (b < 0))); }\n";
+    else if (op == "floordiv")
+      s += sig + "(" + T + " a, " + T + " b) { " + T + " q = a / b; return q - ((a % b != 0) & ((a < 0) != (b < 0))); }\n";
+    else if (op == "floormod")
+      s += sig + "(" + T + " a, " + T + " b) { " + T + " r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n";
+  }
+  return s + "\n";
+}
+
+std::string CudaEmitter::run() {
+  plan_memory();
+  // Kernel body first: it records which helpers are needed.
+  out_.str("");
+  indent_ = 1;
+  line("extern __shared__ __align__(128) unsigned char tg_smem[];");
+  line("const int tg_tid = (int)threadIdx.x;");
+  line("(void)tg_smem; (void)tg_tid;");
+  for (const auto& t : k_.tensors) {
+    bool ro = t->access == Access::Read;
+    line(std::string(ro ? "const " : "") + storage_type_name(t->dtype) + "* __restrict__ " +
+         name(t->name) + " = tg_p." + name(t->name) + ";");
+  }
+  for (const auto& d : k_.dims)
+    if (d.var->kind == VarKind::Dim)
+      line("const int64_t " + name(d.var->name) + " = tg_p." + name(d.var->name) + ";");
+  for (const auto& s : k_.scalars)
+    line("const " + type_name(s->type) + " " + name(s->name) + " = tg_p." + name(s->name) + ";");
+  const char* axes[] = {"x", "y", "z"};
+  for (size_t i = 0; i < k_.grid.size(); ++i)
+    line("const int64_t " + name(k_.grid[i].index->name) + " = (int64_t)blockIdx." + axes[i] + ";");
+  stmt(k_.body);
+  std::string body = out_.str();
+
+  // Host-side expressions (grid extents, tensor shapes) use the same printer.
+  out_.str("");
+  indent_ = 1;
+  for (size_t i = 0; i < 3; ++i)
+    line("const int64_t tg_g" + std::string(axes[i]) + " = " +
+         (i < k_.grid.size() ? expr(k_.grid[i].extent) : std::string("1")) + ";");
+  std::string grid_code = out_.str();
+  out_.str("");
+  std::string vec_check;
+  for (const auto& t : k_.tensors) {
+    int64_t v = 16 / t->dtype.bytes();
+    vec_check += " &&\n      (uintptr_t)tg_p->" + name(t->name) + " % 16 == 0";
+    if (!t->shape.empty() && v > 1)
+      vec_check += " && (" + expr(t->shape.back()) + ") % " + std::to_string(v) + " == 0";
+  }
+  std::string host_dims;
+  for (size_t i = 0; i < k_.dims.size(); ++i)
+    host_dims += "  const int64_t " + name(k_.dims[i].var->name) + " = args->dims[" + std::to_string(i) +
+                 "];\n  (void)" + name(k_.dims[i].var->name) + ";\n";
+
+  std::ostringstream os;
+  os << header_comment() << "\n";
+  os << "#include <cuda_runtime.h>\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
+        "#include <math_constants.h>\n#include <stdint.h>\n\n#include \"tilegen/variant.h\"\n\n";
+  os << "namespace {\n\n" << helpers_source();
+  // Values fixed at instantiation, by name (generated code prints tile constants by name).
+  for (const auto& [n, v] : k_.bindings)
+    os << "[[maybe_unused]] constexpr int64_t " << name(n) << " = " << v << ";\n";
+  os << "\n";
+  os << "struct tg_params {\n";
+  for (const auto& t : k_.tensors)
+    os << "  " << (t->access == Access::Read ? "const " : "") << storage_type_name(t->dtype) << "* "
+       << name(t->name) << ";\n";
+  for (const auto& d : k_.dims)
+    if (d.var->kind == VarKind::Dim)
+      os << "  int64_t " << name(d.var->name) << ";\n";
+  for (const auto& s : k_.scalars)
+    os << "  " << type_name(s->type) << " " << name(s->name) << ";\n";
+  os << "  int tg_unused;\n};\n\n";
+  os << "/* TG_VEC: every tensor is 16-byte aligned and its rows are whole 16-byte chunks, so\n"
+        " * global tiles move as 16-byte vectors (checked by the host code below). */\n";
+  os << "template <bool TG_VEC>\n__global__ void __launch_bounds__(" << threads_ << ") tg_kernel(const tg_params tg_p) {\n"
+     << body << "}\n\n} // namespace\n\n";
+  os << "static const size_t tg_smem_bytes = " << smem_bytes_ << ";\n\n";
+  os << "/* Fills the kernel parameters and the grid; 1 = empty grid, else a tg_status. */\n";
+  os << "static int tg_setup(const tg_variant_args* args, tg_params* tg_p, dim3* grid, bool* vec) {\n";
+  size_t ti = 0, si = 0;
+  os << "  *tg_p = tg_params{};\n";
+  for (const auto& t : k_.tensors)
+    os << "  tg_p->" << name(t->name) << " = (" << (t->access == Access::Read ? "const " : "")
+       << storage_type_name(t->dtype) << "*)args->tensors[" << ti++ << "];\n";
+  os << host_dims;
+  for (const auto& d : k_.dims)
+    if (d.var->kind == VarKind::Dim)
+      os << "  tg_p->" << name(d.var->name) << " = " << name(d.var->name) << ";\n";
+  for (const auto& s : k_.scalars)
+    os << "  tg_p->" << name(s->name) << " = (" << type_name(s->type) << ")args->scalars[" << si++ << "];\n";
+  os << grid_code;
+  os << "  if (tg_gx <= 0 || tg_gy <= 0 || tg_gz <= 0)\n    return 1;\n";
+  os << "  if (tg_gx > 2147483647 || tg_gy > 65535 || tg_gz > 65535)\n    return TG_ERR_UNSUPPORTED_SHAPE;\n";
+  os << "  *grid = dim3((unsigned)tg_gx, (unsigned)tg_gy, (unsigned)tg_gz);\n";
+  os << "  *vec = true" << vec_check << ";\n  return TG_OK;\n}\n\n";
+  os << host_source();
+  return os.str();
+}
+
+std::string CudaEmitter::host_source() const {
+  const std::string& fn = info_.function_name;
+  std::ostringstream os;
+  os << "/* Raises the dynamic shared memory limit of both kernels once per device (> 48 KB). */\n"
+        "static int tg_prepare_device() {\n";
+  if (smem_bytes_ > t_.gpu.smem_default) {
+    os << "  static int tg_done[64];\n  int dev = 0;\n"
+          "  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0)\n    return TG_ERR_DEVICE;\n"
+          "  if (dev < 64 && __atomic_load_n(&tg_done[dev], __ATOMIC_ACQUIRE))\n    return TG_OK;\n"
+          "  if (cudaFuncSetAttribute(tg_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tg_smem_bytes) != cudaSuccess ||\n"
+          "      cudaFuncSetAttribute(tg_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tg_smem_bytes) != cudaSuccess) {\n"
+          "    (void)cudaGetLastError();\n    return TG_ERR_DEVICE;\n  }\n"
+          "  if (dev < 64)\n    __atomic_store_n(&tg_done[dev], 1, __ATOMIC_RELEASE);\n";
+  }
+  os << "  return TG_OK;\n}\n\n";
+  os << "extern \"C\" int " << fn << "(const tg_launch* launch, const tg_variant_args* args) {\n"
+     << "  tg_params p;\n  dim3 grid;\n  bool vec = false;\n"
+     << "  int s = tg_setup(args, &p, &grid, &vec);\n  if (s != TG_OK)\n    return s == 1 ? TG_OK : s;\n"
+     << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
+     << "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n"
+     << "  if (vec)\n    tg_kernel<true><<<grid, " << threads_ << ", tg_smem_bytes, stream>>>(p);\n"
+     << "  else\n    tg_kernel<false><<<grid, " << threads_ << ", tg_smem_bytes, stream>>>(p);\n"
+     << "  return cudaGetLastError() == cudaSuccess ? TG_OK : TG_ERR_DEVICE;\n}\n\n";
+  os << "extern \"C\" int " << fn << "_desc(const tg_launch* launch, const tg_variant_args* args,\n"
+     << "                     tg_gpu_launch_desc* out) {\n  (void)launch;\n"
+     << "  tg_params p;\n  dim3 grid;\n  bool vec = false;\n"
+     << "  int s = tg_setup(args, &p, &grid, &vec);\n  if (s != TG_OK)\n    return s == 1 ? TG_ERR_INVALID_ARGUMENT : s;\n"
+     << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
+     << "  static_assert(sizeof(tg_params) <= sizeof(out->params), \"kernel parameters too large\");\n"
+     << "  out->func = vec ? (const void*)tg_kernel<true> : (const void*)tg_kernel<false>;\n"
+     << "  out->grid[0] = grid.x;\n  out->grid[1] = grid.y;\n  out->grid[2] = grid.z;\n"
+     << "  out->block[0] = " << threads_ << ";\n  out->block[1] = 1;\n  out->block[2] = 1;\n"
+     << "  out->smem_bytes = tg_smem_bytes;\n"
+     << "  __builtin_memcpy(out->params, &p, sizeof p);\n  out->args[0] = out->params;\n  return TG_OK;\n}\n";
+  return os.str();
+}
+
+} // namespace tilegen::emit

@@ -1,0 +1,624 @@
+// CudaEmitter: the ops. Each function prints one op for the whole block; thread mappings come
+// from the fragment layouts (LayoutInference), so the code below only walks a thread's
+// registers and turns (thread, register) into coordinates.
+#include "emit/CudaEmitter.h"
+
+#include "ir/IRPrinter.h"
+#include "support/InternalError.h"
+
+#include <cmath>
+
+namespace tilegen::emit {
+
+using namespace ir;
+
+namespace {
+
+int64_t cint(const Expr& e) {
+  auto* i = e->as<IntImm>();
+  TG_ASSERT(i, "CUDA emitter: expected a constant, got " + to_string(e));
+  return i->value;
+}
+
+bool is_zero(const Expr& e) {
+  if (!e)
+    return true;
+  if (auto* f = e->as<FloatImm>())
+    return f->value == 0.0 && !std::signbit(f->value);
+  if (auto* i = e->as<IntImm>())
+    return i->value == 0;
+  if (auto* c = e->as<Cast>())
+    return is_zero(c->value);
+  return false;
+}
+
+// True if e is a multiple of m for every value of its variables.
+bool multiple_of(const Expr& e, int64_t m) {
+  if (m <= 1)
+    return true;
+  if (auto* i = e->as<IntImm>())
+    return i->value % m == 0;
+  if (auto* c = e->as<Cast>())
+    return multiple_of(c->value, m);
+  if (auto* b = e->as<Binary>()) {
+    if (b->op == BinaryOp::Mul)
+      return multiple_of(b->a, m) || multiple_of(b->b, m);
+    if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub)
+      return multiple_of(b->a, m) && multiple_of(b->b, m);
+  }
+  return false;
+}
+
+int log2_of(int64_t v) {
+  int l = 0;
+  while ((int64_t(1) << l) < v)
+    ++l;
+  TG_ASSERT((int64_t(1) << l) == v, "CUDA emitter: thread mode size is not a power of two");
+  return l;
+}
+
+const char* vec_type(int64_t bytes) {
+  switch (bytes) {
+  case 4: return "uint32_t";
+  case 8: return "uint2";
+  case 16: return "uint4";
+  }
+  return nullptr;
+}
+
+} // namespace
+
+// ---- fill ----------------------------------------------------------------------------------
+
+void CudaEmitter::emit_fill(const Fill* f) {
+  const Buffer& b = *f->dst;
+  std::string v = from_float(expr(f->value), b.dtype);
+  if (b.scope == MemScope::Fragment) {
+    line("#pragma unroll");
+    open("for (int tg_r = 0; tg_r < " + std::to_string(frag(&b).num_regs()) + "; ++tg_r)");
+    line(name(b.name) + "[tg_r] = " + v + ";");
+    close();
+    return;
+  }
+  if (b.scope == MemScope::Shared) {
+    before_shared_write();
+    const SharedSlot& s = slots_.at(&b);
+    open("for (int tg_e = tg_tid; tg_e < " + std::to_string(s.rows * s.cols) + "; tg_e += " +
+         std::to_string(threads_) + ")");
+    line(shared_ptr(&b) + "[" + shared_offset(&b, "tg_e / " + std::to_string(s.cols),
+                                             "tg_e % " + std::to_string(s.cols)) +
+         "] = " + v + ";");
+    close();
+    return;
+  }
+  internal_error("CUDA emitter: fill of a " + std::string(mem_scope_name(b.scope)) + " buffer");
+}
+
+// ---- copies ----------------------------------------------------------------------------------
+
+void CudaEmitter::emit_copy(const Copy* c) {
+  MemScope s = c->src.buffer->scope, d = c->dst.buffer->scope;
+  if (s == MemScope::Global && d == MemScope::Shared) {
+    before_shared_write();
+    copy_global_to_shared(c, t_.gpu.async_copy == AsyncCopy::CpAsync);
+  } else if (s == MemScope::Global && d == MemScope::Fragment) {
+    copy_global_fragment(c, true);
+  } else if (s == MemScope::Fragment && d == MemScope::Global) {
+    copy_global_fragment(c, false);
+  } else if (s == MemScope::Fragment && d == MemScope::Fragment) {
+    copy_fragment_fragment(c);
+  } else if (s == MemScope::Shared && d == MemScope::Fragment) {
+    before_shared_read();
+    copy_shared_fragment(c, true);
+  } else if (s == MemScope::Fragment && d == MemScope::Shared) {
+    before_shared_write();
+    copy_shared_fragment(c, false);
+  } else {
+    internal_error(std::string("CUDA emitter: copy from ") + mem_scope_name(s) + " to " +
+                   mem_scope_name(d) + " is not supported yet");
+  }
+}
+
+// Cooperative: the block's threads walk the tile in 16-byte chunks (vectorized kernel) or
+// elements (scalar kernel); out-of-bounds chunks are zero-filled by cp.async (src-size 0).
+void CudaEmitter::copy_global_to_shared(const Copy* c, bool async) {
+  const Buffer& g = *c->src.buffer;
+  const Buffer* sb = c->dst.buffer.get();
+  const SharedSlot& sl = slots_.at(sb);
+  const int64_t R = sl.rows, C = sl.cols, eb = g.dtype.bytes(), V = 16 / eb;
+  const size_t n = g.rank(), tr = c->src.tile_rank();
+  TG_ASSERT(tr >= 1 && tr <= 2 && tr <= n, "CUDA emitter: copy tile rank");
+  const bool same_type = g.dtype == sb->dtype;
+  std::vector<std::string> off;
+  for (const auto& o : c->src.offsets)
+    off.push_back(expr(o));
+  auto gidx = [&](const std::string& r, const std::string& col) {
+    std::vector<std::string> idx(off.begin(), off.end());
+    if (tr == 2)
+      idx[n - 2] = "(" + off[n - 2] + ") + " + r;
+    idx[n - 1] = "(" + off[n - 1] + ") + " + col;
+    return idx;
+  };
+  std::string dst = shared_ptr(sb);
+  std::string pad = c->pad ? expr(c->pad) : "0.0f";
+  open("");
+  bool vec_ok = async && same_type && is_zero(c->pad) && C % V == 0 &&
+                multiple_of(c->src.offsets[n - 1], V) && eb <= 16;
+  if (vec_ok) {
+    const int64_t chunks = R * C / V, per = (chunks + threads_ - 1) / threads_;
+    open("if constexpr (TG_VEC)");
+    line("#pragma unroll");
+    open("for (int tg_c = 0; tg_c < " + std::to_string(per) + "; ++tg_c)");
+    line("const int tg_q = tg_tid + tg_c * " + std::to_string(threads_) + ";");
+    if (chunks % threads_ != 0)
+      line("if (tg_q >= " + std::to_string(chunks) + ") break;");
+    line("const int tg_row = tg_q / " + std::to_string(C / V) + ", tg_col = (tg_q % " +
+         std::to_string(C / V) + ") * " + std::to_string(V) + ";");
+    auto idx = gidx("tg_row", "tg_col");
+    line("const bool tg_in = " + global_in_bounds(g, idx) + ";");
+    line(need("tg_cp_async16") + "(" + dst + " + " + shared_offset(sb, "tg_row", "tg_col") + ", " +
+         name(g.name) + " + (tg_in ? " + global_index(g, idx) + " : 0), tg_in ? 16 : 0);");
+    close();
+    line(need("tg_cp_async_commit") + "();");
+    close("} else {");
+    ++indent_;
+  }
+  // Scalar path: element by element, synchronous; out-of-bounds elements read as `pad`.
+  line("#pragma unroll 2");
+  open("for (int tg_e = tg_tid; tg_e < " + std::to_string(R * C) + "; tg_e += " +
+       std::to_string(threads_) + ")");
+  line("const int tg_row = tg_e / " + std::to_string(C) + ", tg_col = tg_e % " +
+       std::to_string(C) + ";");
+  auto idx = gidx("tg_row", "tg_col");
+  std::string val = name(g.name) + "[" + global_index(g, idx) + "]";
+  std::string v = same_type ? "(" + global_in_bounds(g, idx) + " ? " + val + " : " +
+                                  from_float(pad, g.dtype) + ")"
+                            : from_float("(" + global_in_bounds(g, idx) + " ? " +
+                                             to_float(val, g.dtype) + " : " + pad + ")",
+                                         sb->dtype);
+  line(dst + "[" + shared_offset(sb, "tg_row", "tg_col") + "] = " + v + ";");
+  close();
+  if (vec_ok)
+    close();
+  close();
+  if (async)
+    async_pending_ = true;
+}
+
+// Each thread moves its own registers; runs of consecutive registers along the last dim
+// become one vector access in the vectorized kernel when the whole run is in bounds.
+void CudaEmitter::copy_global_fragment(const Copy* c, bool load) {
+  const Region& gr = load ? c->src : c->dst;
+  const Buffer& g = *gr.buffer;
+  const Buffer& f = *(load ? c->dst.buffer : c->src.buffer);
+  const auto& L = frag(&f);
+  const size_t n = g.rank(), fr = L.rank();
+  TG_ASSERT(gr.tile_rank() == fr, "CUDA emitter: copy tile rank differs from the fragment's");
+  const int64_t eb = g.dtype.bytes();
+  int64_t vec = 1;
+  if (!L.regs[fr - 1].empty() && L.regs[fr - 1][0].stride == 1)
+    vec = L.regs[fr - 1][0].size;
+  while (vec > 1 && (vec * eb > 16 || !vec_type(vec * eb)))
+    vec /= 2;
+  if (!multiple_of(gr.offsets[n - 1], vec))
+    vec = 1;
+  std::vector<std::string> off;
+  for (const auto& o : gr.offsets)
+    off.push_back(expr(o));
+  open("");
+  std::string leader = load ? "" : replica_leader(L);
+  if (!leader.empty())
+    open("if (" + leader + ")");
+  for (size_t d = 0; d < fr; ++d)
+    line("const int tg_t" + std::to_string(d) + " = " + thread_coord(L, d) + ";");
+  const int64_t R0 = fr == 2 ? L.regs_of_dim(0) : 1, R1 = L.regs_of_dim(fr - 1);
+  line("#pragma unroll");
+  open("for (int tg_r0 = 0; tg_r0 < " + std::to_string(R0) + "; ++tg_r0)");
+  line("#pragma unroll");
+  open("for (int tg_g = 0; tg_g < " + std::to_string(R1 / vec) + "; ++tg_g)");
+  line("const int tg_r1 = tg_g * " + std::to_string(vec) + ";");
+  std::vector<std::string> idx(off.begin(), off.end());
+  if (fr == 2)
+    idx[n - 2] = "(" + off[n - 2] + ") + tg_t0 + " + reg_coord(L, 0, "tg_r0");
+  idx[n - 1] = "(" + off[n - 1] + ") + tg_t" + std::to_string(fr - 1) + " + " +
+               reg_coord(L, fr - 1, "tg_r1");
+  line("const int64_t tg_col = " + idx[n - 1] + ";");
+  idx[n - 1] = "tg_col";
+  std::string reg0 = fr == 2 ? "tg_r0 * " + std::to_string(R1) + " + tg_r1" : "tg_r1";
+  std::string fname = name(f.name);
+  std::string pad = c->pad ? expr(c->pad) : "0.0f";
+  auto scalar = [&](const std::string& e) {
+    std::vector<std::string> ix = idx;
+    ix[n - 1] = "tg_col + " + e;
+    std::string at = name(g.name) + "[" + global_index(g, ix) + "]";
+    std::string reg = fname + "[" + reg0 + " + " + e + "]";
+    if (load) {
+      std::string v = "(" + global_in_bounds(g, ix) + " ? " + to_float(at, g.dtype) + " : " + pad + ")";
+      line(reg + " = " + from_float(v, f.dtype) + ";");
+    } else {
+      line("if (" + global_in_bounds(g, ix) + ") " + at + " = " +
+           from_float(to_float(reg, f.dtype), g.dtype) + ";");
+    }
+  };
+  if (vec > 1) {
+    std::vector<std::string> lead = idx;
+    lead[n - 1] = "tg_col";
+    std::string all_in = global_in_bounds(g, lead) + " && tg_col + " + std::to_string(vec) +
+                         " <= " + expr(g.shape[n - 1]);
+    std::string vt = vec_type(vec * eb);
+    open("if (TG_VEC && " + all_in + ")");
+    std::string at = name(g.name) + " + " + global_index(g, lead);
+    if (load) {
+      line("const " + vt + " tg_v = *reinterpret_cast<const " + vt + "*>(" + at + ");");
+      line("const " + storage_type_name(g.dtype) + "* tg_x = reinterpret_cast<const " +
+           storage_type_name(g.dtype) + "*>(&tg_v);");
+      line("#pragma unroll");
+      open("for (int tg_e = 0; tg_e < " + std::to_string(vec) + "; ++tg_e)");
+      line(fname + "[" + reg0 + " + tg_e] = " + from_float(to_float("tg_x[tg_e]", g.dtype), f.dtype) + ";");
+      close();
+    } else {
+      line(storage_type_name(g.dtype) + " tg_x[" + std::to_string(vec) + "];");
+      line("#pragma unroll");
+      open("for (int tg_e = 0; tg_e < " + std::to_string(vec) + "; ++tg_e)");
+      line("tg_x[tg_e] = " + from_float(to_float(fname + "[" + reg0 + " + tg_e]", f.dtype), g.dtype) + ";");
+      close();
+      line("*reinterpret_cast<" + vt + "*>(" + at + ") = *reinterpret_cast<const " + vt + "*>(tg_x);");
+    }
+    close("} else {");
+    ++indent_;
+    line("#pragma unroll");
+    open("for (int tg_e = 0; tg_e < " + std::to_string(vec) + "; ++tg_e)");
+    scalar("tg_e");
+    close();
+    close();
+  } else {
+    scalar("0");
+  }
+  close();
+  close();
+  if (!leader.empty())
+    close();
+  close();
+}
+
+void CudaEmitter::copy_fragment_fragment(const Copy* c) {
+  const Buffer& s = *c->src.buffer;
+  const Buffer& d = *c->dst.buffer;
+  line("#pragma unroll");
+  open("for (int tg_r = 0; tg_r < " + std::to_string(frag(&d).num_regs()) + "; ++tg_r)");
+  line(name(d.name) + "[tg_r] = " + from_float(to_float(name(s.name) + "[tg_r]", s.dtype), d.dtype) + ";");
+  close();
+}
+
+void CudaEmitter::copy_shared_fragment(const Copy* c, bool load) {
+  const Region& sr = load ? c->src : c->dst;
+  const Buffer* sb = sr.buffer.get();
+  const Buffer& f = *(load ? c->dst.buffer : c->src.buffer);
+  const auto& L = frag(&f);
+  const size_t fr = L.rank();
+  const size_t n = sb->rank();
+  const int64_t R0 = fr == 2 ? L.regs_of_dim(0) : 1, R1 = L.regs_of_dim(fr - 1);
+  open("");
+  for (size_t d = 0; d < fr; ++d)
+    line("const int tg_t" + std::to_string(d) + " = " + thread_coord(L, d) + ";");
+  line("#pragma unroll");
+  open("for (int tg_r0 = 0; tg_r0 < " + std::to_string(R0) + "; ++tg_r0)");
+  line("#pragma unroll");
+  open("for (int tg_r1 = 0; tg_r1 < " + std::to_string(R1) + "; ++tg_r1)");
+  std::string row = fr == 2 ? "(int)(" + expr(sr.offsets[n - 2]) + ") + tg_t0 + " + reg_coord(L, 0, "tg_r0")
+                            : (n >= 2 ? "(int)(" + expr(sr.offsets[n - 2]) + ")" : "0");
+  std::string col = "(int)(" + expr(sr.offsets[n - 1]) + ") + tg_t" + std::to_string(fr - 1) + " + " +
+                    reg_coord(L, fr - 1, "tg_r1");
+  std::string at = shared_ptr(sb) + "[" + shared_offset(sb, row, col) + "]";
+  std::string reg = name(f.name) + "[tg_r0 * " + std::to_string(R1) + " + tg_r1]";
+  if (load)
+    line(reg + " = " + from_float(to_float(at, sb->dtype), f.dtype) + ";");
+  else
+    line(at + " = " + from_float(to_float(reg, f.dtype), sb->dtype) + ";");
+  close();
+  close();
+  close();
+}
+
+// ---- gemm ----------------------------------------------------------------------------------
+
+void CudaEmitter::emit_gemm(const Stmt& s, const Gemm* g) {
+  const auto& p = plan_.gemms.at(s.get());
+  if (g->clear) {
+    line("#pragma unroll");
+    open("for (int tg_r = 0; tg_r < " + std::to_string(frag(g->c.get()).num_regs()) + "; ++tg_r)");
+    line(name(g->c->name) + "[tg_r] = 0.0f;");
+    close();
+  }
+  if (p.kind == passes::GemmPlan::Mma)
+    gemm_mma(g, p);
+  else
+    gemm_simt(g, p);
+}
+
+void CudaEmitter::gemm_mma(const Gemm* g, const passes::GemmPlan& p) {
+  auto cs = g->c->shape;
+  const int64_t M = cint(cs[0]), N = cint(cs[1]);
+  const int64_t K = g->transpose_a ? cint(g->a->shape[0]) : cint(g->a->shape[1]);
+  const int64_t WTM = M / p.wm, WTN = N / p.wn, MI = WTM / 16, NI = WTN / 8;
+  const bool bf = g->b->dtype == DType::bf16();
+  const std::string mma = need(bf ? "tg_mma_bf16" : "tg_mma_f16");
+  if (g->a->scope == MemScope::Shared || g->b->scope == MemScope::Shared)
+    before_shared_read();
+  open("");
+  line("const int tg_l = tg_tid % 32, tg_w = tg_tid / 32;");
+  line("const int tg_wm = tg_w % " + std::to_string(p.wm) + ", tg_wn = tg_w / " +
+       std::to_string(p.wm) + ";");
+  line("(void)tg_wm; (void)tg_wn;");
+  line("const int tg_j = tg_l / 8, tg_i = tg_l % 8;");
+  line("(void)tg_j; (void)tg_i;");
+  std::string A = p.a_in_regs ? "" : shared_ptr(g->a.get());
+  std::string B = shared_ptr(g->b.get());
+  line("#pragma unroll");
+  open("for (int tg_kk = 0; tg_kk < " + std::to_string(K / 16) + "; ++tg_kk)");
+  line("uint32_t tg_a[" + std::to_string(MI) + "][4], tg_b[" + std::to_string(NI / 2) + "][4];");
+  line("#pragma unroll");
+  open("for (int tg_mi = 0; tg_mi < " + std::to_string(MI) + "; ++tg_mi)");
+  if (p.a_in_regs) {
+    const auto& La = frag(g->a.get());
+    const int64_t R1 = La.regs_of_dim(1);
+    std::string pk = need(bf ? "tg_pack_bf16" : "tg_pack_f16");
+    std::string an = name(g->a->name);
+    auto at = [&](int h, int e2) {
+      std::string base = "(2 * tg_mi + " + std::to_string(h) + ") * " + std::to_string(R1) +
+                         " + 4 * tg_kk + " + std::to_string(e2);
+      return pk + "(" + an + "[" + base + "], " + an + "[" + base + " + 1])";
+    };
+    line("tg_a[tg_mi][0] = " + at(0, 0) + ";");
+    line("tg_a[tg_mi][1] = " + at(1, 0) + ";");
+    line("tg_a[tg_mi][2] = " + at(0, 2) + ";");
+    line("tg_a[tg_mi][3] = " + at(1, 2) + ";");
+  } else if (!g->transpose_a) {
+    line(need("tg_ldmatrix_x4") + "(tg_a[tg_mi], " + A + " + " +
+         shared_offset(g->a.get(), "tg_wm * " + std::to_string(WTM) + " + tg_mi * 16 + tg_l % 16",
+                       "tg_kk * 16 + (tg_l / 16) * 8") + ");");
+  } else {
+    line(need("tg_ldmatrix_x4_trans") + "(tg_a[tg_mi], " + A + " + " +
+         shared_offset(g->a.get(), "tg_kk * 16 + (tg_j / 2) * 8 + tg_i",
+                       "tg_wm * " + std::to_string(WTM) + " + tg_mi * 16 + (tg_j % 2) * 8") + ");");
+  }
+  close();
+  line("#pragma unroll");
+  open("for (int tg_nj = 0; tg_nj < " + std::to_string(NI / 2) + "; ++tg_nj)");
+  if (!g->transpose_b)
+    line(need("tg_ldmatrix_x4_trans") + "(tg_b[tg_nj], " + B + " + " +
+         shared_offset(g->b.get(), "tg_kk * 16 + (tg_j % 2) * 8 + tg_i",
+                       "tg_wn * " + std::to_string(WTN) + " + tg_nj * 16 + (tg_j / 2) * 8") + ");");
+  else
+    line(need("tg_ldmatrix_x4") + "(tg_b[tg_nj], " + B + " + " +
+         shared_offset(g->b.get(), "tg_wn * " + std::to_string(WTN) + " + tg_nj * 16 + (tg_j / 2) * 8 + tg_i",
+                       "tg_kk * 16 + (tg_j % 2) * 8") + ");");
+  close();
+  std::string c = name(g->c->name);
+  const std::string R1 = std::to_string(2 * NI);
+  line("#pragma unroll");
+  open("for (int tg_mi = 0; tg_mi < " + std::to_string(MI) + "; ++tg_mi)");
+  line("#pragma unroll");
+  open("for (int tg_ni = 0; tg_ni < " + std::to_string(NI) + "; ++tg_ni)");
+  std::string r0 = "(2 * tg_mi) * " + R1 + " + 2 * tg_ni", r1 = "(2 * tg_mi + 1) * " + R1 + " + 2 * tg_ni";
+  line(mma + "(" + c + "[" + r0 + "], " + c + "[" + r0 + " + 1], " + c + "[" + r1 + "], " + c + "[" +
+       r1 + " + 1], tg_a[tg_mi], tg_b[tg_ni / 2][(tg_ni % 2) * 2], tg_b[tg_ni / 2][(tg_ni % 2) * 2 + 1]);");
+  close();
+  close();
+  close();
+  close();
+}
+
+void CudaEmitter::gemm_simt(const Gemm* g, const passes::GemmPlan& p) {
+  auto cs = g->c->shape;
+  const int64_t M = cint(cs[0]), N = cint(cs[1]);
+  const int64_t K = g->transpose_a ? cint(g->a->shape[0]) : cint(g->a->shape[1]);
+  const int64_t TM = M / p.ty, TN = N / p.tx;
+  std::string a_at; // element (row, k) of A as a float expression of tg_m, tg_k
+  if (p.a_staged) {
+    // A lives in registers in another layout: every thread writes its part to scratch.
+    const auto& La = frag(g->a.get());
+    before_shared_write();
+    open("");
+    line("float* tg_stage = (float*)(tg_smem + " + std::to_string(stage_scratch_offset_) + ");");
+    line("const int tg_t0 = " + thread_coord(La, 0) + ", tg_t1 = " + thread_coord(La, 1) + ";");
+    line("#pragma unroll");
+    open("for (int tg_r0 = 0; tg_r0 < " + std::to_string(La.regs_of_dim(0)) + "; ++tg_r0)");
+    line("#pragma unroll");
+    open("for (int tg_r1 = 0; tg_r1 < " + std::to_string(La.regs_of_dim(1)) + "; ++tg_r1)");
+    line("tg_stage[(tg_t0 + " + reg_coord(La, 0, "tg_r0") + ") * " + std::to_string(K) + " + tg_t1 + " +
+         reg_coord(La, 1, "tg_r1") + "] = " +
+         to_float(name(g->a->name) + "[tg_r0 * " + std::to_string(La.regs_of_dim(1)) + " + tg_r1]", g->a->dtype) + ";");
+    close();
+    close();
+    close();
+    a_at = "((const float*)(tg_smem + " + std::to_string(stage_scratch_offset_) + "))[tg_m * " +
+           std::to_string(K) + " + tg_k]";
+  } else {
+    std::string A = shared_ptr(g->a.get());
+    a_at = to_float(A + "[" + (g->transpose_a ? shared_offset(g->a.get(), "tg_k", "tg_m")
+                                              : shared_offset(g->a.get(), "tg_m", "tg_k")) + "]",
+                    g->a->dtype);
+  }
+  std::string B = shared_ptr(g->b.get());
+  std::string b_at = to_float(B + "[" + (g->transpose_b ? shared_offset(g->b.get(), "tg_n", "tg_k")
+                                                        : shared_offset(g->b.get(), "tg_k", "tg_n")) + "]",
+                              g->b->dtype);
+  before_shared_read();
+  open("");
+  line("const int tg_tx = tg_tid % " + std::to_string(p.tx) + ", tg_ty = tg_tid / " +
+       std::to_string(p.tx) + ";");
+  line("#pragma unroll 4");
+  open("for (int tg_k = 0; tg_k < " + std::to_string(K) + "; ++tg_k)");
+  line("float tg_a[" + std::to_string(TM) + "], tg_b[" + std::to_string(TN) + "];");
+  line("#pragma unroll");
+  open("for (int tg_i = 0; tg_i < " + std::to_string(TM) + "; ++tg_i)");
+  line("const int tg_m = tg_ty + " + std::to_string(p.ty) + " * tg_i;");
+  line("tg_a[tg_i] = " + a_at + ";");
+  close();
+  line("#pragma unroll");
+  open("for (int tg_j = 0; tg_j < " + std::to_string(TN) + "; ++tg_j)");
+  line("const int tg_n = 4 * tg_tx + " + std::to_string(4 * p.tx) + " * (tg_j / 4) + tg_j % 4;");
+  line("tg_b[tg_j] = " + b_at + ";");
+  close();
+  line("#pragma unroll");
+  open("for (int tg_i = 0; tg_i < " + std::to_string(TM) + "; ++tg_i)");
+  line("#pragma unroll");
+  open("for (int tg_j = 0; tg_j < " + std::to_string(TN) + "; ++tg_j)");
+  std::string c = name(g->c->name) + "[tg_i * " + std::to_string(TN) + " + tg_j]";
+  line(c + " = fmaf(tg_a[tg_i], tg_b[tg_j], " + c + ");");
+  close();
+  close();
+  close();
+  close();
+}
+
+// ---- reduce --------------------------------------------------------------------------------
+
+void CudaEmitter::emit_reduce(const Reduce* r) {
+  const auto& Ls = frag(r->src.get());
+  TG_ASSERT(Ls.rank() == 2, "CUDA emitter: reduce of a rank-" + std::to_string(Ls.rank()) + " fragment");
+  const size_t rd = static_cast<size_t>(r->dim), kd = 1 - rd;
+  const int64_t Rk = Ls.regs_of_dim(kd), Rr = Ls.regs_of_dim(rd);
+  std::string ident = r->op == ReduceOp::Sum ? "0.0f" : (r->op == ReduceOp::Max ? "-CUDART_INF_F" : "CUDART_INF_F");
+  auto op = [&](const std::string& a, const std::string& b) {
+    switch (r->op) {
+    case ReduceOp::Sum: return a + " + " + b;
+    case ReduceOp::Max: return "fmaxf(" + a + ", " + b + ")";
+    case ReduceOp::Min: return "fminf(" + a + ", " + b + ")";
+    }
+    return std::string();
+  };
+  std::string src = name(r->src->name), dst = name(r->dst->name);
+  open("");
+  line("float tg_red[" + std::to_string(Rk) + "];");
+  line("#pragma unroll");
+  open("for (int tg_k = 0; tg_k < " + std::to_string(Rk) + "; ++tg_k)");
+  line("tg_red[tg_k] = " + ident + ";");
+  line("#pragma unroll");
+  open("for (int tg_q = 0; tg_q < " + std::to_string(Rr) + "; ++tg_q)");
+  std::string reg = kd == 0 ? "tg_k * " + std::to_string(Rr) + " + tg_q" : "tg_q * " + std::to_string(Rk) + " + tg_k";
+  line("tg_red[tg_k] = " + op("tg_red[tg_k]", to_float(src + "[" + reg + "]", r->src->dtype)) + ";");
+  close();
+  close();
+  // Across threads: lane modes by butterfly shuffles, warp modes through shared scratch.
+  struct WarpMode {
+    int64_t prod, size;
+  };
+  std::vector<WarpMode> warp_modes;
+  int64_t prod = 1;
+  for (const auto& m : Ls.thread_modes) {
+    if (m.stride[rd] != 0 && m.size > 1) {
+      int pos = log2_of(prod), bits = log2_of(m.size);
+      if (pos + bits <= 5) {
+        for (int b = pos; b < pos + bits; ++b) {
+          line("#pragma unroll");
+          open("for (int tg_k = 0; tg_k < " + std::to_string(Rk) + "; ++tg_k)");
+          line("tg_red[tg_k] = " + op("tg_red[tg_k]", "__shfl_xor_sync(0xffffffffu, tg_red[tg_k], " +
+                                                          std::to_string(1 << b) + ")") + ";");
+          close();
+        }
+      } else {
+        TG_ASSERT(pos >= 5, "CUDA emitter: a thread mode straddles lanes and warps");
+        warp_modes.push_back({prod, m.size});
+      }
+    }
+    prod *= m.size;
+  }
+  if (!warp_modes.empty()) {
+    const int64_t dst_elems = Ls.shape[kd];
+    const auto& Ld = frag(r->dst.get());
+    before_shared_write();
+    line("float* tg_scr = (float*)(tg_smem + " + std::to_string(reduce_scratch_offset_) + ");");
+    line("const int tg_tk = " + thread_coord(Ls, kd) + ";");
+    // One writer per (warp, element): lanes that differ only in reduced or replicated modes
+    // hold the same partial.
+    std::string lead;
+    int64_t pr = 1;
+    for (const auto& m : Ls.thread_modes) {
+      bool keeps = m.stride[kd] != 0;
+      if (!keeps && m.size > 1 && log2_of(pr) < 5)
+        lead += std::string(lead.empty() ? "" : " && ") + "(tg_tid / " + std::to_string(pr) + ") % " +
+                std::to_string(m.size) + " == 0";
+      pr *= m.size;
+    }
+    open(lead.empty() ? "" : "if (" + lead + ")");
+    line("#pragma unroll");
+    open("for (int tg_k = 0; tg_k < " + std::to_string(Rk) + "; ++tg_k)");
+    line("tg_scr[(tg_tid / 32) * " + std::to_string(dst_elems) + " + tg_tk + " + reg_coord(Ls, kd, "tg_k") +
+         "] = tg_red[tg_k];");
+    close();
+    close();
+    line("__syncthreads();");
+    smem_dirty_ = false;
+    // Every combination of the reduced warp digits.
+    int64_t combos = 1;
+    for (const auto& w : warp_modes)
+      combos *= w.size;
+    std::string base = "tg_tid";
+    for (const auto& w : warp_modes)
+      base = "(" + base + " - ((tg_tid / " + std::to_string(w.prod) + ") % " + std::to_string(w.size) +
+             ") * " + std::to_string(w.prod) + ")";
+    line("const int tg_base = " + base + ";");
+    line("#pragma unroll");
+    open("for (int tg_k = 0; tg_k < " + std::to_string(Rk) + "; ++tg_k)");
+    line("float tg_acc = " + ident + ";");
+    line("#pragma unroll");
+    open("for (int tg_c = 0; tg_c < " + std::to_string(combos) + "; ++tg_c)");
+    std::string tid = "tg_base";
+    int64_t cp = 1;
+    for (const auto& w : warp_modes) {
+      tid += " + ((tg_c / " + std::to_string(cp) + ") % " + std::to_string(w.size) + ") * " + std::to_string(w.prod);
+      cp *= w.size;
+    }
+    line("tg_acc = " + op("tg_acc", "tg_scr[((" + tid + ") / 32) * " + std::to_string(dst_elems) +
+                                         " + tg_tk + " + reg_coord(Ls, kd, "tg_k") + "]") + ";");
+    close();
+    line("tg_red[tg_k] = tg_acc;");
+    close();
+    smem_read_ = true;
+    (void)Ld;
+  }
+  line("#pragma unroll");
+  open("for (int tg_k = 0; tg_k < " + std::to_string(Rk) + "; ++tg_k)");
+  std::string v = r->clear ? "tg_red[tg_k]" : op(to_float(dst + "[tg_k]", r->dst->dtype), "tg_red[tg_k]");
+  line(dst + "[tg_k] = " + from_float(v, r->dst->dtype) + ";");
+  close();
+  close();
+}
+
+// ---- atomic add ----------------------------------------------------------------------------
+
+void CudaEmitter::emit_atomic_add(const AtomicAdd* a) {
+  const Buffer& g = *a->dst.buffer;
+  const Buffer& f = *a->src.buffer;
+  TG_ASSERT(f.scope == MemScope::Fragment, "CUDA emitter: atomic_add from a non-fragment");
+  const auto& L = frag(&f);
+  const size_t n = g.rank(), fr = L.rank();
+  open("");
+  std::string leader = replica_leader(L);
+  if (!leader.empty())
+    open("if (" + leader + ")");
+  for (size_t d = 0; d < fr; ++d)
+    line("const int tg_t" + std::to_string(d) + " = " + thread_coord(L, d) + ";");
+  const int64_t R0 = fr == 2 ? L.regs_of_dim(0) : 1, R1 = L.regs_of_dim(fr - 1);
+  line("#pragma unroll");
+  open("for (int tg_r0 = 0; tg_r0 < " + std::to_string(R0) + "; ++tg_r0)");
+  line("#pragma unroll");
+  open("for (int tg_r1 = 0; tg_r1 < " + std::to_string(R1) + "; ++tg_r1)");
+  std::vector<std::string> idx;
+  for (const auto& o : a->dst.offsets)
+    idx.push_back(expr(o));
+  if (fr == 2)
+    idx[n - 2] = "(" + idx[n - 2] + ") + tg_t0 + " + reg_coord(L, 0, "tg_r0");
+  idx[n - 1] = "(" + idx[n - 1] + ") + tg_t" + std::to_string(fr - 1) + " + " + reg_coord(L, fr - 1, "tg_r1");
+  line("if (" + global_in_bounds(g, idx) + ") atomicAdd(&" + name(g.name) + "[" + global_index(g, idx) + "], " +
+       name(f.name) + "[tg_r0 * " + std::to_string(R1) + " + tg_r1]);");
+  close();
+  close();
+  if (!leader.empty())
+    close();
+  close();
+}
+
+} // namespace tilegen::emit

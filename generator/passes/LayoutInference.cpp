@@ -1,0 +1,453 @@
+#include "passes/LayoutInference.h"
+
+#include "ir/IRVisitor.h"
+#include "support/InternalError.h"
+
+#include <cmath>
+#include <functional>
+#include <set>
+
+namespace tilegen::passes {
+
+using namespace ir;
+using layout::FragmentLayout;
+
+namespace {
+
+int64_t const_of(const Expr& e, const char* what) {
+  auto* i = e->as<IntImm>();
+  TG_ASSERT(i, std::string("layout inference: ") + what + " is not constant after instantiation");
+  return i->value;
+}
+
+std::vector<int64_t> shape_of(const Buffer& b) {
+  std::vector<int64_t> s;
+  for (const auto& e : b.shape)
+    s.push_back(const_of(e, "an on-chip shape"));
+  return s;
+}
+
+void flatten(const Stmt& s, std::vector<Stmt>& out) {
+  if (!s)
+    return;
+  out.push_back(s);
+  if (auto* q = s->as<Seq>())
+    for (const auto& c : q->stmts)
+      flatten(c, out);
+  else if (auto* f = s->as<For>())
+    flatten(f->body, out);
+  else if (auto* i = s->as<IfThenElse>()) {
+    flatten(i->then_case, out);
+    flatten(i->else_case, out);
+  }
+}
+
+bool is_fragment(const BufferPtr& b) { return b && b->scope == MemScope::Fragment; }
+
+// Fragment accesses inside a parallel body: (buffer, indices, where).
+struct Access {
+  BufferPtr buffer;
+  std::vector<Expr> indices;
+  SourceLoc loc;
+};
+class AccessCollector : public IRVisitor {
+public:
+  std::vector<Access> out;
+
+protected:
+  void visit_Load(const Load* l) override {
+    if (is_fragment(l->buffer))
+      out.push_back({l->buffer, l->indices, l->loc});
+    IRVisitor::visit_Load(l);
+  }
+  void visit_Store(const Store* s) override {
+    if (is_fragment(s->buffer))
+      out.push_back({s->buffer, s->indices, s->loc});
+    IRVisitor::visit_Store(s);
+  }
+};
+
+class Inference {
+public:
+  Inference(const Kernel& k, const Target& t, DiagEngine& d) : k_(k), t_(t), diag_(d) {}
+
+  std::optional<LayoutPlan> run() {
+    threads_ = const_of(k_.threads, "threads");
+    flatten(k_.body, stmts_);
+    for (const auto& s : stmts_)
+      if (auto* a = s->as<Alloc>())
+        if (a->buffer->scope == MemScope::Fragment)
+          fragments_.push_back(a->buffer);
+    if (threads_ % 32 != 0) {
+      diag_.error(k_.loc, t_.name + ": a block of " + std::to_string(threads_) +
+                              " threads is not a whole number of 32-thread warps");
+      return std::nullopt;
+    }
+    mark_row_owned();
+    for (const auto& s : stmts_)
+      if (auto* g = s->as<Gemm>())
+        if (!plan_gemm(s, *g))
+          return std::nullopt;
+    while (true) {
+      if (!propagate())
+        return std::nullopt;
+      const BufferPtr* pick = nullptr;
+      for (const auto& b : fragments_)
+        if (!plan_.fragments.count(b.get()) && (!pick || b->rank() > (*pick)->rank()))
+          pick = &b;
+      if (!pick)
+        break;
+      assign(*pick, layout::elementwise(shape_of(**pick), threads_, default_vector(*pick)),
+             (*pick)->loc);
+    }
+    if (!check_gemm_operands())
+      return std::nullopt;
+    plan_swizzles();
+    for (const auto& b : fragments_)
+      plan_.notes.push_back("fragment " + b->name + ": " + plan_.fragments.at(b.get()).origin +
+                            "; " + plan_.fragments.at(b.get()).str());
+    return std::move(plan_);
+  }
+
+private:
+  // Fragments read as a gemm's A operand, and what they are copied from: their producers
+  // must give each warp whole rows so the registers are the A operand as they are.
+  void mark_row_owned() {
+    for (const auto& s : stmts_)
+      if (auto* g = s->as<Gemm>())
+        if (is_fragment(g->a) && !g->transpose_a)
+          row_owned_.insert(g->a.get());
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (const auto& s : stmts_)
+        if (auto* c = s->as<Copy>())
+          if (is_fragment(c->src.buffer) && is_fragment(c->dst.buffer) &&
+              row_owned_.count(c->dst.buffer.get()) &&
+              row_owned_.insert(c->src.buffer.get()).second)
+            changed = true;
+    }
+  }
+
+  bool mma_eligible(const Gemm& g) const {
+    if (t_.gpu.mma != MatrixInst::MmaM16N8K16)
+      return false;
+    DType a = g.a->dtype, b = g.b->dtype;
+    if (!(a == b && a.is_16bit_float() && g.c->dtype == DType::f32()))
+      return false;
+    if (g.b->scope != MemScope::Shared || (g.a->scope != MemScope::Shared && !is_fragment(g.a)))
+      return false;
+    if (is_fragment(g.a) && g.transpose_a)
+      return false;
+    auto c = shape_of(*g.c);
+    auto as = shape_of(*g.a);
+    int64_t K = g.transpose_a ? as[0] : as[1];
+    return c[0] % 16 == 0 && c[1] % 16 == 0 && K % 16 == 0;
+  }
+
+  bool plan_gemm(const Stmt& s, const Gemm& g) {
+    GemmPlan p;
+    auto c = shape_of(*g.c);
+    int64_t M = c[0], N = c[1];
+    FragmentLayout acc;
+    if (mma_eligible(g)) {
+      p.kind = GemmPlan::Mma;
+      int64_t warps = threads_ / 32;
+      bool rows = row_owned_.count(g.c.get()) || is_fragment(g.a);
+      p.a_in_regs = is_fragment(g.a);
+      double best = 1e30;
+      bool found = false;
+      for (int64_t wm = 1; wm <= warps; wm *= 2) {
+        int64_t wn = warps / wm;
+        if (wm * wn != warps || (rows && wn != 1))
+          continue;
+        if (M % (16 * wm) != 0 || N % (16 * wn) != 0)
+          continue;
+        // Square warp tiles load the fewest operand bytes per mma; ties prefer more rows.
+        double cost = std::fabs(std::log2(double(M / wm) / double(N / wn))) - 1e-3 * double(wm);
+        if (cost < best) {
+          best = cost;
+          p.wm = wm;
+          p.wn = wn;
+          found = true;
+        }
+      }
+      if (!found) {
+        diag_.error(s->loc, t_.name + ": gemm into '" + g.c->name + "' [" + std::to_string(M) +
+                                ", " + std::to_string(N) + "]: no arrangement of " +
+                                std::to_string(warps) + " warps" +
+                                (rows ? " with whole rows per warp" : "") +
+                                " tiles it with mma.sync m16n8k16 (each warp needs a multiple "
+                                "of 16 rows and 16 columns)");
+        if (rows)
+          diag_.note(s->loc, "whole rows per warp are needed because the result feeds a gemm's "
+                             "A operand from registers");
+        return false;
+      }
+      acc = layout::mma_m16n8k16_accumulator(M, N, p.wm, p.wn);
+    } else {
+      p.kind = GemmPlan::Simt;
+      p.a_staged = is_fragment(g.a);
+      double best = 1e30;
+      bool found = false;
+      // Gemms with the same number of rows use the same threads along M, so that their
+      // accumulators agree on the row map (attention: the scores and the output rows).
+      auto same_rows = simt_rows_.find(M);
+      for (int64_t ty = 1; ty <= threads_; ty *= 2) {
+        int64_t tx = threads_ / ty;
+        if (tx * ty != threads_ || M % ty != 0 || N % (4 * tx) != 0)
+          continue;
+        double cost = std::fabs(std::log2(double(M / ty) / double(N / tx)));
+        if (same_rows != simt_rows_.end() && same_rows->second != ty)
+          cost += 1e6;
+        if (cost < best) {
+          best = cost;
+          p.ty = ty;
+          p.tx = tx;
+          found = true;
+        }
+      }
+      if (!found) {
+        diag_.error(s->loc, t_.name + ": gemm into '" + g.c->name + "' [" + std::to_string(M) +
+                                ", " + std::to_string(N) + "]: " + std::to_string(threads_) +
+                                " threads cannot tile it with FMA tiles (rows must divide by the "
+                                "threads along M, columns by 4 x the threads along N)");
+        return false;
+      }
+      simt_rows_.emplace(M, p.ty);
+      acc = layout::simt_accumulator(M, N, p.ty, p.tx);
+    }
+    plan_.gemms[s.get()] = p;
+    return assign(g.c, acc, s->loc);
+  }
+
+  // Sets b's layout, or reports a conflict with the op that set it before.
+  bool assign(const BufferPtr& b, const FragmentLayout& l, const SourceLoc& where) {
+    auto it = plan_.fragments.find(b.get());
+    if (it == plan_.fragments.end()) {
+      plan_.fragments.emplace(b.get(), l);
+      decided_at_[b.get()] = where;
+      return true;
+    }
+    if (it->second.shape == l.shape && it->second.thread_modes == l.thread_modes &&
+        it->second.regs == l.regs)
+      return true;
+    diag_.error(where, t_.name + ": layout conflict on fragment '" + b->name + "': this op needs " +
+                           l.origin + " but it already has " + it->second.origin);
+    diag_.note(decided_at_[b.get()], "the layout of '" + b->name + "' was decided here");
+    return false;
+  }
+
+  int64_t default_vector(const BufferPtr& b) const {
+    // The widest 16-byte access of the global tensors this fragment is copied from or to.
+    int64_t vec = 4;
+    for (const auto& s : stmts_)
+      if (auto* c = s->as<Copy>()) {
+        const Region* other = nullptr;
+        if (c->dst.buffer == b && c->src.buffer->scope == MemScope::Global)
+          other = &c->src;
+        if (c->src.buffer == b && c->dst.buffer->scope == MemScope::Global)
+          other = &c->dst;
+        if (other)
+          vec = std::max<int64_t>(vec, 16 / other->buffer->dtype.bytes());
+      }
+    return vec;
+  }
+
+  bool propagate() {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (const auto& s : stmts_) {
+        if (auto* c = s->as<Copy>()) {
+          if (!is_fragment(c->src.buffer) || !is_fragment(c->dst.buffer))
+            continue;
+          auto* ls = find(c->src.buffer), *ld = find(c->dst.buffer);
+          if (ls && !ld) {
+            FragmentLayout l = *ls;
+            l.origin = "follows '" + c->src.buffer->name + "' (" + ls->origin + ")";
+            assign(c->dst.buffer, l, s->loc);
+            changed = true;
+          } else if (ld && !ls) {
+            FragmentLayout l = *ld;
+            l.origin = "follows '" + c->dst.buffer->name + "' (" + ld->origin + ")";
+            assign(c->src.buffer, l, s->loc);
+            changed = true;
+          } else if (ls && ld && !same(*ls, *ld)) {
+            diag_.error(s->loc, t_.name + ": copy between fragments '" + c->src.buffer->name +
+                                    "' and '" + c->dst.buffer->name +
+                                    "' with different layouts (" + ls->origin + " vs " +
+                                    ld->origin + "); copy through a shared buffer instead");
+            diag_.note(decided_at_[c->src.buffer.get()], "layout of '" + c->src.buffer->name +
+                                                             "' decided here");
+            diag_.note(decided_at_[c->dst.buffer.get()], "layout of '" + c->dst.buffer->name +
+                                                             "' decided here");
+            return false;
+          }
+        } else if (auto* r = s->as<Reduce>()) {
+          if (!is_fragment(r->src) || !is_fragment(r->dst))
+            continue;
+          auto* ls = find(r->src);
+          if (ls && !find(r->dst)) {
+            assign(r->dst, ls->drop_dim(static_cast<size_t>(r->dim)), s->loc);
+            changed = true;
+          } else if (ls && !assign(r->dst, ls->drop_dim(static_cast<size_t>(r->dim)), s->loc)) {
+            return false;
+          }
+        } else if (auto* p = s->as<Parallel>()) {
+          int res = propagate_parallel(s, *p);
+          if (res < 0)
+            return false;
+          changed = changed || res > 0;
+        }
+      }
+    }
+    return true;
+  }
+
+  // Returns -1 on a conflict, 1 if a layout was assigned, 0 otherwise.
+  int propagate_parallel(const Stmt& s, const Parallel& p) {
+    AccessCollector ac;
+    ac.visit(p.body);
+    std::map<const Var*, FragmentLayout::DimMap> maps;
+    std::map<const Var*, std::pair<std::string, std::vector<std::string>>> from; // buffer, names
+    auto var_of = [&](const Expr& e) -> const Var* {
+      auto* v = e->as<VarRef>();
+      if (!v)
+        return nullptr;
+      for (const auto& pv : p.vars)
+        if (pv.get() == v->var.get())
+          return pv.get();
+      return nullptr;
+    };
+    for (const auto& a : ac.out) {
+      for (const auto& i : a.indices)
+        if (!var_of(i)) {
+          diag_.error(a.loc, t_.name + ": fragment '" + a.buffer->name +
+                                 "' must be indexed by the parallel variables themselves on GPU "
+                                 "targets (each thread owns fixed elements of it)");
+          return -1;
+        }
+      auto* l = find(a.buffer);
+      if (!l)
+        continue;
+      for (size_t d = 0; d < a.indices.size(); ++d) {
+        const Var* v = var_of(a.indices[d]);
+        auto m = l->dim_map(d);
+        auto it = maps.find(v);
+        if (it == maps.end()) {
+          maps[v] = m;
+          std::vector<std::string> names;
+          for (const auto& t : l->thread_modes)
+            names.push_back(t.name);
+          from[v] = {a.buffer->name, names};
+        } else if (!(it->second == m)) {
+          diag_.error(a.loc, t_.name + ": layout conflict in a parallel loop: variable '" +
+                                 v->name + "' indexes '" + a.buffer->name + "' (" + l->origin +
+                                 ") and '" + from[v].first + "', whose layouts place it differently");
+          diag_.note(s->loc, "in this parallel loop");
+          diag_.note(decided_at_[a.buffer.get()], "layout of '" + a.buffer->name + "' decided here");
+          return -1;
+        }
+      }
+    }
+    int changed = 0;
+    for (const auto& a : ac.out) {
+      if (find(a.buffer))
+        continue;
+      std::vector<FragmentLayout::DimMap> dm;
+      std::vector<std::string> names;
+      bool all = true;
+      for (const auto& i : a.indices) {
+        auto it = maps.find(var_of(i));
+        if (it == maps.end()) {
+          all = false;
+          break;
+        }
+        if (!dm.empty() && it->second.thread_sizes != dm[0].thread_sizes) {
+          all = false;
+          break;
+        }
+        dm.push_back(it->second);
+        names = from[var_of(i)].second;
+      }
+      if (!all || dm.empty())
+        continue;
+      auto shape = shape_of(*a.buffer);
+      assign(a.buffer,
+             FragmentLayout::from_dim_maps(dm, names, shape,
+                                           "follows '" + from[var_of(a.indices[0])].first +
+                                               "' in the parallel loop at line " +
+                                               std::to_string(s->loc.line)),
+             s->loc);
+      changed = 1;
+    }
+    return changed;
+  }
+
+  bool check_gemm_operands() {
+    for (const auto& s : stmts_) {
+      auto* g = s->as<Gemm>();
+      if (!g)
+        continue;
+      const GemmPlan& p = plan_.gemms.at(s.get());
+      if (p.kind != GemmPlan::Mma || !p.a_in_regs)
+        continue;
+      auto as = shape_of(*g->a);
+      auto want = layout::mma_m16n8k16_accumulator(as[0], as[1], p.wm, 1);
+      const FragmentLayout& have = plan_.fragments.at(g->a.get());
+      if (!same(have, want)) {
+        diag_.error(s->loc, t_.name + ": gemm reads '" + g->a->name +
+                                "' as its A operand from registers, which needs " + want.origin +
+                                ", but it has " + have.origin);
+        diag_.note(decided_at_[g->a.get()], "layout of '" + g->a->name + "' decided here");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void plan_swizzles() {
+    for (const auto& s : stmts_) {
+      auto* g = s->as<Gemm>();
+      if (!g || plan_.gemms.at(s.get()).kind != GemmPlan::Mma)
+        continue;
+      for (const BufferPtr& b : {g->a, g->b}) {
+        if (b->scope != MemScope::Shared || b->rank() != 2)
+          continue;
+        auto sh = shape_of(*b);
+        auto sw = layout::ldmatrix_swizzle(sh[1], b->dtype.bytes());
+        plan_.swizzles[b.get()] = sw;
+        plan_.notes.push_back("shared " + b->name + ": " + sw.str() +
+                              " (ldmatrix rows and cp.async chunks conflict-free)");
+      }
+    }
+  }
+
+  static bool same(const FragmentLayout& a, const FragmentLayout& b) {
+    return a.shape == b.shape && a.thread_modes == b.thread_modes && a.regs == b.regs;
+  }
+  const FragmentLayout* find(const BufferPtr& b) const {
+    auto it = plan_.fragments.find(b.get());
+    return it == plan_.fragments.end() ? nullptr : &it->second;
+  }
+
+  const Kernel& k_;
+  const Target& t_;
+  DiagEngine& diag_;
+  int64_t threads_ = 0;
+  std::vector<Stmt> stmts_;
+  std::vector<BufferPtr> fragments_;
+  std::set<const Buffer*> row_owned_;
+  std::map<int64_t, int64_t> simt_rows_; // rows of a SIMT gemm -> threads along them
+  std::map<const Buffer*, SourceLoc> decided_at_;
+  LayoutPlan plan_;
+};
+
+} // namespace
+
+std::optional<LayoutPlan> infer_layouts(const Kernel& k, const Target& target, DiagEngine& diag) {
+  return Inference(k, target, diag).run();
+}
+
+} // namespace tilegen::passes

@@ -1,0 +1,48 @@
+// LayoutInference: decides, for a GPU target, how every fragment is spread over threads and
+// registers, which instruction each gemm uses and how each shared buffer is swizzled.
+//
+//  1. Gemms pick their instruction from the target table (mma.sync m16n8k16 for 16-bit
+//     operands where the target has it, else FMA tiles) and a warp (or thread) arrangement;
+//     the accumulator gets that instruction's layout. A fragment that later feeds a gemm's A
+//     operand from registers forces its producer to give each warp whole rows (WN = 1).
+//  2. Layouts flow to a fixpoint: a fragment-to-fragment copy keeps the layout, a reduce drops
+//     the reduced dim, and inside a `parallel` every fragment indexed by the same variable
+//     must agree on that variable's map (so a row vector next to an accumulator gets the
+//     accumulator's row map, replicated over the lanes that hold the row's columns).
+//  3. Fragments no op constrains get the elementwise layout (16-byte accesses per thread).
+// Shared buffers read by ldmatrix get the XOR swizzle that makes ldmatrix and the cp.async
+// stores filling them conflict-free. Two ops that demand different layouts of one fragment
+// are a located error naming both.
+#pragma once
+
+#include "ir/IR.h"
+#include "layout/Layout.h"
+#include "support/Diagnostics.h"
+#include "targets/Target.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilegen::passes {
+
+struct GemmPlan {
+  enum Kind { Mma, Simt } kind = Simt;
+  int64_t wm = 1, wn = 1; // Mma: warps along M and N
+  int64_t ty = 1, tx = 1; // Simt: threads along M and N
+  bool a_in_regs = false; // Mma: A read from a fragment's registers (no ldmatrix)
+  bool a_staged = false;  // Simt: A fragment written to shared scratch first
+};
+
+struct LayoutPlan {
+  std::map<const ir::Buffer*, layout::FragmentLayout> fragments;
+  std::map<const ir::Buffer*, layout::Swizzle> swizzles; // shared buffers (absent = none)
+  std::map<const ir::StmtNode*, GemmPlan> gemms;
+  std::vector<std::string> notes; // one line per decision, for generated comments
+};
+
+std::optional<LayoutPlan> infer_layouts(const ir::Kernel& k, const Target& target,
+                                        DiagEngine& diag);
+
+} // namespace tilegen::passes
