@@ -131,7 +131,7 @@ def perf_markdown(perf_res):
             else:
                 lines.append(f"| {r['case']} | {r['target']} {r['instance']} | {et} | "
                              f"{fmt_ms(r['ms'])} | {val:.1f} {unit} | {a} | - | - | - | "
-                             f"{note}; anchor n/a: {e['how']} |")
+                             f"{'; '.join(x for x in (note, 'anchor n/a: ' + e['how']) if x)} |")
     return "\n".join(lines)
 
 
@@ -189,6 +189,9 @@ def main():
 
     def log(msg):
         print(msg, flush=True)
+        trace(msg)
+
+    def trace(msg):
         logf.write(msg + "\n")
         logf.flush()
 
@@ -233,7 +236,8 @@ def main():
     seed = args.seed or int(time.time())
     env["seed"] = seed
     log(f"seed: {seed}")
-    rows = verify.verify_all(api, device, launch, args.quick or not use_gpu, only, log, seed)
+    rows = verify.verify_all(api, device, launch, args.quick or not use_gpu, only, log, seed,
+                             trace)
     summary = verify.summarize(rows)
     n_fail = sum(s["failed"] for s in summary)
     log(f"verification: {len(rows)} cases, {n_fail} failed, {time.time() - t0:.1f} s")
@@ -251,7 +255,7 @@ def main():
         try:
             perf_res = perf_section(api, launch, log, seed)
             perf_md = perf_markdown(perf_res)
-        except Exception:
+        except Exception:  # the raw numbers still go to results.json
             log(f"perf section failed:\n{traceback.format_exc()}")
         log(f"timings: {time.time() - t0:.1f} s")
         with open(os.path.join(args.out, "perf.md"), "w") as f:
@@ -268,7 +272,12 @@ def main():
     if perf_md:
         out += ["## Timings (median per call; ratio > 1 means ours is faster)", "", perf_md, ""]
     if use_gpu:
-        out += ["## Targets (issue #3, point 10)", "", targets_markdown(perf_res, host_cost), ""]
+        try:
+            targets = targets_markdown(perf_res, host_cost)
+        except Exception:
+            targets = "(table failed: see bench.log)"
+            log(f"targets table failed:\n{traceback.format_exc()}")
+        out += ["## Targets (issue #3, point 10)", "", targets, ""]
     text = "\n".join(out)
     with open(os.path.join(args.out, "summary.md"), "w") as f:
         f.write(text + "\n")

@@ -138,6 +138,7 @@ def rate(case, ms):
 
 def run_case(api, case, launch, gen, log=print):
     """Verifies ours once at the timed shape, then times ours and the anchors twice."""
+    log(f"timing {case.label()} ...")
     kernel, types, shape, values = case.kernel, case.types, case.shape, case.values
     res = {"case": case.label(), "note": case.note, "anchors": {}, "ok": False, "why": ""}
     one = kernel.make_inputs(shape, types, "cuda", gen)

@@ -110,7 +110,7 @@ def run_case(api, kernel, types, shape, values, off, device, launch, gen):
     return row
 
 
-def verify_all(api, device, launch, quick, only=None, log=print, seed=20261129):
+def verify_all(api, device, launch, quick, only=None, log=print, seed=20261129, trace=None):
     """Every kernel x type the header has, every verification shape, both pointer offsets."""
     rows = []
     gen = torch.Generator(device=device)
@@ -127,6 +127,8 @@ def verify_all(api, device, launch, quick, only=None, log=print, seed=20261129):
             continue
         for shape, values in catalog.verify_cases(kernel, quick):
             for off in (0, 1):
+                if trace:  # to the log file only: after a hang, it names the case
+                    trace(f"case {kname} {types} {kernel.label(shape, values)} off={off}")
                 try:
                     row = run_case(api, kernel, types, shape, values, off, device, launch, gen)
                 except Exception as e:  # keep going: one broken case must not hide the rest
