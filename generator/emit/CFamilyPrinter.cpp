@@ -134,11 +134,7 @@ std::string CFamilyPrinter::print(const Expr& e, int& prec) {
     return std::string(u->op == UnaryOp::Neg ? "-" : "!") + a;
   }
   case ExprKind::Binary: return print_binary(e->as<Binary>(), prec);
-  case ExprKind::Select: {
-    auto s = e->as<Select>();
-    prec = kCond;
-    return expr(s->cond, kOr) + " ? " + expr(s->t, kAssign) + " : " + expr(s->f, kCond);
-  }
+  case ExprKind::Select: return print_select(e->as<Select>(), prec);
   case ExprKind::Call: return print_call(e->as<Call>(), prec);
   case ExprKind::Cast: return print_cast(e->as<Cast>(), prec);
   }
@@ -197,6 +193,11 @@ std::string CFamilyPrinter::print_binary(const Binary* b, int& prec) {
   prec = p;
   // Left-associative: the right operand needs a strictly tighter binding.
   return expr(b->a, p) + " " + c_binary_op(b->op) + " " + expr(b->b, p + 1);
+}
+
+std::string CFamilyPrinter::print_select(const Select* s, int& prec) {
+  prec = kCond;
+  return expr(s->cond, kOr) + " ? " + expr(s->t, kAssign) + " : " + expr(s->f, kCond);
 }
 
 std::string CFamilyPrinter::print_call(const Call* c, int& prec) {

@@ -44,6 +44,7 @@ protected:
   virtual std::string print_float(double v, ir::DType t, int& prec);
   virtual std::string print_binary(const ir::Binary* b, int& prec);
   virtual std::string print_call(const ir::Call* c, int& prec);
+  virtual std::string print_select(const ir::Select* s, int& prec); // C: c ? t : f
 
   // ---- Names and helpers ------------------------------------------------------------------
   // A user name as a valid identifier that cannot collide with the language's keywords or

@@ -7,6 +7,7 @@
 #include "ir/Substitute.h"
 #include "passes/LayoutInference.h"
 #include "passes/LegalizeC.h"
+#include "passes/LegalizeWgsl.h"
 #include "passes/ScheduleResolver.h"
 #include "support/InternalError.h"
 
@@ -79,6 +80,7 @@ Kernel legalize_for(const Kernel& k, const Target& target) {
   // CUDA computes 16-bit floats in f32 registers by itself (emit/Cuda*): it keeps the
   // declared dtypes because mma operands and shared tiles stay 16-bit.
   case Backend::CUDA: return k;
+  case Backend::WGSL: return legalize_wgsl(k, target);
   default: internal_error(std::string("no legalization for backend ") + backend_name(target.backend));
   }
 }

@@ -1,0 +1,151 @@
+// WGSL helper functions, emitted on demand (only those a variant calls, with their
+// dependencies). Conversions are bit-exact with the C backend's (round to nearest even,
+// overflow to inf, NaN to quiet NaN), so both backends store the same 16-bit values for the
+// same f32 value; WGSL's own f32 -> f16 conversion leaves the rounding to the implementation.
+#include "emit/WgslEmitter.h"
+
+#include "support/InternalError.h"
+
+#include <vector>
+
+namespace tilegen::emit {
+
+namespace {
+
+struct Helper {
+  const char* name;
+  std::vector<const char*> deps; // helpers listed earlier in the table
+  const char* text;
+};
+
+const std::vector<Helper>& helpers() {
+  static const std::vector<Helper> table = {
+      {"tg_inb", {}, R"(// 0 <= i < n (n >= 0): one unsigned comparison.
+fn tg_inb(i: i32, n: i32) -> bool { return u32(i) < u32(n); }
+)"},
+      {"tg_cdiv", {}, R"(// ceil(a / b) for b > 0 (WGSL's i32 division truncates toward zero).
+fn tg_cdiv(a: i32, b: i32) -> i32 {
+  let q = a / b;
+  return select(q, q + 1, ((a % b) != 0) && ((a < 0) == (b < 0)));
+}
+)"},
+      {"tg_floordiv", {}, R"(// floor(a / b).
+fn tg_floordiv(a: i32, b: i32) -> i32 {
+  let q = a / b;
+  return select(q, q - 1, ((a % b) != 0) && ((a < 0) != (b < 0)));
+}
+)"},
+      {"tg_floormod", {}, R"(// a - b * floor(a / b): the sign of b.
+fn tg_floormod(a: i32, b: i32) -> i32 {
+  let r = a % b;
+  return select(r, r + b, (r != 0) && ((r < 0) != (b < 0)));
+}
+)"},
+      {"tg_f16_value", {}, R"(// The f32 value of f16 bits (exact, subnormals included).
+fn tg_f16_value(h: u32) -> f32 {
+  let e = (h >> 10u) & 0x1fu;
+  let m = h & 0x3ffu;
+  if (e == 0u) { return select(1.0f, -1.0f, (h & 0x8000u) != 0u) * f32(m) * 5.9604644775390625e-8f; }
+  if (e == 31u) { return bitcast<f32>(((h & 0x8000u) << 16u) | 0x7f800000u | (m << 13u)); }
+  return bitcast<f32>(((h & 0x8000u) << 16u) | ((e + 112u) << 23u) | (m << 13u));
+}
+)"},
+      {"tg_bits_f16", {}, R"(// f32 -> f16 bits, round to nearest even; overflow -> inf, NaN -> quiet NaN.
+fn tg_bits_f16(v: f32) -> u32 {
+  let x = bitcast<u32>(v);
+  let sign = (x >> 16u) & 0x8000u;
+  let ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) { return sign | 0x7e00u; }
+  if (ax >= 0x477ff000u) { return sign | 0x7c00u; }
+  if (ax >= 0x38800000u) {
+    let r = ax - 0x38000000u; // exponent rebiased from 127 to 15
+    return sign | ((r + 0xfffu + ((r >> 13u) & 1u)) >> 13u);
+  }
+  let e = ax >> 23u;
+  if (e < 102u) { return sign; } // below half the smallest subnormal
+  let m = (ax & 0x7fffffu) | 0x800000u;
+  let s = 126u - e;
+  let q = m >> s;
+  let rem = m & ((1u << s) - 1u);
+  let half = 1u << (s - 1u);
+  return sign | (q + select(0u, 1u, (rem > half) || ((rem == half) && ((q & 1u) == 1u))));
+}
+)"},
+      {"tg_bits_bf16", {}, R"(// f32 -> bf16 bits, round to nearest even; NaN -> quiet NaN.
+fn tg_bits_bf16(v: f32) -> u32 {
+  let x = bitcast<u32>(v);
+  if ((x & 0x7fffffffu) > 0x7f800000u) { return ((x >> 16u) | 0x40u) & 0xffffu; }
+  return (x + 0x7fffu + ((x >> 16u) & 1u)) >> 16u;
+}
+)"},
+      {"tg_bits_i8", {}, R"(// The low byte of an i32 (C's conversion to int8_t wraps the same way).
+fn tg_bits_i8(v: i32) -> u32 { return u32(v) & 0xffu; }
+)"},
+      {"tg_round_f16", {"tg_f16_value", "tg_bits_f16"}, R"(// v rounded to the nearest f16, as f32.
+fn tg_round_f16(v: f32) -> f32 { return tg_f16_value(tg_bits_f16(v)); }
+)"},
+      {"tg_round_bf16", {"tg_bits_bf16"}, R"(// v rounded to the nearest bf16, as f32.
+fn tg_round_bf16(v: f32) -> f32 { return bitcast<f32>(tg_bits_bf16(v) << 16u); }
+)"},
+      {"tg_ld_f16", {"tg_f16_value"}, R"(// Element e of a packed f16 tensor, from its word w (low half = even element).
+fn tg_ld_f16(w: u32, e: i32) -> f32 { return tg_f16_value(select(w & 0xffffu, w >> 16u, (e & 1) != 0)); }
+)"},
+      {"tg_ld_bf16", {}, R"(// Element e of a packed bf16 tensor, from its word w (low half = even element).
+fn tg_ld_bf16(w: u32, e: i32) -> f32 { return bitcast<f32>(select(w << 16u, w & 0xffff0000u, (e & 1) != 0)); }
+)"},
+      {"tg_ld_i8", {}, R"(// Element e of a packed i8 tensor, from its word w (byte e % 4), sign-extended.
+fn tg_ld_i8(w: u32, e: i32) -> i32 { return extractBits(bitcast<i32>(w), u32(e & 3) * 8u, 8u); }
+)"},
+      {"tg_erf", {}, R"(// erf, the C backend's fit (emit/CRuntimeHelpers.cpp): |x| < 0.875: x E(x^2), else
+// sign(x) (1 - e^(-x^2) G(1/|x|)), |x| clamped to 4 (erf is 1 in f32 there).
+fn tg_erf(x: f32) -> f32 {
+  let z = x * x;
+  var e = fma(-0x1.45d2cp-11f, z, 0x1.49eebap-8f);
+  e = fma(e, z, -0x1.b6f9c4p-6f);
+  e = fma(e, z, 0x1.ce218ep-4f);
+  e = fma(e, z, -0x1.81270ep-2f);
+  e = fma(e, z, 0x1.20dd74p+0f);
+  let small = x * e;
+  let sign = bitcast<u32>(x) & 0x80000000u;
+  var a = bitcast<f32>(bitcast<u32>(x) ^ sign);
+  a = select(4.0f, a, a < 4.0f);
+  a = select(a, 0.875f, a < 0.875f);
+  let t = 1.0f / a;
+  var g = fma(0x1.59eaaap-7f, t, -0x1.0909fp-4f);
+  g = fma(g, t, 0x1.39d792p-3f);
+  g = fma(g, t, -0x1.14865ap-3f);
+  g = fma(g, t, -0x1.dd5ee8p-4f);
+  g = fma(g, t, 0x1.bbe456p-2f);
+  g = fma(g, t, -0x1.cde74ap-2f);
+  g = fma(g, t, 0x1.366ebp-5f);
+  g = fma(g, t, 0x1.1e776ap-1f);
+  g = fma(g, t, 0x1.040ccap-12f);
+  let big = bitcast<f32>(bitcast<u32>(1.0f - exp(-(a * a)) * g) | sign);
+  return select(big, small, z < 0x1.88p-1f);
+}
+)"},
+  };
+  return table;
+}
+
+} // namespace
+
+std::string wgsl_helper_source(const std::set<std::string>& used) {
+  std::set<std::string> want = used;
+  const auto& table = helpers();
+  for (auto h = table.rbegin(); h != table.rend(); ++h)
+    if (want.count(h->name))
+      for (const char* d : h->deps)
+        want.insert(d);
+  std::string out;
+  size_t found = 0;
+  for (const auto& h : table)
+    if (want.count(h.name)) {
+      out += std::string(h.text) + "\n";
+      ++found;
+    }
+  TG_ASSERT(found == want.size(), "WGSL emitter: a helper without a definition was requested");
+  return out;
+}
+
+} // namespace tilegen::emit
