@@ -248,6 +248,18 @@ void WgslEmitter::plan_storage() {
       s = t->access == Access::Read ? WgslStorage::Packed : WgslStorage::PackedAtomic;
     }
     storage_[t.get()] = s;
+    std::string elem = storage_type_name(d);
+    if (s == WgslStorage::Packed)
+      elem = "u32";
+    else if (s == WgslStorage::PackedAtomic || s == WgslStorage::AtomicF32)
+      elem = "atomic<u32>";
+    else if (s == WgslStorage::AtomicI32)
+      elem = "atomic<i32>";
+    layout_.element_types.push_back(elem);
+    layout_.binding_types.push_back(t->access == Access::Read && elem.rfind("atomic", 0) != 0
+                                        ? "read-only-storage"
+                                        : "storage");
+    layout_.packed.push_back(s == WgslStorage::Packed || s == WgslStorage::PackedAtomic);
   }
   TG_ASSERT(n_storage <= target_.wgsl.max_storage_buffers,
             "WGSL emitter: kernel '" + k_.name + "' has " + std::to_string(n_storage) +
@@ -620,14 +632,8 @@ std::string WgslEmitter::module_decls() {
   s += "}\n@group(0) @binding(0) var<uniform> tg_p: TgParams;\n";
   for (size_t i = 0; i < k_.tensors.size(); ++i) {
     const auto& t = k_.tensors[i];
-    std::string elem, access = t->access == Access::Read ? "read" : "read_write";
-    switch (storage_.at(t.get())) {
-    case WgslStorage::Plain: elem = storage_type_name(t->dtype); break;
-    case WgslStorage::Packed: elem = "u32"; break;
-    case WgslStorage::PackedAtomic:
-    case WgslStorage::AtomicF32: elem = "atomic<u32>"; access = "read_write"; break;
-    case WgslStorage::AtomicI32: elem = "atomic<i32>"; access = "read_write"; break;
-    }
+    const std::string elem = layout_.element_types[i];
+    const std::string access = layout_.binding_types[i] == "storage" ? "read_write" : "read";
     std::string note = t->dtype.name();
     if (storage_.at(t.get()) == WgslStorage::Packed || storage_.at(t.get()) == WgslStorage::PackedAtomic)
       note += std::string(", ") + (t->dtype == DType::i8() ? "4" : "2") + " per u32 word, little-endian";

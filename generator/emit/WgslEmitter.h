@@ -44,6 +44,10 @@ struct WgslLayout {
   int ty = 1, tx = 1;          // the invocation grid of distributed fragments
   int64_t workgroup_bytes = 0; // workgroup memory the shader declares
   std::vector<std::string> enables; // "f16", "subgroups"
+  // Per tensor, in spec order (binding i + 1): the WebGPU buffer binding type
+  // ("read-only-storage" or "storage") and the WGSL element type ("f32", "u32", "atomic<u32>").
+  std::vector<std::string> binding_types, element_types;
+  std::vector<bool> packed; // sub-word elements packed in u32 words (buffers: multiple of 4 B)
 };
 WgslLayout wgsl_layout(const ir::Kernel& k, const Target& target);
 

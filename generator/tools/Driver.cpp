@@ -5,6 +5,7 @@
 #include "support/Keywords.h"
 
 #include "dispatch/DispatchEmitter.h"
+#include "dispatch/JsModuleEmitter.h"
 #include "dispatch/Naming.h"
 #include "emit/Emitter.h"
 #include "ir/IRPrinter.h"
@@ -43,7 +44,8 @@ const std::set<std::string>& reserved_words() {
 
 bool is_c_candidate(const std::string& name, const void* ctx) {
   const std::string& lib = *static_cast<const std::string*>(ctx);
-  if (name == dispatch::header_file_name(lib) || name == dispatch::dispatch_file_name(lib))
+  if (name == dispatch::header_file_name(lib) || name == dispatch::dispatch_file_name(lib) ||
+      name == dispatch::js_module_file_name(lib) || name == dispatch::js_types_file_name(lib))
     return true;
   std::string prefix = lib + "__";
   if (name.size() <= prefix.size() + 2 || name.compare(0, prefix.size(), prefix) != 0)
@@ -200,13 +202,21 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
   if (!resolve_targets(o, targets, false))
     return std::nullopt;
 
-  dispatch::Library lib{o.lib, targets, {}};
+  // WGSL targets have no C entry points: they feed the ES module (wgsl_lib), not the C
+  // dispatch library, which gets every other target.
+  std::vector<const Target*> c_side;
+  for (const Target* t : targets)
+    if (t->backend != Backend::WGSL)
+      c_side.push_back(t);
+  dispatch::WgslLibrary wgsl_lib{o.lib, {}};
+  dispatch::Library lib{o.lib, c_side, {}};
   std::vector<OutputFile> files;
   std::string marker = dispatch::generated_marker(o.lib);
   FailedPairs failed;
   for (const auto& s : *loaded)
     for (const auto& lk : s.kernels) {
       lib.kernels.push_back({&lk.kernel, lk.instances, s.path});
+      dispatch::WgslKernelInfo wk{&lk.kernel, s.path, {}};
       for (const auto& inst : lk.instances)
         for (const Target* t : targets) {
           auto ik = instantiate_once(lk.kernel, inst, *t, failed);
@@ -216,13 +226,29 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
                                  s.path};
           files.push_back({dispatch::variant_file_name(o.lib, lk.kernel, inst, *t),
                            marker + "\n" + emit::emit_variant(*ik, *t, info)});
+          if (t->backend == Backend::WGSL) {
+            std::vector<ir::Expr> grid;
+            for (const auto& g : ik->grid)
+              grid.push_back(g.extent);
+            wk.variants.push_back({inst, t, files.back().name, info.function_name,
+                                   files.back().contents, emit::wgsl_layout(*ik, *t), grid});
+          }
         }
+      if (!wk.variants.empty())
+        wgsl_lib.kernels.push_back(std::move(wk));
     }
   if (diag_.has_errors())
     return std::nullopt;
-  files.insert(files.begin(), {dispatch::header_file_name(o.lib), dispatch::emit_header(lib)});
-  files.insert(files.begin() + 1,
-               {dispatch::dispatch_file_name(o.lib), dispatch::emit_dispatch_source(lib)});
+  if (!c_side.empty()) {
+    files.insert(files.begin(), {dispatch::header_file_name(o.lib), dispatch::emit_header(lib)});
+    files.insert(files.begin() + 1,
+                 {dispatch::dispatch_file_name(o.lib), dispatch::emit_dispatch_source(lib)});
+  }
+  if (!wgsl_lib.kernels.empty()) {
+    files.push_back({dispatch::js_module_file_name(o.lib), marker + "\n" + dispatch::emit_js_module(wgsl_lib)});
+    files.push_back({dispatch::js_types_file_name(o.lib), marker + "\n" + dispatch::emit_js_types(wgsl_lib)});
+    files.push_back({dispatch::wgsl_manifest_file_name(o.lib), dispatch::emit_wgsl_manifest(wgsl_lib)});
+  }
   return files;
 }
 
@@ -403,18 +429,30 @@ int Driver::outputs(const Options& o) {
   if (!loaded)
     return 1;
   bool cmake = o.format == "cmake";
-  out_ << (cmake ? "header " : "") << dispatch::header_file_name(o.lib) << "\n";
-  out_ << (cmake ? "source " : "") << dispatch::dispatch_file_name(o.lib) << "\n";
+  // WGSL variants are not compiled: cmake lists them as `wgsl <file>`, with the ES module, its
+  // types and the manifest as `wgsl_host <file>` (cmake/TileGen.cmake installs them).
+  bool any_c = false, any_wgsl = false;
+  for (const Target* t : targets)
+    (t->backend == Backend::WGSL ? any_wgsl : any_c) = true;
+  if (any_c) {
+    out_ << (cmake ? "header " : "") << dispatch::header_file_name(o.lib) << "\n";
+    out_ << (cmake ? "source " : "") << dispatch::dispatch_file_name(o.lib) << "\n";
+  }
   for (const auto& s : *loaded)
     for (const auto& lk : s.kernels)
       for (const auto& inst : lk.instances)
         for (const Target* t : targets)
-          out_ << (cmake ? "variant " + t->name + " " : "")
+          out_ << (cmake ? (t->backend == Backend::WGSL ? "wgsl " : "variant " + t->name + " ") : "")
                << dispatch::variant_file_name(o.lib, lk.kernel, inst, *t) << "\n";
+  if (any_wgsl)
+    for (const std::string& f : {dispatch::js_module_file_name(o.lib), dispatch::js_types_file_name(o.lib),
+                                 dispatch::wgsl_manifest_file_name(o.lib)})
+      out_ << (cmake ? "wgsl_host " : "") << f << "\n";
   if (cmake)
     for (const Target* t : targets)
-      out_ << "flags " << t->name << (t->compile_flags.empty() ? "" : " ")
-           << join(t->compile_flags, " ") << "\n";
+      if (t->backend != Backend::WGSL)
+        out_ << "flags " << t->name << (t->compile_flags.empty() ? "" : " ")
+             << join(t->compile_flags, " ") << "\n";
   return 0;
 }
 
