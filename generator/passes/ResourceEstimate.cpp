@@ -45,6 +45,7 @@ public:
   std::map<const Buffer*, int64_t> pipeline_factor; // shared buffers filled from Global
   std::vector<const Reduce*> reduces;
   std::vector<const Gemm*> gemms;
+  std::vector<const StmtNode*> gemm_nodes; // same order, the keys of LayoutPlan::gemms
 
   // The value of an integer expression under the bindings, or nullopt after an error.
   std::optional<int64_t> value(const Expr& e, const SourceLoc& loc, const std::string& what) {
@@ -79,13 +80,14 @@ public:
     }
     case StmtKind::Gemm:
       gemms.push_back(s->as<Gemm>());
+      gemm_nodes.push_back(s.get());
       return;
     case StmtKind::Reduce:
       reduces.push_back(s->as<Reduce>());
       return;
     case StmtKind::For: {
       const For* f = s->as<For>();
-      int64_t inner = stages;
+      int64_t inner = 1; // only copies directly in a pipelined loop are multi-buffered
       if (f->pipelined()) {
         auto st = value(f->stages, f->loc, "pipeline depth");
         if (!st)
@@ -149,6 +151,9 @@ std::string ResourceUse::smem_breakdown() const {
   if (reduce_scratch > 0)
     s += (s.empty() ? "" : ", ") + std::string("reduce scratch ") +
          std::to_string(reduce_scratch) + " B";
+  if (stage_scratch > 0)
+    s += (s.empty() ? "" : ", ") + std::string("gemm staging ") + std::to_string(stage_scratch) +
+         " B";
   return s.empty() ? "no shared buffers" : s;
 }
 
@@ -158,7 +163,8 @@ std::string ResourceUse::register_breakdown() const {
 }
 
 std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
-                                              const Target& target, DiagEngine& diag) {
+                                              const Target& target, DiagEngine& diag,
+                                              const LayoutPlan* plan) {
   TG_ASSERT(target.is_gpu(), "estimate_resources on non-GPU target '" + target.name + "'");
   Walker w(m, diag);
   ResourceUse r;
@@ -211,8 +217,29 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
       return std::nullopt;
   }
   if (max_reduce > 0)
-    r.reduce_scratch = sat_mul(sat_mul(ceil_div(r.threads, 32), 4), max_reduce);
+    r.reduce_scratch = round_up(sat_mul((r.threads / 32) * 4, max_reduce), kSmemAlign);
   r.smem_bytes = sat_add(r.smem_bytes, r.reduce_scratch);
+
+  int64_t staged = 0;
+  for (size_t i = 0; i < w.gemms.size(); ++i) {
+    const Gemm* g = w.gemms[i];
+    bool is_staged;
+    if (plan) {
+      auto it = plan->gemms.find(w.gemm_nodes[i]);
+      is_staged = it != plan->gemms.end() && it->second.a_staged;
+    } else {
+      bool mma = target.gpu.mma != MatrixInst::None && g->a->dtype.is_16bit_float() &&
+                 g->b->dtype == g->a->dtype && g->c->dtype == DType::f32();
+      is_staged = g->a->scope == MemScope::Fragment && !mma;
+    }
+    if (is_staged) {
+      staged = std::max(staged, sat_mul(w.elems(g->a), 4));
+      if (!w.ok)
+        return std::nullopt;
+    }
+  }
+  r.stage_scratch = staged > 0 ? round_up(staged, kSmemAlign) : 0;
+  r.smem_bytes = sat_add(r.smem_bytes, r.stage_scratch);
 
   if (target.gpu.mma != MatrixInst::None) {
     for (const Gemm* g : w.gemms) {

@@ -6,13 +6,17 @@
 // Shared memory (docs/recommend.md "Shared memory", the contract with emit/Cuda*):
 //   smem = sum over `shared` buffers b of round_up(elems(b) * dtype_bytes(b) * F(b), 128)
 //        + reduction scratch
-//   F(b) = the `stages` value of the pipelined loop if b is the destination of a Copy whose
-//          source is a Global region inside a pipelined `for` with stages >= 2 and the target
-//          has asynchronous copies (gpu.async_copy != None); the largest such value if there
-//          are several; else 1.
-//   reduction scratch = ceil(threads / 32) * 4 B * max over Reduce ops of the dst element
-//          count (0 without a Reduce): one f32 partial per warp and output element.
-// Buffers are laid out in declaration order, each at a 128-byte boundary, then the scratch.
+//        + round_up(floor(threads / 32) * 4 * max over Reduce ops of elems(dst), 128)
+//        + round_up(max over staged gemms of elems(a) * 4, 128)
+//   F(b) = the `stages` value of the loop if b is the destination of a Copy whose source is a
+//          Global region and whose innermost enclosing loop is a pipelined `for` with
+//          stages >= 2, on a target with asynchronous copies (gpu.async_copy != None); the
+//          largest such value if there are several; else 1.
+//   reduction scratch: one f32 partial per warp and output element (0 without a Reduce);
+//   staged gemms: SIMT gemms whose A operand is a fragment go through an f32 copy of A in
+//          shared memory (LayoutInference's GemmPlan::a_staged).
+// Buffers are laid out in declaration order, each at a 128-byte boundary, then the reduction
+// scratch, then the staging scratch: exactly CudaEmitter::plan_memory's layout.
 //
 // Registers (an estimate, documented in docs/recommend.md "Registers"):
 //   fragment words = sum over `fragment` buffers of ceil(elems * w / threads)
@@ -28,6 +32,7 @@
 
 #include "ir/IR.h"
 #include "ir/Substitute.h"
+#include "passes/LayoutInference.h"
 #include "support/Diagnostics.h"
 #include "targets/Target.h"
 
@@ -48,7 +53,8 @@ struct SmemBuffer {
 struct ResourceUse {
   int64_t threads = 0;
   std::vector<SmemBuffer> smem_buffers; // declaration order
-  int64_t reduce_scratch = 0;           // bytes, after the buffers
+  int64_t reduce_scratch = 0;           // bytes, after the buffers (128-B rounded)
+  int64_t stage_scratch = 0;            // bytes, after the reduction scratch (128-B rounded)
   int64_t smem_bytes = 0;               // buffers + scratch: the launch's dynamic smem
   int64_t fragment_words = 0;           // per thread, fragments + locals
   int64_t operand_words = 0;            // per thread, mma operand slices
@@ -67,8 +73,12 @@ inline constexpr int64_t kRegisterOverhead = 40;
 // `k` with the tile constants, value params and flags bound by `m` (e.g. instance_var_map plus
 // one configuration); pass an empty map for an instantiated kernel. Extents, stages and the
 // thread count must then fold to constants: otherwise a located error is reported through
-// `diag` and nullopt returned. `target` must be a GPU target.
+// `diag` and nullopt returned. `target` must be a GPU target. `plan`: the layout plan of `k`
+// (its gemms are looked up by node, so `k` must be the kernel the plan was made for); without
+// it, a gemm counts as staged when its A is a fragment and it cannot use the target's mma
+// (a 16-bit A and B, f32 C, on an mma target).
 std::optional<ResourceUse> estimate_resources(const ir::Kernel& k, const ir::VarMap& m,
-                                              const Target& target, DiagEngine& diag);
+                                              const Target& target, DiagEngine& diag,
+                                              const LayoutPlan* plan = nullptr);
 
 } // namespace tilegen::passes

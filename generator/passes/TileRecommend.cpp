@@ -6,6 +6,7 @@
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
+#include "passes/LayoutInference.h"
 #include "passes/ScheduleResolver.h"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <limits>
 #include <set>
+#include <sstream>
 
 namespace tilegen::passes {
 
@@ -211,17 +213,20 @@ void report_over_budget(const Kernel& k, const Recommendation& r, const Target& 
   const GpuFacts& g = t.gpu;
   const SourceLoc loc = k.tile_consts.empty() ? k.loc : k.tile_consts.front().loc;
   bool all_smem = true, all_threads = true, all_regs = true;
-  size_t n_smem = 0, n_threads = 0, n_regs = 0, n_sm = 0;
+  size_t n_smem = 0, n_threads = 0, n_regs = 0, n_sm = 0, n_layout = 0, first_layout = 0;
   size_t min_smem = 0, min_threads = 0, min_regs = 0, closest = 0;
   double closest_ratio = std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < r.configs.size(); ++i) {
     const ResourceUse& u = r.configs[i].use;
     bool s = u.smem_bytes > g.smem_per_block, th = u.threads > t.max_threads,
-         rg = u.registers > g.regs_per_thread;
+         rg = u.registers > g.regs_per_thread,
+         sm = !s && !th && !rg && (u.registers + 7) / 8 * 8 * u.threads > g.regs_per_sm;
     n_smem += s;
     n_threads += th;
     n_regs += rg;
-    n_sm += !s && !th && !rg;
+    n_sm += sm;
+    if (!s && !th && !rg && !sm && n_layout++ == 0)
+      first_layout = i;
     all_smem &= s;
     all_threads &= th;
     all_regs &= rg;
@@ -244,7 +249,12 @@ void report_over_budget(const Kernel& k, const Recommendation& r, const Target& 
   auto detail = [&](size_t i, const std::string& what) {
     return r.config_str(i) + ": " + what;
   };
-  if (all_smem) {
+  if (n_layout > 0) {
+    msg += "layout inference rejects every configuration within the block's limits (" +
+           std::to_string(n_layout) + " of " + std::to_string(r.configs.size()) +
+           "); the first, " + r.config_str(first_layout) + ": " +
+           r.configs[first_layout].layout_error;
+  } else if (all_smem) {
     const ResourceUse& u = r.configs[min_smem].use;
     msg += "every configuration needs more shared memory than the " +
            std::to_string(g.smem_per_block) + " bytes a block may use; the smallest needs " +
@@ -284,7 +294,10 @@ void report_over_budget(const Kernel& k, const Recommendation& r, const Target& 
                      std::to_string(n_threads) + " over the thread limit, " +
                      std::to_string(n_regs) + " over the register estimate, " +
                      std::to_string(n_sm) + " over an SM's " + std::to_string(g.regs_per_sm) +
-                     " registers (threads x registers)");
+                     " registers (threads x registers)" +
+                     (n_layout ? ", " + std::to_string(n_layout) +
+                                     " within the limits but rejected by layout inference"
+                               : std::string()));
 }
 
 } // namespace
@@ -343,8 +356,15 @@ std::optional<Recommendation> recommend(const Kernel& k,
       all_ok &= b->value;
     }
     if (all_ok) {
-      // 2. Memory planning: the block's resources against the target's limits.
-      auto use = estimate_resources(k, m, target, diag);
+      // 2. Memory planning on the kernel as instantiation will build it: layouts first (a
+      // configuration layout inference rejects is not eligible; its message is kept), then
+      // the block's resources against the target's limits.
+      Kernel ik = simplify(substitute(k, m));
+      std::ostringstream layout_out;
+      DiagEngine layout_diag(layout_out);
+      layout_diag.set_error_limit(1);
+      auto plan = infer_layouts(ik, target, layout_diag);
+      auto use = estimate_resources(ik, {}, target, diag, plan ? &*plan : nullptr);
       if (!use)
         return std::nullopt;
       ConfigEval e;
@@ -364,6 +384,13 @@ std::optional<Recommendation> recommend(const Kernel& k,
                (e.use.registers + 7) / 8 * 8 * e.use.threads > g.regs_per_sm)
         why(std::to_string(e.use.threads) + " threads x ~" + std::to_string(e.use.registers) +
             " registers > " + std::to_string(g.regs_per_sm) + " per SM");
+      if (!plan) {
+        std::string msg = layout_diag.diagnostics().empty()
+                              ? std::string("no layout")
+                              : layout_diag.diagnostics().front().message;
+        why("layout: " + msg);
+        e.layout_error = msg;
+      }
       e.eligible = e.why_not.empty();
       rec.eligible += e.eligible;
       rec.configs.push_back(std::move(e));

@@ -64,6 +64,7 @@ struct ConfigEval {
   ResourceUse use;
   bool eligible = false;
   std::string why_not; // "smem 131072 B > 101376 B; ~300 registers > 255"
+  std::string layout_error; // LayoutInference's first message, if it rejected the config
 };
 
 struct ClassChoice {
