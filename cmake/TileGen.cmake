@@ -4,7 +4,10 @@
 #
 #   add_tile_kernels(<lib>
 #     SPECS <spec.yaml>...            kernel specs (relative to the current source dir)
-#     TARGETS <target>...             e.g. c c_avx2 c_avx512 (`tilegen targets` lists them)
+#     [TARGETS <target>...]           e.g. sm_80 sm_90 c c_avx2 c_avx512 (`tilegen targets`).
+#                                     Default: the C targets of the host processor, plus, when
+#                                     the CUDA language is enabled, the CUDA targets named by
+#                                     CMAKE_CUDA_ARCHITECTURES
 #     [OUTPUT_DIR <dir>]              where generated sources go
 #                                     (default: ${CMAKE_CURRENT_BINARY_DIR}/<lib>_tilegen)
 #     [STATIC | SHARED])              library type (default: BUILD_SHARED_LIBS)
@@ -13,7 +16,9 @@
 # (and the compiler flags of each target), so that CMake knows the library's sources; at build
 # time one custom command runs `tilegen generate`, re-run only when a spec or the generator
 # changed. tilegen leaves unchanged files untouched, and the command is restat'ed, so an
-# unchanged output recompiles nothing.
+# unchanged output recompiles nothing. CUDA targets (block "CUDA targets" below): the CUDA
+# language is enabled when a CUDA target is listed, each target's .cu variants are compiled
+# for its own architecture in an OBJECT library, and the library links TileGen::runtime_cuda.
 include_guard(GLOBAL)
 include(GNUInstallDirs)
 
@@ -83,8 +88,192 @@ function(_tilegen_build_host_tool out_exe)
   set(${out_exe} "${exe}" PARENT_SCOPE)
 endfunction()
 
-function(add_tile_kernels lib)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "STATIC;SHARED" "OUTPUT_DIR" "SPECS;TARGETS")
+# ---- CUDA targets ------------------------------------------------------------------------------
+# Which targets are CUDA ones is read from the target table (`tilegen targets`, backend column),
+# once per configure run; the rest of tilegen's CMake code never matches target names.
+function(_tilegen_target_backends tool_exe out_names out_backends)
+  get_property(names GLOBAL PROPERTY _TILEGEN_TARGET_NAMES)
+  get_property(backends GLOBAL PROPERTY _TILEGEN_TARGET_BACKENDS)
+  if(NOT names)
+    execute_process(COMMAND "${tool_exe}" targets RESULT_VARIABLE rc OUTPUT_VARIABLE table
+                    ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "tilegen: `${tool_exe} targets` failed (exit ${rc}):\n${err}")
+    endif()
+    string(REPLACE "\n" ";" lines "${table}")
+    foreach(line IN LISTS lines)
+      if(line MATCHES "^([A-Za-z0-9_]+) +([a-z]+) +-?[0-9]+ ")
+        list(APPEND names "${CMAKE_MATCH_1}")
+        list(APPEND backends "${CMAKE_MATCH_2}")
+      endif()
+    endforeach()
+    set_property(GLOBAL PROPERTY _TILEGEN_TARGET_NAMES "${names}")
+    set_property(GLOBAL PROPERTY _TILEGEN_TARGET_BACKENDS "${backends}")
+  endif()
+  set(${out_names} "${names}" PARENT_SCOPE)
+  set(${out_backends} "${backends}" PARENT_SCOPE)
+endfunction()
+
+# The CUDA architecture (CUDA_ARCHITECTURES entry) of a CUDA target: sm_80 -> 80 (SASS for
+# sm_80 plus compute_80 PTX, so the variant also runs, JIT-compiled, on later GPUs); an
+# arch-specific target, sm_90a -> 90a-real (SASS only: it runs on cc 9.0 alone, and dispatch
+# selects it only there).
+function(_tilegen_cuda_arch target out)
+  if(NOT target MATCHES "^sm_([0-9]+)(a?)$")
+    message(FATAL_ERROR "tilegen: CUDA target '${target}' is not named sm_<arch>[a]")
+  endif()
+  if(CMAKE_MATCH_2)
+    set(${out} "${CMAKE_MATCH_1}a-real" PARENT_SCOPE)
+  else()
+    set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# _tilegen_plan_targets(<lib> <out_targets> <out_cuda> ARGS...): the TARGETS of a call of
+# add_tile_kernels (its ARGS), defaulted when absent, and the CUDA targets among them.
+function(_tilegen_plan_targets lib out_targets out_cuda)
+  cmake_parse_arguments(PARSE_ARGV 3 arg "STATIC;SHARED" "OUTPUT_DIR" "SPECS;TARGETS")
+  if(TILEGEN_HOST_BUILD)
+    message(FATAL_ERROR "add_tile_kernels() called inside the host tilegen build")
+  endif()
+  _tilegen_tools(tool_target tool_exe)
+  _tilegen_target_backends("${tool_exe}" names backends)
+  get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+  set(targets "${arg_TARGETS}")
+  if(NOT targets)
+    # The host's C targets ...
+    set(targets c)
+    if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|x64)$")
+      list(APPEND targets c_avx2 c_avx512)
+    endif()
+    # ... and, in a CUDA project, the CUDA targets CMAKE_CUDA_ARCHITECTURES names.
+    if("CUDA" IN_LIST languages)
+      set(cuda_rows "")
+      foreach(name backend IN ZIP_LISTS names backends)
+        if(backend STREQUAL "cuda")
+          list(APPEND cuda_rows ${name})
+        endif()
+      endforeach()
+      set(archs "${CMAKE_CUDA_ARCHITECTURES}")
+      if(archs STREQUAL "native" AND DEFINED CMAKE_CUDA_ARCHITECTURES_NATIVE)
+        set(archs "${CMAKE_CUDA_ARCHITECTURES_NATIVE}")
+      endif()
+      set(from_archs "")
+      set(skipped "")
+      foreach(a IN LISTS archs)
+        string(REGEX REPLACE "-(real|virtual)$" "" a "${a}")
+        if(a STREQUAL "all" OR a STREQUAL "all-major")
+          foreach(row IN LISTS cuda_rows)
+            if(a STREQUAL "all" OR row MATCHES "^sm_[0-9]+0$")
+              list(APPEND from_archs ${row})
+            endif()
+          endforeach()
+        elseif("sm_${a}" IN_LIST cuda_rows)
+          list(APPEND from_archs "sm_${a}")
+        elseif(NOT a MATCHES "^(OFF|FALSE|NO|0)?$")
+          list(APPEND skipped "${a}")
+        endif()
+      endforeach()
+      list(REMOVE_DUPLICATES from_archs)
+      string(REPLACE ";" " " skipped "${skipped}")
+      string(REPLACE ";" " " cuda_rows "${cuda_rows}")
+      if(skipped)
+        message(WARNING "add_tile_kernels(${lib}): CMAKE_CUDA_ARCHITECTURES entries without a "
+                        "tilegen target are skipped: ${skipped} (CUDA targets: ${cuda_rows})")
+      endif()
+      if(NOT from_archs)
+        message(WARNING "add_tile_kernels(${lib}): CMAKE_CUDA_ARCHITECTURES "
+                        "(${CMAKE_CUDA_ARCHITECTURES}) names no tilegen CUDA target: the "
+                        "library gets CPU variants only; pass TARGETS to choose")
+      endif()
+      list(PREPEND targets ${from_archs})
+    endif()
+  endif()
+  set(cuda "")
+  foreach(t IN LISTS targets)
+    list(FIND names "${t}" i)
+    if(i GREATER_EQUAL 0)
+      list(GET backends ${i} backend)
+      if(backend STREQUAL "cuda")
+        list(APPEND cuda ${t})
+      endif()
+    endif() # unknown names: `tilegen outputs` reports them with the list of known targets
+  endforeach()
+  set(${out_targets} "${targets}" PARENT_SCOPE)
+  set(${out_cuda} "${cuda}" PARENT_SCOPE)
+endfunction()
+
+# Compiles the .cu variants of each CUDA target of <lib> for that target's architecture (one
+# OBJECT library <lib>__<target> each, CUDA_ARCHITECTURES from _tilegen_cuda_arch), adds their
+# objects to <lib> and links <lib> to TileGen::runtime_cuda (static cudart; no libcuda at link
+# time). Reads _tg_files_<t> and _tg_flags_<t> of the caller. Needs no GPU on the build machine.
+function(_tilegen_add_cuda_variants lib cuda_targets out_dir)
+  if(NOT TARGET TileGen::runtime_cuda)
+    string(REPLACE ";" " " cuda_targets "${cuda_targets}")
+    message(FATAL_ERROR "add_tile_kernels(${lib}): CUDA targets (${cuda_targets}) need "
+                        "TileGen::runtime_cuda, which this tilegen was built without (no CUDA "
+                        "toolkit found when tilegen was configured, or TILEGEN_WITH_CUDA=OFF)")
+  endif()
+  foreach(t IN LISTS cuda_targets)
+    if(NOT _tg_files_${t})
+      continue()
+    endif()
+    _tilegen_cuda_arch(${t} arch)
+    set(obj ${lib}__${t})
+    add_library(${obj} OBJECT ${_tg_files_${t}})
+    # TileGen::runtime for tilegen/variant.h (an OBJECT library takes only the usage
+    # requirements: its objects link nothing themselves).
+    target_link_libraries(${obj} PRIVATE TileGen::runtime)
+    # The generation step is shared with <lib>: one custom target runs it, so that generators
+    # other than Ninja never run it twice in parallel.
+    add_dependencies(${obj} ${lib}_tilegen_generate)
+    set_target_properties(${obj} PROPERTIES
+      CUDA_ARCHITECTURES "${arch}" POSITION_INDEPENDENT_CODE ON)
+    if(NOT DEFINED CMAKE_CUDA_STANDARD)
+      # The generated .cu files are C++17; an inherited CMAKE_CXX_STANDARD 20 becomes a "CUDA20"
+      # dialect CMake 3.25 cannot ask nvcc for.
+      set_target_properties(${obj} PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
+    endif()
+    # Variants are hot loops: -O3 for the host side whatever the build type (device code is
+    # optimized by default), plus the target's own flags from the target table.
+    target_compile_options(${obj} PRIVATE -O3 ${_tg_flags_${t}})
+    target_sources(${lib} PRIVATE $<TARGET_OBJECTS:${obj}>)
+  endforeach()
+  # PRIVATE: a static <lib> still passes it on to whatever links <lib> ($<LINK_ONLY:>).
+  target_link_libraries(${lib} PRIVATE TileGen::runtime_cuda)
+  set_property(TARGET ${lib} PROPERTY TILEGEN_CUDA_TARGETS "${cuda_targets}")
+endfunction()
+
+# add_tile_kernels is a macro so that enable_language(CUDA) runs in the caller's (directory)
+# scope: inside a function the compiler variables it sets would vanish at the function's end.
+# Call it at file scope. Its own variables are named _tg_* and unset at the end.
+macro(add_tile_kernels _tg_lib)
+  _tilegen_plan_targets(${_tg_lib} _tg_targets _tg_cuda ${ARGN})
+  if(_tg_cuda)
+    get_property(_tg_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+    if(NOT "CUDA" IN_LIST _tg_languages)
+      include(CheckLanguage)
+      check_language(CUDA)
+      if(NOT CMAKE_CUDA_COMPILER)
+        string(REPLACE ";" " " _tg_cuda "${_tg_cuda}")
+        message(FATAL_ERROR "add_tile_kernels(${_tg_lib}): TARGETS lists CUDA targets "
+                            "(${_tg_cuda}) but no CUDA compiler was found: install the CUDA "
+                            "toolkit, put nvcc on PATH or set CMAKE_CUDA_COMPILER (or CUDACXX), "
+                            "or drop the sm_* targets")
+      endif()
+      enable_language(CUDA)
+    endif()
+    unset(_tg_languages)
+  endif()
+  _tilegen_add_tile_kernels(${_tg_lib} ${ARGN} _TG_RESOLVED_TARGETS ${_tg_targets})
+  unset(_tg_targets)
+  unset(_tg_cuda)
+endmacro()
+
+function(_tilegen_add_tile_kernels lib)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "STATIC;SHARED" "OUTPUT_DIR"
+                        "SPECS;TARGETS;_TG_RESOLVED_TARGETS")
+  set(arg_TARGETS "${arg__TG_RESOLVED_TARGETS}")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "add_tile_kernels(${lib}): unknown arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -92,14 +281,10 @@ function(add_tile_kernels lib)
     message(FATAL_ERROR "add_tile_kernels(${lib}): SPECS <spec.yaml>... is required")
   endif()
   if(NOT arg_TARGETS)
-    message(FATAL_ERROR "add_tile_kernels(${lib}): TARGETS <target>... is required "
-                        "(e.g. TARGETS c c_avx2 c_avx512)")
+    message(FATAL_ERROR "add_tile_kernels(${lib}): no targets (TARGETS sm_80 c ...)")
   endif()
   if(arg_STATIC AND arg_SHARED)
     message(FATAL_ERROR "add_tile_kernels(${lib}): give STATIC or SHARED, not both")
-  endif()
-  if(TILEGEN_HOST_BUILD)
-    message(FATAL_ERROR "add_tile_kernels() called inside the host tilegen build")
   endif()
   set(type "")
   if(arg_STATIC)
@@ -191,7 +376,22 @@ function(add_tile_kernels lib)
     COMMENT "tilegen: generating ${lib} (${n_variants} variants for ${targets_csv})"
     VERBATIM)
 
+  # CUDA targets: their .cu variants leave the library's own sources for one OBJECT library
+  # per target (below).
+  _tilegen_target_backends("${tool_exe}" names backends)
+  set(cuda_targets "")
   foreach(t IN LISTS arg_TARGETS)
+    list(FIND names "${t}" i)
+    if(i GREATER_EQUAL 0)
+      list(GET backends ${i} backend)
+      if(backend STREQUAL "cuda")
+        list(APPEND cuda_targets ${t})
+        if(_tg_files_${t})
+          list(REMOVE_ITEM variants ${_tg_files_${t}})
+        endif()
+        continue()
+      endif()
+    endif()
     if(_tg_files_${t})
       # Variants are hot loops: -O3 whatever the build type, plus the target's ISA flags.
       set_source_files_properties(${_tg_files_${t}} PROPERTIES
@@ -203,6 +403,11 @@ function(add_tile_kernels lib)
     find_package(OpenMP REQUIRED COMPONENTS C)
   endif()
   add_library(${lib} ${type} ${header} ${sources} ${variants})
+  if(cuda_targets)
+    add_custom_target(${lib}_tilegen_generate DEPENDS ${outputs})
+    add_dependencies(${lib} ${lib}_tilegen_generate)
+    _tilegen_add_cuda_variants(${lib} "${cuda_targets}" "${out_dir}")
+  endif()
   target_include_directories(${lib} PUBLIC
     "$<BUILD_INTERFACE:${out_dir}>" "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
   target_link_libraries(${lib} PUBLIC TileGen::runtime PRIVATE OpenMP::OpenMP_C)

@@ -10,5 +10,11 @@ for f in bin/tilegen include/tilegen/runtime.h include/tilegen/variant.h \
   [ -f "$PREFIX/$f" ] || fail "missing $PREFIX/$f"
 done
 ls "$PREFIX"/lib*/libtilegen_runtime.a >/dev/null || fail "missing libtilegen_runtime.a"
+if [ "${TILEGEN_HAVE_CUDA:-0}" = 1 ]; then
+  [ -f "$PREFIX/include/tilegen/cuda.h" ] || fail "missing include/tilegen/cuda.h"
+  ls "$PREFIX"/lib*/libtilegen_runtime_cuda.a >/dev/null || fail "missing libtilegen_runtime_cuda.a"
+  grep -q "TileGen::runtime_cuda" "$PREFIX"/lib*/cmake/TileGen/TileGenTargets.cmake ||
+    fail "TileGen::runtime_cuda not exported"
+fi
 "$PREFIX/bin/tilegen" targets | grep -q '^c_avx2 ' || fail "installed tilegen does not run"
 echo "installed into $PREFIX"
