@@ -1,0 +1,178 @@
+// WGSL numeric test: every shipped kernel x type runs through the generated ES module in Dawn
+// (npm `webgpu`) on the adapter at hand (SwiftShader on CI) and is compared with the C backend
+// (tgw_ref_runner) on the same fresh random inputs, at ragged and empty sizes. Each case runs
+// on a core device (variant `wgsl`) and, when the adapter has `subgroups`, on a device with it
+// (variant `wgsl_subgroups`). Then the module's argument checks are exercised.
+//   node numeric.mjs <generated dir> <tgw_ref_runner> <scratch dir> [<kernel> | api]
+// (one kernel's cases, or only the argument checks; all of it without the last argument)
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DTYPES, getAdapter, makeBuffer, readBuffer, rng } from './common.mjs';
+
+const [genDir, runner, scratch, only] = process.argv.slice(2);
+fs.mkdirSync(scratch, { recursive: true });
+const lib = await import(pathToFileURL(path.join(genDir, 'tgw.js')).href);
+const seed = process.env.TGW_SEED ? Number(process.env.TGW_SEED) : (Date.now() ^ (process.pid << 16)) >>> 0;
+console.log(`seed ${seed} (rerun with TGW_SEED=${seed})`);
+const rand = rng(seed);
+const uniform = (lo, hi) => lo + (hi - lo) * rand();
+
+// Kernels: tensors (name, role, element count, value range), dims, scalars, flags, shapes.
+const KERNELS = {
+  gemm: {
+    tensors: [['A', 'in', (d) => d.M * d.K], ['B', 'in', (d) => d.K * d.N], ['C', 'out', (d) => d.M * d.N]],
+    dims: ['M', 'N', 'K'],
+    shapes: [[1, 1, 1], [7, 13, 5], [64, 64, 32], [65, 130, 33], [100, 37, 129], [3, 200, 1], [0, 5, 5], [5, 0, 5], [5, 5, 0]],
+  },
+  gemm_bias_gelu: {
+    tensors: [['A', 'in', (d) => d.M * d.K], ['B', 'in', (d) => d.K * d.N], ['bias', 'in', (d) => d.N],
+              ['C', 'out', (d) => d.M * d.N]],
+    dims: ['M', 'N', 'K'],
+    shapes: [[1, 1, 1], [9, 70, 40], [64, 64, 64], [130, 65, 17], [0, 3, 3], [4, 4, 0]],
+  },
+  softmax: {
+    tensors: [['X', 'in', (d) => d.M * d.N, 4], ['Y', 'out', (d) => d.M * d.N]],
+    dims: ['M', 'N'],
+    shapes: [[1, 1], [3, 7], [5, 1000], [9, 1025], [2, 3000], [6, 257], [0, 5], [4, 0]],
+  },
+  rmsnorm: {
+    tensors: [['X', 'in', (d) => d.M * d.N, 2], ['W', 'in', (d) => d.N], ['Y', 'out', (d) => d.M * d.N]],
+    dims: ['M', 'N'], scalars: [['eps', () => 1e-5]],
+    shapes: [[1, 1], [3, 7], [5, 1000], [9, 1025], [2, 3000], [0, 5], [4, 0]],
+  },
+  flash_attention_fwd: {
+    tensors: ['Q', 'K', 'V'].map((n) => [n, 'in', (d) => d.B * d.H * d.S * d.D]).concat([['O', 'out', (d) => d.B * d.H * d.S * d.D]]),
+    dims: ['B', 'H', 'S', 'D'], scalars: [['sm_scale', (d) => 1 / Math.sqrt(d.D)]], flags: ['causal'],
+    shapes: [[1, 1, 1, 64, 0], [1, 2, 17, 64, 1], [2, 1, 33, 128, 0], [1, 1, 40, 128, 1], [1, 1, 9, 64, 0], [1, 1, 0, 64, 1]],
+  },
+};
+// Agreement of two f32 implementations (different exp, summation order, and for 16-bit
+// outputs a rounding that may land on the neighbouring value): |w - c| <= atol * scale +
+// rtol * |c|, scale = max |c| of the output (docs/wgsl.md).
+const TOL = { f32: [2e-5, 2e-5], f16: [1.5e-3, 1.5e-3], bf16: [1e-2, 1e-2] };
+
+function runC(fn, d, scalars, flags, inputs, outBytes) {
+  const dir = fs.mkdtempSync(path.join(scratch, 'case-'));
+  const spec = KERNELS[fn.kernel];
+  fs.writeFileSync(path.join(dir, 'args.txt'), `dims ${spec.dims.map((n) => d[n]).join(' ')}\n` +
+    `scalars ${scalars.join(' ')}\nflags ${flags.join(' ')}\n`);
+  spec.tensors.forEach(([name, role], i) =>
+    fs.writeFileSync(path.join(dir, `t${i}.bin`), role === 'in' ? inputs[name] : outBytes[name]));
+  const r = spawnSync(runner, [`${fn.kernel}_${fn.type}`, dir], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`C runner failed: ${r.stderr}`);
+  const out = {};
+  spec.tensors.forEach(([name, role], i) => {
+    if (role === 'out') out[name] = new Uint8Array(fs.readFileSync(path.join(dir, `t${i}.bin`)));
+  });
+  fs.rmSync(dir, { recursive: true });
+  return out;
+}
+
+const adapter = await getAdapter();
+if (!adapter) {
+  console.log('SKIP: no WebGPU adapter (set VK_ICD_FILENAMES to a Vulkan ICD, e.g. SwiftShader)');
+  process.exit(77);
+}
+console.log(`adapter: ${adapter.info.vendor} ${adapter.info.architecture} ${adapter.info.description}`);
+// One device per adapter (WebGPU): a second adapter for the device with subgroups.
+const devices = [['wgsl', await adapter.requestDevice()]];
+if (adapter.features.has('subgroups'))
+  devices.push(['wgsl_subgroups', await (await getAdapter()).requestDevice({ requiredFeatures: ['subgroups'] })]);
+else
+  console.log('NOTE: the adapter has no subgroups feature: wgsl_subgroups variants are not run');
+for (const [, dev] of devices) dev.addEventListener?.('uncapturederror', (e) => { console.log('UNCAPTURED', e.error.message); process.exitCode = 1; });
+
+let cases = 0, failures = 0;
+const worst = {};
+for (const [kernel, spec] of Object.entries(KERNELS)) {
+  if (only && only !== kernel) continue;
+  for (const type of ['f32', 'f16', 'bf16']) {
+    const fnName = `tgw_${kernel}_${type}`;
+    const dt = DTYPES[type];
+    for (const shape of spec.shapes) {
+      const d = {};
+      spec.dims.forEach((n, i) => { d[n] = shape[i]; });
+      const flags = (spec.flags ?? []).map((_, i) => shape[spec.dims.length + i]);
+      const scalars = (spec.scalars ?? []).map(([, f]) => f(d));
+      // Fresh random inputs; outputs start as NaN so that a missing write cannot pass.
+      const inputs = {}, outInit = {};
+      for (const [name, role, count, range = 1] of spec.tensors) {
+        const n = count(d);
+        if (role === 'in') {
+          const lo = name === 'W' ? 0.5 : -range, hi = name === 'W' ? 1.5 : range;
+          inputs[name] = dt.encode(Array.from({ length: n }, () => uniform(lo, hi)));
+        } else {
+          outInit[name] = dt.encode(new Array(n).fill(NaN));
+        }
+      }
+      const expect = runC({ kernel, type }, d, scalars, flags, inputs, outInit);
+      for (const [want, device] of devices) {
+        const args = { ...d };
+        (spec.scalars ?? []).forEach(([n], i) => { args[n] = scalars[i]; });
+        (spec.flags ?? []).forEach((n, i) => { args[n] = flags[i] === 1; });
+        const bufs = {};
+        for (const [name, role] of spec.tensors) bufs[name] = args[name] = makeBuffer(device, role === 'in' ? inputs[name] : outInit[name]);
+        const label = `${fnName}(${spec.dims.map((n) => `${n}=${d[n]}`).join(', ')}${flags.length ? `, flags=${flags}` : ''}) on ${want}`;
+        ++cases;
+        try {
+          const res = await lib[fnName](device, args);
+          if (res.target !== want) throw new Error(`ran target ${res.target}, expected ${want}`);
+          for (const [name, role] of spec.tensors) {
+            if (role !== 'out') continue;
+            const got = dt.decode(await readBuffer(device, bufs[name], outInit[name].byteLength));
+            const ref = dt.decode(expect[name]);
+            const scale = ref.reduce((m, x) => Math.max(m, Math.abs(x)), 1e-30);
+            const [atol, rtol] = TOL[type];
+            let bad = -1, maxErr = 0;
+            for (let i = 0; i < ref.length; ++i) {
+              const err = Math.abs(got[i] - ref[i]);
+              if (!(err <= atol * scale + rtol * Math.abs(ref[i]))) { if (bad < 0) bad = i; }
+              else maxErr = Math.max(maxErr, err / scale);
+            }
+            const key = `${kernel} ${type}`;
+            worst[key] = Math.max(worst[key] ?? 0, maxErr);
+            if (bad >= 0) throw new Error(`${name}[${bad}] = ${got[bad]}, C backend ${ref[bad]}`);
+          }
+          if (res.dispatched !== res.workgroups.every((g) => g > 0)) throw new Error('dispatched flag disagrees with the grid');
+        } catch (e) {
+          ++failures;
+          console.log(`FAIL ${label}: ${e.message}`);
+        }
+        for (const b of Object.values(bufs)) b.destroy();
+      }
+    }
+  }
+}
+for (const [k, v] of Object.entries(worst)) console.log(`  max |wgsl - c| / max|c|: ${k.padEnd(26)} ${v.toExponential(2)}`);
+
+// Argument checks of the generated module (each must throw a TilegenError with this status).
+const [, core] = devices[0];
+const small = makeBuffer(core, new Uint8Array(16));
+const big = makeBuffer(core, new Uint8Array(4 * 300000));
+const checks = [
+  ['buffer too small', () => lib.tgw_gemm_f32(core, { A: small, B: small, C: small, M: 3, N: 3, K: 3 }), 'invalid-argument'],
+  ['D not in its value set', () => lib.tgw_flash_attention_fwd_f32(core, { Q: big, K: big, V: big, O: big, B: 1, H: 1, S: 4, D: 96, sm_scale: 1 }), 'unsupported-shape'],
+  ['unknown argument', () => lib.tgw_softmax_f32(core, { X: big, Y: small, M: 1, N: 1, Z: 3 }), 'invalid-argument'],
+  ['written tensor aliases an input', () => lib.tgw_softmax_f32(core, { X: big, Y: big, M: 1, N: 4 }), 'invalid-argument'],
+  ['non-integer dim', () => lib.tgw_softmax_f32(core, { X: big, Y: small, M: 1.5, N: 1 }), 'invalid-argument'],
+  ['missing scalar', () => lib.tgw_rmsnorm_f32(core, { X: big, W: big, Y: small, M: 1, N: 1 }), 'invalid-argument'],
+  ['grid over 65535 workgroups', () => lib.tgw_softmax_f32(core, { X: big, Y: makeBuffer(core, new Uint8Array(4 * 262148)), M: 262148, N: 1 }), 'unsupported-shape'],
+  ['not a device', () => lib.tgw_gemm_f32({}, { A: big, B: big, C: small, M: 1, N: 1, K: 1 }), 'invalid-argument'],
+];
+for (const [what, call, status] of !only || only === 'api' ? checks : []) {
+  ++cases;
+  try {
+    await call();
+    ++failures;
+    console.log(`FAIL argument check '${what}': no error`);
+  } catch (e) {
+    if (e.name !== 'TilegenError' || e.status !== status) {
+      ++failures;
+      console.log(`FAIL argument check '${what}': ${e.name} ${e.status}: ${e.message}`);
+    }
+  }
+}
+console.log(`${cases - failures} of ${cases} checks passed`);
+process.exit(failures || process.exitCode ? 1 : 0);

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# tests/wgsl driver (registered with ctest by CMakeLists.txt).
+#   run_wgsl_test.sh setup    <src root> <work dir> <tilegen>   npm ci (pinned) + generate the library
+#   run_wgsl_test.sh validate <src root> <work dir>             Tint validation of every variant
+#   run_wgsl_test.sh numeric  <src root> <work dir> <runner> <kernel|api>   Dawn on SwiftShader vs C
+#   run_wgsl_test.sh chromium <src root> <work dir>             headless Chromium page test
+# Exit 0: pass; 1: fail; 77: skipped, with the reason (what to install) on stdout.
+set -u
+mode=$1
+src=$2
+work=$3
+here="$src/tests/wgsl"
+npm_dir="$work/npm"
+gen="$work/gen"
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "SKIP: node/npm not found; the WGSL tests need them (bash scripts/install-deps.sh)"
+  exit 77
+fi
+# SwiftShader's Vulkan ICD ships with Debian's chromium package; the Vulkan loader is libvulkan1.
+icd="${TGW_VK_ICD:-/usr/lib/chromium/vk_swiftshader_icd.json}"
+need_swiftshader() {
+  if [ ! -f "$icd" ]; then
+    echo "SKIP: no SwiftShader Vulkan ICD at $icd (apt install chromium, or set TGW_VK_ICD)"
+    exit 77
+  fi
+  if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1'; then
+    echo "SKIP: the Vulkan loader libvulkan.so.1 is missing (apt install libvulkan1)"
+    exit 77
+  fi
+}
+
+case "$mode" in
+setup)
+  tilegen=$4
+  mkdir -p "$npm_dir"
+  if ! cmp -s "$here/package-lock.json" "$npm_dir/package-lock.json" || [ ! -d "$npm_dir/node_modules/webgpu" ]; then
+    cp "$here/package.json" "$here/package-lock.json" "$npm_dir/" || exit 1
+    (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error) || {
+      echo "FAIL: npm ci in $npm_dir failed (is the npm registry reachable?)"
+      exit 1
+    }
+  fi
+  cp "$here"/*.mjs "$here"/e2e/* "$npm_dir/" || exit 1
+  rm -rf "$gen"
+  (cd "$src" && "$tilegen" generate --lib tgw --targets wgsl,wgsl_f16,wgsl_subgroups,wgsl_f16_subgroups \
+     --out "$gen" kernels/*.yaml) || { echo "FAIL: tilegen generate"; exit 1; }
+  echo "generated $(ls "$gen" | grep -c '\.wgsl$') WGSL variants and $(cd "$gen" && ls tgw.js tgw.d.ts tgw.wgsl.json | tr '\n' ' ')"
+  ;;
+validate)
+  node "$npm_dir/validate.mjs" "$gen"
+  ;;
+numeric)
+  runner=$4
+  need_swiftshader
+  VK_ICD_FILENAMES="$icd" node "$npm_dir/numeric.mjs" "$gen" "$runner" "$work/scratch-$5" "$5"
+  ;;
+chromium)
+  chromium_bin="${TGW_CHROMIUM:-$(command -v chromium || true)}"
+  if [ -z "$chromium_bin" ]; then
+    echo "SKIP: chromium not found (apt install chromium)"
+    exit 77
+  fi
+  node "$npm_dir/e2e.mjs" "$gen" "$chromium_bin" "$work/chromium-profile"
+  ;;
+*)
+  echo "usage: run_wgsl_test.sh setup|validate|numeric|chromium <src root> <work dir> ..."
+  exit 2
+  ;;
+esac
