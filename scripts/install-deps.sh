@@ -10,6 +10,8 @@ packages=(
   llvm-14-tools                                  # FileCheck, not, lit.py (golden tests)
   python3                                        # runs lit
   libopenblas-dev                                # CPU benchmark baseline
+  chromium libvulkan1                            # WGSL tests: headless Chromium, and SwiftShader's
+                                                 # Vulkan ICD (shipped with chromium) for Dawn in Node
 )
 # Node.js + npm validate the JSON Schema (ajv-cli); keep a preinstalled node if there is one.
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
