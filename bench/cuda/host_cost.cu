@@ -136,7 +136,7 @@ std::string json_escape(const std::string& s) {
 }
 
 struct Result {
-  std::string name, variant, why;
+  std::string name, variant, why, graph_note;
   double dispatch_us = -1, raw_us = -1, desc_us = -1, query_us = -1;
   bool same_output = false, graph_ok = false;
 };
@@ -201,19 +201,26 @@ Result run_case(const Case& c, cudaStream_t s, int rounds, int batch, std::mt199
   raw();
   CK(cudaStreamSynchronize(s));
   r.same_output = download(out, out_n) == ref;
-  cudaGraph_t graph;
+  // Graph capture must not take the measurement down with it: a failure is a result.
+  cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec;
-  CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
-  tg_status gs = c.call(&launch, t.data());
-  CK(cudaStreamEndCapture(s, &graph));
-  if (gs == TG_OK && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+  cudaError_t ge = cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  tg_status gs = ge == cudaSuccess ? c.call(&launch, t.data()) : TG_OK;
+  if (ge == cudaSuccess)
+    ge = cudaStreamEndCapture(s, &graph);
+  if (ge == cudaSuccess && gs == TG_OK && (ge = cudaGraphInstantiate(&exec, graph, 0)) == cudaSuccess) {
     CK(cudaMemset(out, 0xFF, out_n * 2));
     CK(cudaGraphLaunch(exec, s));
     CK(cudaStreamSynchronize(s));
     r.graph_ok = download(out, out_n) == ref;
     CK(cudaGraphExecDestroy(exec));
   }
-  CK(cudaGraphDestroy(graph));
+  if (gs != TG_OK)
+    r.graph_note = std::string("dispatch under capture returned ") + tg_status_string(gs);
+  else if (ge != cudaSuccess)
+    r.graph_note = std::string("capture: ") + cudaGetErrorString(ge);
+  if (graph)
+    cudaGraphDestroy(graph);
   (void)cudaGetLastError();
 
   for (int i = 0; i < 10; ++i) { // warm-up
@@ -307,9 +314,10 @@ int main(int argc, char** argv) {
       continue;
     }
     bad += !r.same_output || !r.graph_ok;
-    std::printf("| %s | %s | %.2f | %.2f | %.2fx | %.2f | %.2f | %s | %s |\n", r.name.c_str(),
+    std::printf("| %s | %s | %.2f | %.2f | %.2fx | %.2f | %.2f | %s | %s%s%s |\n", r.name.c_str(),
                 r.variant.c_str(), r.dispatch_us, r.raw_us, r.dispatch_us / r.raw_us, r.query_us,
-                r.desc_us, r.same_output ? "yes" : "NO", r.graph_ok ? "ok" : "FAIL");
+                r.desc_us, r.same_output ? "yes" : "NO", r.graph_ok ? "ok" : "FAIL",
+                r.graph_note.empty() ? "" : ": ", r.graph_note.c_str());
   }
   if (json_path) {
     FILE* f = std::fopen(json_path, "w");
@@ -328,9 +336,10 @@ int main(int argc, char** argv) {
       if (r.why.empty())
         std::fprintf(f, ", \"dispatch_us\": %.4f, \"raw_us\": %.4f, \"ratio\": %.4f, "
                         "\"query_us\": %.4f, \"desc_us\": %.4f, \"same_output\": %s, "
-                        "\"graph_ok\": %s", r.dispatch_us, r.raw_us, r.dispatch_us / r.raw_us,
-                     r.query_us, r.desc_us, r.same_output ? "true" : "false",
-                     r.graph_ok ? "true" : "false");
+                        "\"graph_ok\": %s, \"graph_note\": \"%s\"", r.dispatch_us, r.raw_us,
+                     r.dispatch_us / r.raw_us, r.query_us, r.desc_us,
+                     r.same_output ? "true" : "false", r.graph_ok ? "true" : "false",
+                     json_escape(r.graph_note).c_str());
       std::fprintf(f, "}%s\n", i + 1 < results.size() ? "," : "");
     }
     std::fprintf(f, "]}\n");

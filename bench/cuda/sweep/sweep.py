@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Schedule sweep for the sm_90 target: generates each kernel with one pinned schedule per
+candidate (schedule.targets.sm_90), compiles every variant with nvcc here, and writes one
+CUDA program that times them all on the device next to cuBLAS (GEMM) and a device-to-device
+copy (softmax, rmsnorm) and checks every variant's output against the first one of its kernel
+(GEMM: against cuBLAS). Usage (here):  python3 bench/cuda/sweep/sweep.py BUILD_DIR
+then on the device:  BUILD_DIR/sweep   (prints a markdown table)."""
+import os, re, subprocess, sys
+
+root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "build-sweep"))
+tilegen = os.environ.get("TILEGEN", os.path.join(root, "build-lead/generator/tools/tilegen"))
+nvcc = os.environ.get("NVCC", "nvcc")
+arch = "-gencode=arch=compute_90,code=sm_90"
+
+SWEEP = {
+    "gemm": ("bf16", [
+        dict(BM=128, BN=128, BK=64, stages=3, threads=128),
+        dict(BM=128, BN=128, BK=32, stages=4, threads=128),
+        dict(BM=128, BN=128, BK=32, stages=4, threads=256),
+        dict(BM=128, BN=256, BK=32, stages=3, threads=256),
+        dict(BM=256, BN=128, BK=32, stages=3, threads=256),
+        dict(BM=128, BN=128, BK=64, stages=3, threads=256),
+    ]),
+    "flash_attention_fwd": ("bf16_causal0_D128", [
+        dict(BM=64, BN=32, stages=1, threads=128),
+        dict(BM=64, BN=64, stages=2, threads=128),
+        dict(BM=128, BN=64, stages=2, threads=256),
+        dict(BM=128, BN=32, stages=2, threads=256),
+        dict(BM=128, BN=128, stages=2, threads=256),
+        dict(BM=64, BN=64, stages=1, threads=128),
+        dict(BM=128, BN=64, stages=1, threads=256),
+    ]),
+    "softmax": ("bf16", [
+        dict(BM=4, BN=1024, threads=128),
+        dict(BM=1, BN=2048, threads=256),
+        dict(BM=1, BN=4096, threads=512),
+        dict(BM=1, BN=8192, threads=1024),
+        dict(BM=2, BN=4096, threads=1024),
+        dict(BM=8, BN=1024, threads=256),
+    ]),
+    "rmsnorm": ("bf16", [
+        dict(BM=2, BN=1024, threads=128),
+        dict(BM=1, BN=2048, threads=256),
+        dict(BM=1, BN=4096, threads=512),
+        dict(BM=1, BN=8192, threads=1024),
+        dict(BM=2, BN=4096, threads=1024),
+        dict(BM=8, BN=1024, threads=256),
+    ]),
+}
+
+def pinned_spec(kernel, cfg):
+    text = open(os.path.join(root, "kernels", kernel + ".yaml")).read()
+    entry = "    sm_90: {" + ", ".join(f"{k}: [{v}]" for k, v in cfg.items()) + "}\n"
+    text = re.sub(r"(\n  targets:\n)", lambda m: m.group(1) + entry, text, count=1)
+    # the FA2 rule "threads == 2 * BM" is one choice of rows per warp; the sweep varies it
+    text = text.replace('    - "threads == 2 * BM"', '    - "threads * 8 <= BM * 32"')
+    return text.replace("  T: [f32, f16, bf16]", "  T: [bf16]")  # the sweep times bf16 only
+
+def main():
+    os.makedirs(build, exist_ok=True)
+    cases, objs = [], []
+    for kernel, (inst, cfgs) in SWEEP.items():
+        for i, cfg in enumerate(cfgs):
+            lib = f"sw{kernel[:2]}{i}"
+            d = os.path.join(build, lib)
+            os.makedirs(d, exist_ok=True)
+            spec = os.path.join(d, kernel + ".yaml")
+            open(spec, "w").write(pinned_spec(kernel, cfg))
+            subprocess.run([tilegen, "generate", "--lib", lib, "--targets", "sm_90", "--out", d, spec], check=True)
+            cu = os.path.join(d, f"{lib}__{kernel}__{inst}__sm_90.cu")
+            obj = cu + ".o"
+            objs.append((cu, obj))
+            cases.append((kernel, " ".join(f"{k}={v}" for k, v in cfg.items()), f"tgv_{lib}__{kernel}__{inst}__sm_90"))
+    procs = []
+    for cu, obj in objs:
+        if not os.path.exists(obj) or os.path.getmtime(obj) < os.path.getmtime(cu):
+            procs.append(subprocess.Popen([nvcc, "-std=c++17", "-O3", arch, "-I", os.path.join(root, "runtime/include"), "-c", cu, "-o", obj]))
+        if len(procs) >= 2:
+            assert procs.pop(0).wait() == 0
+    for p in procs:
+        assert p.wait() == 0
+    with open(os.path.join(build, "cases.inc"), "w") as f:
+        for k, c, fn in cases:
+            f.write(f'extern "C" int {fn}(const tg_launch*, const tg_variant_args*);\n')
+        f.write("static const Case kCases[] = {\n")
+        for k, c, fn in cases:
+            f.write(f'  {{"{k}", "{c}", {fn}}},\n')
+        f.write("};\n")
+    subprocess.run([nvcc, "-std=c++17", "-O2", arch, "-I", build, "-I", os.path.join(root, "runtime/include"),
+                    os.path.join(os.path.dirname(__file__), "sweep_main.cu")] + [o for _, o in objs] +
+                   ["-lcublas", "-o", os.path.join(build, "sweep")], check=True)
+    print("built", os.path.join(build, "sweep"), len(cases), "cases")
+
+main()
