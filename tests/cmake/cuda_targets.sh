@@ -21,9 +21,9 @@ common=(-G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA" -DCMAKE_C_COMPILER="$CC"
   { cat "$d/explicit.log"; fail "configure with TARGETS sm_80 sm_90 c"; }
 "$NINJA" -C "$d/explicit" >"$d/explicit-build.log" 2>&1 ||
   { tail -50 "$d/explicit-build.log"; fail "build with TARGETS sm_80 sm_90 c"; }
-cmds=$("$NINJA" -C "$d/explicit" -t commands cuda_main)
+"$NINJA" -C "$d/explicit" -t commands cuda_main >"$d/explicit-commands.txt"
 for t in 80 90; do
-  line=$(echo "$cmds" | grep -- "-c .*cudak__scale_rows__f32__sm_$t\.cu") ||
+  line=$(grep -- "-c .*cudak__scale_rows__f32__sm_$t\.cu" "$d/explicit-commands.txt") ||
     fail "no compile command for the sm_$t variant"
   echo "$line" | grep -q -- "arch=compute_$t,code=\[compute_$t,sm_$t\]" ||
     { echo "$line"; fail "sm_$t variant not compiled for sm_$t SASS + compute_$t PTX"; }
@@ -33,7 +33,7 @@ for t in 80 90; do
     fail "sm_$t variant also compiled for compute_$other"
   fi
 done
-echo "$cmds" | grep -- "cudak__scale_rows__f32__c\.c" | grep -q -- "-O3" ||
+grep -- "cudak__scale_rows__f32__c\.c" "$d/explicit-commands.txt" | grep -q -- "-O3" ||
   fail "C variant not compiled with -O3"
 out=$("$d/explicit/cuda_main") || { echo "$out"; fail "cuda_main"; }
 echo "$out"
@@ -51,6 +51,14 @@ if echo "$needed" | grep -Eq "libcuda\.so|libcudart\.so"; then
   fail "cuda_main needs libcuda/libcudart at load time"
 fi
 
+# The installed, exported library links TileGen::runtime_cuda; its objects are in the archive.
+"$CMAKE" --install "$d/explicit" --prefix "$d/install" >/dev/null || fail "install"
+grep -q "TileGen::runtime_cuda" "$d"/install/lib*/cmake/cudak/cudakTargets.cmake ||
+  fail "exported cudak does not link TileGen::runtime_cuda"
+nm "$d"/install/lib*/libcudak.a >"$d/nm.txt" # (not piped into grep -q: pipefail + SIGPIPE)
+grep -q " T tgv_cudak__scale_rows__f32__sm_90$" "$d/nm.txt" ||
+  fail "the sm_90 variant is not in the installed archive"
+
 # ---- 2. targets from CMAKE_CUDA_ARCHITECTURES ----
 "$CMAKE" -S "$d/src" -B "$d/default" "${common[@]}" -DMODE=default \
   "-DCMAKE_CUDA_ARCHITECTURES=86;89-real;75" >"$d/default.log" 2>&1 ||
@@ -63,7 +71,8 @@ host_c="c"
 case "$(uname -m)" in x86_64|amd64) host_c="c, c_avx2, c_avx512" ;; esac
 grep -q " \* Targets: sm_86, sm_89, $host_c\." "$d/default/cudak_tilegen/cudak.h" ||
   { grep "Targets:" "$d/default/cudak_tilegen/cudak.h"; fail "default targets"; }
-"$NINJA" -C "$d/default" -t commands cuda_main | grep -- "__sm_89\.cu" |
+"$NINJA" -C "$d/default" -t commands cuda_main >"$d/default-commands.txt"
+grep -- "__sm_89\.cu" "$d/default-commands.txt" |
   grep -q -- "arch=compute_89,code=\[compute_89,sm_89\]" || fail "sm_89 variant arch"
 "$d/default/cuda_main" >/dev/null || fail "cuda_main (default targets)"
 
