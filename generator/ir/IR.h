@@ -480,6 +480,9 @@ struct Kernel {
   // predicate holds; shapes no class takes form the implicit class "large". Passes keep it
   // unchanged (it is evaluated at dispatch, with the call's dims).
   std::vector<std::pair<std::string, Requirement>> shape_classes;
+  // schedule.classes `shape:` entries: class name ("large" too) -> runtime dims pinned for the
+  // tile recommender's representative shape (passes/TileRecommend), declaration order.
+  std::map<std::string, std::vector<std::pair<std::string, int64_t>>> class_shapes;
 
   // "f32", "bf16", "f16_i8": the type-binding part of public function names.
   std::string type_suffix() const;

@@ -113,89 +113,113 @@ std::string Recommendation::config_str(size_t i) const {
 std::optional<std::vector<ShapeClassRep>> shape_class_reps(
     const Kernel& k, const std::map<std::string, int64_t>& instance_values, DiagEngine& diag) {
   const VarMap inst = instance_var_map(k, instance_values);
-  // The dims any class mentions vary over their ladders; the others stay at kLargeDim.
-  DimRefs refs;
+  DimRefs refs; // dims any class mentions
   for (const auto& [name, c] : k.shape_classes)
     refs.visit(c.pred);
-  std::vector<const DimParam*> varying, fixed;
-  for (const auto& d : k.dims)
-    if (d.var->kind == VarKind::Dim)
-      (refs.vars.count(d.var.get()) ? varying : fixed).push_back(&d);
-  std::vector<std::vector<int64_t>> ladders;
-  size_t combos = 1;
-  for (const DimParam* d : varying) {
-    ladders.push_back(ladder(*d));
-    combos *= ladders.back().size();
-  }
-  if (combos > 100000) {
-    diag.error(k.shape_classes.front().second.loc,
-               "shape-class predicates mention " + std::to_string(varying.size()) +
-                   " dims; the recommender represents classes over at most 4 dims");
-    return std::nullopt;
-  }
-
-  // Every combination, largest values first (the first varying dim slowest); each class keeps
-  // the combination with the largest product of its dims that it is the first class to take.
   const size_t n_cls = k.shape_classes.size();
-  std::vector<std::optional<std::vector<int64_t>>> best(n_cls + 1);
-  std::vector<double> best_size(n_cls + 1, -1);
-  std::vector<size_t> digit(varying.size(), 0);
-  for (size_t c = 0; c < combos; ++c) {
-    VarMap m = inst;
-    std::vector<int64_t> vals(varying.size());
-    double size = 0;
-    for (size_t i = 0; i < varying.size(); ++i) {
-      vals[i] = ladders[i][digit[i]];
-      m[varying[i]->var.get()] = make_i64(vals[i]);
-      size += std::log2(static_cast<double>(std::max<int64_t>(vals[i], 1)));
-    }
-    size_t cls = n_cls; // "large" unless a class takes it
-    for (size_t i = 0; i < n_cls; ++i) {
-      auto b = simplify(substitute(k.shape_classes[i].second.pred, m))->as<BoolImm>();
-      if (b && b->value) {
-        cls = i;
-        break;
-      }
-    }
-    if (size > best_size[cls]) {
-      best_size[cls] = size;
-      best[cls] = vals;
-    }
-    for (size_t i = varying.size(); i-- > 0;) {
-      if (++digit[i] < ladders[i].size())
-        break;
-      digit[i] = 0;
-    }
-  }
-
   std::vector<ShapeClassRep> out;
   bool ok = true;
-  for (size_t c = 0; c <= n_cls; ++c) {
+  for (size_t c = 0; c <= n_cls; ++c) { // the declared classes, then "large"
     ShapeClassRep rep;
     rep.name = c < n_cls ? k.shape_classes[c].first : kLargeClass;
     rep.text = c < n_cls ? k.shape_classes[c].second.text : "";
-    if (!best[c]) {
-      if (c < n_cls) {
-        std::string names;
-        for (const DimParam* d : varying)
-          names += (names.empty() ? "" : ", ") + d->var->name;
-        diag.error(k.shape_classes[c].second.loc,
-                   "shape class '" + rep.name + "' takes no shape the recommender can represent "
-                   "(tried powers of two 1..4096 for " + (names.empty() ? "no dims" : names) +
-                   ", earlier classes first)");
+    const SourceLoc loc = c < n_cls                  ? k.shape_classes[c].second.loc
+                          : !k.shape_classes.empty() ? k.shape_classes.front().second.loc
+                                                     : k.loc;
+    std::map<std::string, int64_t> pinned;
+    if (auto it = k.class_shapes.find(rep.name); it != k.class_shapes.end())
+      pinned.insert(it->second.begin(), it->second.end());
+
+    // Dims a class mentions and the spec does not pin vary over their ladders; every other
+    // dim is pinned or at the top of its ladder.
+    VarMap base = inst;
+    std::vector<const DimParam*> varying;
+    std::vector<std::vector<int64_t>> ladders;
+    size_t combos = 1;
+    for (const auto& d : k.dims) {
+      if (d.var->kind != VarKind::Dim)
+        continue;
+      if (auto p = pinned.find(d.var->name); p != pinned.end()) {
+        base[d.var.get()] = make_i64(p->second);
+      } else if (refs.vars.count(d.var.get())) {
+        varying.push_back(&d);
+        ladders.push_back(ladder(d));
+        combos *= ladders.back().size();
+      } else {
+        base[d.var.get()] = make_i64(ladder(d).front());
+      }
+    }
+    if (combos > 100000) {
+      diag.error(loc, "shape-class predicates mention " + std::to_string(varying.size()) +
+                          " dims; the recommender represents classes over at most 4 unpinned "
+                          "dims (pin some with `shape:`)");
+      return std::nullopt;
+    }
+    // Every combination, largest values first (the first varying dim slowest); the class keeps
+    // the one with the largest product of its dims among those it is the first class to take.
+    std::optional<std::vector<int64_t>> best;
+    double best_size = -1;
+    std::vector<size_t> digit(varying.size(), 0);
+    for (size_t n = 0; n < combos; ++n) {
+      VarMap m = base;
+      std::vector<int64_t> vals(varying.size());
+      double size = 0;
+      for (size_t i = 0; i < varying.size(); ++i) {
+        vals[i] = ladders[i][digit[i]];
+        m[varying[i]->var.get()] = make_i64(vals[i]);
+        size += std::log2(static_cast<double>(std::max<int64_t>(vals[i], 1)));
+      }
+      size_t cls = n_cls;
+      for (size_t i = 0; i < n_cls; ++i) {
+        auto b = simplify(substitute(k.shape_classes[i].second.pred, m))->as<BoolImm>();
+        if (b && b->value) {
+          cls = i;
+          break;
+        }
+      }
+      if (cls == c && size > best_size) {
+        best_size = size;
+        best = vals;
+      }
+      for (size_t i = varying.size(); i-- > 0;) {
+        if (++digit[i] < ladders[i].size())
+          break;
+        digit[i] = 0;
+      }
+    }
+    if (!best) {
+      std::string names, pins;
+      for (const DimParam* d : varying)
+        names += (names.empty() ? "" : ", ") + d->var->name;
+      for (const auto& [n, v] : pinned)
+        pins += (pins.empty() ? "" : ", ") + n + "=" + std::to_string(v);
+      if (varying.empty() && !pinned.empty()) {
+        diag.error(loc, "the shape pinned for shape class '" + rep.name + "' (" + pins +
+                            ") is not in the class: its predicate does not hold there or an "
+                            "earlier class takes it");
         ok = false;
         continue;
       }
-      rep.reachable = false; // the classes take every shape: represent "large" at kLargeDim
-      best[c] = std::vector<int64_t>();
+      if (c < n_cls || !pinned.empty()) {
+        diag.error(loc, "shape class '" + rep.name + "' takes no shape the recommender can " +
+                            "represent (tried powers of two 1..4096 for " +
+                            (names.empty() ? "no dims" : names) +
+                            (pins.empty() ? "" : " with " + pins + " pinned") +
+                            ", earlier classes first)");
+        ok = false;
+        continue;
+      }
+      rep.reachable = false; // the classes take every shape: represent "large" at the top
+      best = std::vector<int64_t>();
       for (const auto& l : ladders)
-        best[c]->push_back(l.front());
+        best->push_back(l.front());
     }
     for (const auto& d : k.dims) {
       if (d.var->kind != VarKind::Dim)
         continue;
       auto it = std::find(varying.begin(), varying.end(), &d);
-      int64_t v = it != varying.end() ? (*best[c])[it - varying.begin()] : ladder(d).front();
+      int64_t v = it != varying.end() ? (*best)[it - varying.begin()]
+                                      : *as_const_int(base.at(d.var.get()));
       rep.dims.emplace_back(d.var->name, v);
     }
     out.push_back(std::move(rep));

@@ -115,15 +115,18 @@ private:
       k.requirements.push_back({p, r.text, r.loc});
     }
     for (const auto& c : spec_.classes) {
-      Expr p = lo_.expr(*c.pred, Where::ShapeClass);
-      if (!p)
-        continue;
-      if (!p->type.is_bool()) {
-        diag_.error(c.loc, "the predicate of shape class '" + c.name.name +
-                               "' must be bool, found " + p->type.name());
-        continue;
+      if (c.pred) {
+        Expr p = lo_.expr(*c.pred, Where::ShapeClass);
+        if (!p)
+          continue;
+        if (!p->type.is_bool()) {
+          diag_.error(c.loc, "the predicate of shape class '" + c.name.name +
+                                 "' must be bool, found " + p->type.name());
+          continue;
+        }
+        k.shape_classes.push_back({c.name.name, ir::Requirement{p, c.text, c.loc}});
       }
-      k.shape_classes.push_back({c.name.name, ir::Requirement{p, c.text, c.loc}});
+      class_shape(c, k);
     }
     for (const auto& g : spec_.grid) {
       Expr e = lo_.index_expr(*g.extent, Where::Grid, "a grid extent");
@@ -138,6 +141,37 @@ private:
                     "the thread count must be positive, found " + std::to_string(*n));
     } else {
       k.threads = ir::make_i64(128);
+    }
+  }
+
+  // A class's pinned representative dims: runtime dims only, within their declared limits.
+  void class_shape(const ShapeClassDecl& c, ir::Kernel& k) {
+    const std::string ctx = "the shape of shape class '" + c.name.name + "'";
+    for (const auto& [dim, v] : c.shape) {
+      const ir::DimParam* d = nullptr;
+      for (const auto& p : k.dims)
+        if (p.var->name == dim.name)
+          d = &p;
+      if (!d || d->var->kind != ir::VarKind::Dim) {
+        const Symbol* sym = lo_.scope.lookup(dim.name);
+        diag_.error(dim.loc, ctx + " may pin runtime dims only; '" + dim.name + "' is " +
+                                 (sym ? std::string("a ") + sym_kind_name(sym->kind)
+                                      : std::string("not declared")));
+        continue;
+      }
+      std::string why;
+      if (d->min && v.value < *d->min)
+        why = "at least " + std::to_string(*d->min);
+      else if (d->max && v.value > *d->max)
+        why = "at most " + std::to_string(*d->max);
+      else if (d->multiple_of && v.value % *d->multiple_of != 0)
+        why = "a multiple of " + std::to_string(*d->multiple_of);
+      if (!why.empty()) {
+        diag_.error(v.loc, ctx + " gives " + dim.name + " = " + std::to_string(v.value) +
+                               ", but " + dim.name + " must be " + why);
+        continue;
+      }
+      k.class_shapes[c.name.name].emplace_back(dim.name, v.value);
     }
   }
 

@@ -74,9 +74,10 @@ struct RequireDecl {
 // classes"). The name is not declared in the kernel's namespace.
 struct ShapeClassDecl {
   Name name;
-  SExprPtr pred;
+  SExprPtr pred;    // null for `large` (it has no predicate)
   std::string text; // as written
   SourceLoc loc;    // the predicate
+  std::vector<std::pair<Name, IntField>> shape; // pinned representative dims (`shape:`)
 };
 
 struct TargetOverrideDecl {

@@ -406,7 +406,9 @@ private:
     }
   }
 
-  // classes: {name: "predicate over dims", ...}; order matters (first match wins at dispatch).
+  // classes: {name: "predicate over dims" | {when: predicate, shape: {dim: value}}, ...};
+  // order matters (the first match wins at dispatch). `large`, the implicit rest, may be given
+  // a representative shape only.
   void classes(const YNode* v, Spec& s) {
     if (!in_.expect(v, YKind::Map, "a mapping {class name: predicate} for 'classes'")) {
       ok_ = false;
@@ -424,18 +426,62 @@ private:
         ok_ = false;
         continue;
       }
-      if (name->name == "large") {
-        diag_.error(k->loc, "'large' is the implicit shape class of every shape the declared "
-                            "classes do not take; it cannot be declared");
+      const std::string ctx = "shape class '" + name->name + "'";
+      const bool large = name->name == "large";
+      const YNode *when = p.get(), *shape = nullptr;
+      if (p->kind == YKind::Map) {
+        if (!in_.check_fields(p.get(), {"when", "shape"}, {}, ctx)) {
+          ok_ = false;
+          continue;
+        }
+        when = p->get("when");
+        shape = p->get("shape");
+      }
+      if (large && when) {
+        diag_.error(when->loc, "'large' is the implicit shape class of every shape the declared "
+                               "classes do not take; it has no predicate, only a representative "
+                               "'shape' may be given (large: {shape: {...}})");
         ok_ = false;
         continue;
       }
-      auto e = in_.expr(p.get(), "a shape-class predicate");
-      if (!e) {
+      if (!large && !when) {
+        diag_.error(p->loc, ctx + " needs a predicate: \"M <= 64\" or {when: \"M <= 64\", "
+                                  "shape: {M: 16}}");
         ok_ = false;
         continue;
       }
-      s.classes.push_back({*name, e, p->value, e->loc});
+      ShapeClassDecl d{*name, nullptr, "", k->loc, {}};
+      if (when) {
+        d.pred = in_.expr(when, "a shape-class predicate");
+        if (!d.pred) {
+          ok_ = false;
+          continue;
+        }
+        d.text = when->value;
+        d.loc = d.pred->loc;
+      }
+      if (shape) {
+        if (!in_.expect(shape, YKind::Map, "a mapping {dim: value} for the shape of " + ctx)) {
+          ok_ = false;
+          continue;
+        }
+        for (const auto& [dk, dv] : shape->entries) {
+          auto n = in_.integer(dv.get(), "the value of dim '" + dk->value + "' in the shape of " +
+                                             ctx);
+          if (!n) {
+            ok_ = false;
+            continue;
+          }
+          if (*n <= 0) {
+            diag_.error(dv->loc, "the value of dim '" + dk->value + "' in the shape of " + ctx +
+                                     " must be positive, found " + std::to_string(*n));
+            ok_ = false;
+            continue;
+          }
+          d.shape.push_back({Name{dk->value, dk->loc}, IntField{*n, dv->loc}});
+        }
+      }
+      s.classes.push_back(std::move(d));
     }
   }
 

@@ -45,9 +45,23 @@ std::string shipped_text(const std::string& file) {
   return read_file(std::string(TILEGEN_KERNELS_DIR) + "/" + file);
 }
 
+// The shipped spec without its CUDA schedule overrides (`    sm_80: {...}` lines), so that
+// the recommender ranks the declared candidates whatever the shipped specs pin.
+std::string declared_text(const std::string& file) {
+  std::istringstream in(shipped_text(file));
+  std::string out, line;
+  while (std::getline(in, line)) {
+    auto first = line.find_first_not_of(' ');
+    if (first != std::string::npos && line.compare(first, 3, "sm_") == 0 && first >= 4)
+      continue;
+    out += line + "\n";
+  }
+  return out;
+}
+
 // gemm.yaml with `classes: {small_m: "M <= 64"}` in its schedule.
 std::string gemm_with_classes(const std::string& classes) {
-  std::string t = shipped_text("gemm.yaml");
+  std::string t = declared_text("gemm.yaml");
   auto at = t.find("  require:");
   EXPECT_NE(at, std::string::npos);
   return t.insert(at, "  classes: " + classes + "\n");
@@ -71,7 +85,7 @@ passes::Recommendation rec(const Kernel& k, const std::map<std::string, int64_t>
 }
 
 TEST(TileRecommend, LargeGemmBf16OnSm90GetsALargeTile) {
-  auto r = rec(binding(kernels_of(shipped_text("gemm.yaml")), "bf16"), {}, "sm_90");
+  auto r = rec(binding(kernels_of(declared_text("gemm.yaml")), "bf16"), {}, "sm_90");
   ASSERT_EQ(r.classes.size(), 1u);
   const auto& large = r.classes[0];
   EXPECT_EQ(large.shape.name, "large");
@@ -87,7 +101,7 @@ TEST(TileRecommend, LargeGemmBf16OnSm90GetsALargeTile) {
 }
 
 TEST(TileRecommend, BudgetFilterFollowsTheTarget) {
-  Kernel k = binding(kernels_of(shipped_text("gemm.yaml")), "bf16");
+  Kernel k = binding(kernels_of(declared_text("gemm.yaml")), "bf16");
   for (const char* t : {"sm_80", "sm_86", "sm_89", "sm_90"}) {
     const Target& target = *find_target(t);
     auto r = rec(k, {}, t);
@@ -177,6 +191,26 @@ TEST(TileRecommend, RepresentativeShapesFollowClassOrderAndDimConstraints) {
   EXPECT_NE(out2.str().find("shape class 'tiny' takes no shape"), std::string::npos) << out2.str();
 }
 
+TEST(TileRecommend, PinnedShapesOverrideTheLadder) {
+  Kernel k = binding(kernels_of(gemm_with_classes(
+                         "{decode: {when: \"M <= 16\", shape: {M: 4}}, small_m: \"M <= 64\", "
+                         "large: {shape: {M: 2048, K: 1024}}}")),
+                     "bf16");
+  ASSERT_EQ(k.shape_classes.size(), 2u);
+  ASSERT_EQ(k.class_shapes.size(), 2u);
+  std::ostringstream out;
+  DiagEngine diag(out);
+  auto reps = passes::shape_class_reps(k, {}, diag);
+  ASSERT_TRUE(reps) << out.str();
+  ASSERT_EQ(reps->size(), 3u);
+  EXPECT_EQ((*reps)[0].shape_str(), "M=4 N=4096 K=4096");
+  EXPECT_EQ((*reps)[1].shape_str(), "M=64 N=4096 K=4096");
+  EXPECT_EQ((*reps)[2].shape_str(), "M=2048 N=4096 K=1024");
+  auto r = rec(k, {}, "sm_90");
+  ASSERT_EQ(r.classes.size(), 3u);
+  EXPECT_EQ(r.classes[2].ranked.front().second.flops, 2.0 * 2048 * 4096 * 1024);
+}
+
 TEST(TileRecommend, LargeIsMarkedUnreachableWhenClassesTakeEverything) {
   Kernel k = binding(kernels_of(gemm_with_classes("{all: \"M >= 0\"}")), "f32");
   std::ostringstream out;
@@ -215,7 +249,7 @@ body:
 }
 
 TEST(TileRecommend, CausalFlashAttentionCountsTheAverageBlock) {
-  Kernel k = binding(kernels_of(shipped_text("flash_attention_fwd.yaml")), "bf16");
+  Kernel k = binding(kernels_of(declared_text("flash_attention_fwd.yaml")), "bf16");
   auto dense = rec(k, {{"causal", 0}, {"D", 128}}, "sm_90");
   auto causal = rec(k, {{"causal", 1}, {"D", 128}}, "sm_90");
   ASSERT_FALSE(dense.classes.empty());
