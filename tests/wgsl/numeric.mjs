@@ -174,5 +174,35 @@ for (const [what, call, status] of !only || only === 'api' ? checks : []) {
     }
   }
 }
+// Which reduction path the wgsl_subgroups variants take on this adapter: the shuffles when
+// subgroups are consecutive lanes (the check every such variant makes at entry), else the tree.
+if ((!only || only === 'api') && devices.length > 1) {
+  const [, sg] = devices[1];
+  const code = `enable subgroups;
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+var<workgroup> tg_sg_bad: atomic<u32>;
+var<workgroup> tg_sg_mode: u32;
+@compute @workgroup_size(256)
+fn main(@builtin(local_invocation_index) tg_lid: u32, @builtin(subgroup_size) tg_sg_size: u32,
+        @builtin(subgroup_invocation_id) tg_sg_lane: u32) {
+  let tg_sg_base = subgroupShuffle(tg_lid, 0u);
+  if (tg_sg_lane != tg_lid % tg_sg_size || tg_sg_base != tg_lid - tg_sg_lane) { atomicOr(&tg_sg_bad, 1u); }
+  workgroupBarrier();
+  if (tg_lid == 0u) { tg_sg_mode = atomicLoad(&tg_sg_bad); }
+  let tg_sg_fast = workgroupUniformLoad(&tg_sg_mode) == 0u;
+  if (tg_lid == 0u) { out[0] = select(0u, 1u, tg_sg_fast); out[1] = tg_sg_size; }
+}`;
+  const pipe = await sg.createComputePipelineAsync({ layout: 'auto', compute: { module: sg.createShaderModule({ code }), entryPoint: 'main' } });
+  const buf = makeBuffer(sg, new Uint8Array(8));
+  const enc = sg.createCommandEncoder();
+  const pass = enc.beginComputePass();
+  pass.setPipeline(pipe);
+  pass.setBindGroup(0, sg.createBindGroup({ layout: pipe.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: buf } }] }));
+  pass.dispatchWorkgroups(1);
+  pass.end();
+  sg.queue.submit([enc.finish()]);
+  const r = new Uint32Array((await readBuffer(sg, buf, 8)).buffer);
+  console.log(`wgsl_subgroups reductions on this adapter: ${r[0] ? 'subgroup shuffles' : 'workgroup tree (subgroups not consecutive lanes)'}, subgroup size ${r[1]}`);
+}
 console.log(`${cases - failures} of ${cases} checks passed`);
 process.exit(failures || process.exitCode ? 1 : 0);

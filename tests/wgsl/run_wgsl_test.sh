@@ -4,6 +4,10 @@
 #   run_wgsl_test.sh validate <src root> <work dir>             Tint validation of every variant
 #   run_wgsl_test.sh numeric  <src root> <work dir> <runner> <kernel|api>   Dawn on SwiftShader vs C
 #   run_wgsl_test.sh chromium <src root> <work dir>             headless Chromium page test
+#   run_wgsl_test.sh types    <src root> <work dir>             tsc --strict over types_check.ts
+#   run_wgsl_test.sh outputs  <src root> <work dir> <tilegen>   `tilegen outputs` names exactly
+#                                                               the generated files; a second
+#                                                               generation is byte-identical
 # Exit 0: pass; 1: fail; 77: skipped, with the reason (what to install) on stdout.
 set -u
 mode=$1
@@ -41,7 +45,7 @@ setup)
       exit 1
     }
   fi
-  cp "$here"/*.mjs "$here"/e2e/* "$npm_dir/" || exit 1
+  cp "$here"/*.mjs "$here"/types_check.ts "$here"/e2e/* "$npm_dir/" || exit 1
   rm -rf "$gen"
   (cd "$src" && "$tilegen" generate --lib tgw --targets wgsl,wgsl_f16,wgsl_subgroups,wgsl_f16_subgroups \
      --out "$gen" kernels/*.yaml) || { echo "FAIL: tilegen generate"; exit 1; }
@@ -62,6 +66,27 @@ chromium)
     exit 77
   fi
   node "$npm_dir/e2e.mjs" "$gen" "$chromium_bin" "$work/chromium-profile"
+  ;;
+types)
+  rm -rf "$npm_dir/gen" && cp -r "$gen" "$npm_dir/gen" || exit 1
+  (cd "$npm_dir" && ./node_modules/.bin/tsc --noEmit --strict --target es2022 --module es2022 \
+     --moduleResolution bundler --types @webgpu/types types_check.ts) && echo "tgw.d.ts type-checks (tsc --strict)"
+  ;;
+outputs)
+  tilegen=$4
+  targets=wgsl,wgsl_f16,wgsl_subgroups,wgsl_f16_subgroups
+  listed=$(cd "$src" && "$tilegen" outputs --lib tgw --targets $targets kernels/*.yaml | sort) || exit 1
+  actual=$(ls "$gen" | sort)
+  if [ "$listed" != "$actual" ]; then
+    echo "FAIL: tilegen outputs and the generated folder differ:"
+    diff <(echo "$listed") <(echo "$actual")
+    exit 1
+  fi
+  again="$work/gen-again"
+  rm -rf "$again"
+  (cd "$src" && "$tilegen" generate --lib tgw --targets $targets --out "$again" kernels/*.yaml) || exit 1
+  diff -r "$gen" "$again" >/dev/null || { echo "FAIL: a second generation differs"; diff -r "$gen" "$again" | head; exit 1; }
+  echo "$(echo "$listed" | wc -l) files: listed by tilegen outputs, generated, and identical when generated again"
   ;;
 *)
   echo "usage: run_wgsl_test.sh setup|validate|numeric|chromium <src root> <work dir> ..."
