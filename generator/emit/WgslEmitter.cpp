@@ -131,11 +131,13 @@ int64_t WgslEmitter::const_extent(const Expr& e, const std::string& what) const 
 
 void WgslEmitter::plan() {
   const int64_t threads = const_extent(k_.threads, "the thread count");
-  TG_ASSERT(threads >= 1 && threads <= target_.wgsl.max_invocations && is_pow2(threads),
-            "WGSL emitter: kernel '" + k_.name + "' asks for " + std::to_string(threads) +
-                " threads; target '" + target_.name + "' runs powers of two up to " +
-                std::to_string(target_.wgsl.max_invocations) +
-                " (give it a `schedule.targets` entry for wgsl)");
+  if (!(threads >= 1 && threads <= target_.wgsl.max_invocations && is_pow2(threads))) {
+    layout_.problem = "kernel '" + k_.name + "' asks for " + std::to_string(threads) +
+                      " threads; target '" + target_.name + "' runs powers of two up to " +
+                      std::to_string(target_.wgsl.max_invocations) +
+                      " (give the spec a `schedule.targets.wgsl` entry)";
+    return;
+  }
   layout_.threads = static_cast<int>(threads);
 
   // Candidates: every rank-2 fragment with a constant shape.
@@ -206,11 +208,12 @@ void WgslEmitter::plan() {
   if (red_slots_)
     list += " tg_red=" + std::to_string(red_slots_ * 4);
   layout_.workgroup_bytes = bytes;
-  TG_ASSERT(bytes <= target_.wgsl.workgroup_storage_bytes,
-            "WGSL emitter: kernel '" + k_.name + "' needs " + std::to_string(bytes) +
-                " B of workgroup memory (" + list.substr(list.empty() ? 0 : 1) + "), more than the " +
-                std::to_string(target_.wgsl.workgroup_storage_bytes) + " B of target '" +
-                target_.name + "': give the spec smaller tiles for wgsl in schedule.targets");
+  if (bytes > target_.wgsl.workgroup_storage_bytes && layout_.problem.empty())
+    layout_.problem = "kernel '" + k_.name + "' needs " + std::to_string(bytes) +
+                      " B of workgroup memory (" + list.substr(list.empty() ? 0 : 1) +
+                      "), more than the " + std::to_string(target_.wgsl.workgroup_storage_bytes) +
+                      " B of target '" + target_.name +
+                      "' (give the spec smaller tiles in `schedule.targets.wgsl`)";
   if (target_.wgsl.shader_f16)
     layout_.enables.push_back("f16");
   if (target_.wgsl.subgroups)
@@ -233,16 +236,20 @@ void WgslEmitter::plan_storage() {
   for (const auto& t : k_.tensors) {
     ++n_storage;
     const DType d = t->dtype;
-    TG_ASSERT(d != DType::i64() && d != DType::f64() && d != DType::boolean(),
-              "WGSL emitter: tensor '" + t->name + "' of kernel '" + k_.name + "' has dtype " +
-                  d.name() + ", which WGSL storage cannot hold");
+    if (d == DType::i64() || d == DType::f64() || d == DType::boolean()) {
+      if (layout_.problem.empty())
+        layout_.problem = "tensor '" + t->name + "' of kernel '" + k_.name + "' has dtype " +
+                          d.name() + ", which WGSL storage cannot hold (no 64-bit types; bool "
+                          "is not host-shareable)";
+      continue;
+    }
     const bool sub_word = d == DType::bf16() || d == DType::i8() ||
                           (d == DType::f16() && !target_.wgsl.shader_f16);
     WgslStorage s = WgslStorage::Plain;
     if (atomic_dst.count(t.get())) {
-      TG_ASSERT(d == DType::f32() || d == DType::i32(),
-                "WGSL emitter: atomic_add into " + std::string(d.name()) + " tensor '" + t->name +
-                    "' (WGSL atomics are 32-bit)");
+      if (d != DType::f32() && d != DType::i32() && layout_.problem.empty())
+        layout_.problem = "atomic_add into " + std::string(d.name()) + " tensor '" + t->name +
+                          "' of kernel '" + k_.name + "': WGSL atomics are 32-bit integers";
       s = d == DType::f32() ? WgslStorage::AtomicF32 : WgslStorage::AtomicI32;
     } else if (sub_word) {
       s = t->access == Access::Read ? WgslStorage::Packed : WgslStorage::PackedAtomic;
@@ -261,10 +268,10 @@ void WgslEmitter::plan_storage() {
                                         : "storage");
     layout_.packed.push_back(s == WgslStorage::Packed || s == WgslStorage::PackedAtomic);
   }
-  TG_ASSERT(n_storage <= target_.wgsl.max_storage_buffers,
-            "WGSL emitter: kernel '" + k_.name + "' has " + std::to_string(n_storage) +
-                " tensors, more than the " + std::to_string(target_.wgsl.max_storage_buffers) +
-                " storage buffers a WebGPU shader stage may bind");
+  if (n_storage > target_.wgsl.max_storage_buffers && layout_.problem.empty())
+    layout_.problem = "kernel '" + k_.name + "' has " + std::to_string(n_storage) +
+                      " tensors, more than the " + std::to_string(target_.wgsl.max_storage_buffers) +
+                      " storage buffers a WebGPU shader stage may bind";
 }
 
 WgslLayout wgsl_layout(const Kernel& k, const Target& target) {
@@ -644,6 +651,8 @@ std::string WgslEmitter::module_decls() {
 }
 
 std::string WgslEmitter::run() {
+  // The driver reports layout problems as user errors before it emits (wgsl_layout).
+  TG_ASSERT(layout_.problem.empty(), "WGSL emitter: " + layout_.problem);
   emit_entry();
   std::string body = out_.str();
   out_.str("");

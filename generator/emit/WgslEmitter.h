@@ -48,6 +48,9 @@ struct WgslLayout {
   // ("read-only-storage" or "storage") and the WGSL element type ("f32", "u32", "atomic<u32>").
   std::vector<std::string> binding_types, element_types;
   std::vector<bool> packed; // sub-word elements packed in u32 words (buffers: multiple of 4 B)
+  // Why the kernel cannot be a WGSL variant of this target (over a limit, a type WGSL storage
+  // lacks), as a user-facing sentence; empty if it can.
+  std::string problem;
 };
 WgslLayout wgsl_layout(const ir::Kernel& k, const Target& target);
 

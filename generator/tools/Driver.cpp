@@ -192,6 +192,20 @@ std::optional<ir::Kernel> Driver::instantiate_once(const ir::Kernel& k,
   return ik;
 }
 
+// A WGSL variant must fit WebGPU's limits (workgroup memory, invocations, storage buffers) and
+// WGSL's storage types; reported like an unsatisfiable schedule, once per (kernel, target).
+bool Driver::wgsl_fits(const ir::Kernel& k, const ir::Kernel& instantiated, const Target& t,
+                       FailedPairs& failed) {
+  if (t.backend != Backend::WGSL)
+    return true;
+  std::string problem = emit::wgsl_layout(instantiated, t).problem;
+  if (problem.empty())
+    return true;
+  if (failed.insert({k.name, t.name}).second)
+    diag_.error(k.loc, problem);
+  return false;
+}
+
 // ---- commands --------------------------------------------------------------------------------
 
 std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
@@ -220,7 +234,7 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
       for (const auto& inst : lk.instances)
         for (const Target* t : targets) {
           auto ik = instantiate_once(lk.kernel, inst, *t, failed);
-          if (!ik)
+          if (!ik || !wgsl_fits(lk.kernel, *ik, *t, failed))
             continue; // reported; go on to find the other errors
           emit::VariantInfo info{dispatch::variant_function_name(o.lib, lk.kernel, inst, *t),
                                  s.path};
@@ -305,7 +319,8 @@ int Driver::check(const Options& o) {
     for (const auto& lk : s.kernels)
       for (const auto& inst : lk.instances)
         for (const Target* t : targets)
-          instantiate_once(lk.kernel, inst, *t, failed);
+          if (auto ik = instantiate_once(lk.kernel, inst, *t, failed))
+            wgsl_fits(lk.kernel, *ik, *t, failed);
   return diag_.has_errors() ? 1 : 0;
 }
 

@@ -72,6 +72,8 @@ private:
   using FailedPairs = std::set<std::pair<std::string, std::string>>; // (kernel, target)
   std::optional<ir::Kernel> instantiate_once(const ir::Kernel& k, const passes::Instance& inst,
                                              const Target& t, FailedPairs& failed);
+  bool wgsl_fits(const ir::Kernel& k, const ir::Kernel& instantiated, const Target& t,
+                 FailedPairs& failed);
 
   std::ostream& out_;
   std::ostream& err_;

@@ -4,6 +4,7 @@
 #   run_wgsl_test.sh validate <src root> <work dir>             Tint validation of every variant
 #   run_wgsl_test.sh numeric  <src root> <work dir> <runner> <kernel|api>   Dawn on SwiftShader vs C
 #   run_wgsl_test.sh chromium <src root> <work dir>             headless Chromium page test
+#   run_wgsl_test.sh limit    <src root> <work dir> <tilegen>   over_limit.yaml is refused (exit 1)
 #   run_wgsl_test.sh types    <src root> <work dir>             tsc --strict over types_check.ts
 #   run_wgsl_test.sh outputs  <src root> <work dir> <tilegen>   `tilegen outputs` names exactly
 #                                                               the generated files; a second
@@ -66,6 +67,17 @@ chromium)
     exit 77
   fi
   node "$npm_dir/e2e.mjs" "$gen" "$chromium_bin" "$work/chromium-profile"
+  ;;
+limit)
+  out="$work/limit-out"
+  rm -rf "$out"
+  msg=$(cd "$src" && "$4" generate --lib ol --targets c,wgsl --out "$out" tests/wgsl/over_limit.yaml 2>&1)
+  rc=$?
+  echo "$msg"
+  [ $rc -eq 1 ] || { echo "FAIL: exit $rc, expected 1"; exit 1; }
+  [ ! -e "$out" ] || { echo "FAIL: a refused run wrote $out"; exit 1; }
+  echo "$msg" | grep -q "^tests/wgsl/over_limit.yaml:3:9: error: kernel 'big' needs 32768 B of workgroup memory (t=32768), more than the 16384 B of target 'wgsl'" ||
+    { echo "FAIL: not the expected message"; exit 1; }
   ;;
 types)
   rm -rf "$npm_dir/gen" && cp -r "$gen" "$npm_dir/gen" || exit 1
