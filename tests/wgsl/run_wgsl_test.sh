@@ -87,17 +87,19 @@ types)
 outputs)
   tilegen=$4
   targets=wgsl,wgsl_f16,wgsl_subgroups,wgsl_f16_subgroups
+  a="$work/outputs-a"
+  b="$work/outputs-b"
+  rm -rf "$a" "$b"
+  (cd "$src" && "$tilegen" generate --lib tgw --targets $targets --out "$a" kernels/*.yaml &&
+     "$tilegen" generate --lib tgw --targets $targets --out "$b" kernels/*.yaml) || exit 1
   listed=$(cd "$src" && "$tilegen" outputs --lib tgw --targets $targets kernels/*.yaml | sort) || exit 1
-  actual=$(ls "$gen" | sort)
+  actual=$(ls "$a" | sort)
   if [ "$listed" != "$actual" ]; then
     echo "FAIL: tilegen outputs and the generated folder differ:"
     diff <(echo "$listed") <(echo "$actual")
     exit 1
   fi
-  again="$work/gen-again"
-  rm -rf "$again"
-  (cd "$src" && "$tilegen" generate --lib tgw --targets $targets --out "$again" kernels/*.yaml) || exit 1
-  diff -r "$gen" "$again" >/dev/null || { echo "FAIL: a second generation differs"; diff -r "$gen" "$again" | head; exit 1; }
+  diff -r "$a" "$b" >/dev/null || { echo "FAIL: a second generation differs"; diff -r "$a" "$b" | head; exit 1; }
   echo "$(echo "$listed" | wc -l) files: listed by tilegen outputs, generated, and identical when generated again"
   ;;
 *)
