@@ -29,7 +29,8 @@ need_swiftshader() {
     echo "SKIP: no SwiftShader Vulkan ICD at $icd (apt install chromium, or set TGW_VK_ICD)"
     exit 77
   fi
-  if ! ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1'; then
+  if ! compgen -G "/usr/lib/*/libvulkan.so.1" >/dev/null && ! compgen -G "/usr/lib*/libvulkan.so.1" >/dev/null &&
+     ! { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libvulkan\.so\.1'; then
     echo "SKIP: the Vulkan loader libvulkan.so.1 is missing (apt install libvulkan1)"
     exit 77
   fi
