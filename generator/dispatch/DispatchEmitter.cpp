@@ -7,8 +7,10 @@
 #include "dispatch/DispatchEmitter.h"
 
 #include "dispatch/Naming.h"
+#include "passes/TileRecommend.h"
 #include "support/InternalError.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace tilegen::dispatch {
@@ -69,6 +71,47 @@ std::string c_shape_expr(const ir::Expr& e, const std::string& ok) {
   }
   internal_error("tensor shape expression of kind " + std::string(ir::expr_kind_name(e->kind)) +
                  " cannot be evaluated at dispatch: " + spec_expr(e));
+}
+
+// A class predicate (schedule.classes) as a C condition over the call's dims, value params
+// and flags: integer arithmetic through the checked helpers, which clear `ok` on overflow.
+std::string c_pred_expr(const ir::Expr& e, const std::string& ok) {
+  if (auto* b = e->as<ir::BoolImm>())
+    return b->value ? "1" : "0";
+  if (auto* v = e->as<ir::VarRef>(); v && v->var->kind == ir::VarKind::Flag)
+    return "(" + v->var->name + " != 0)";
+  if (auto* u = e->as<ir::Unary>()) {
+    if (u->op == ir::UnaryOp::Not)
+      return "!" + c_pred_expr(u->a, ok);
+    return "tg_sub_i64(INT64_C(0), " + c_pred_expr(u->a, ok) + ", &" + ok + ")";
+  }
+  if (auto* b = e->as<ir::Binary>(); b && (ir::is_comparison(b->op) || ir::is_logical(b->op))) {
+    std::string a = c_pred_expr(b->a, ok), bb = c_pred_expr(b->b, ok);
+    std::string op = b->op == ir::BinaryOp::And  ? "&&"
+                     : b->op == ir::BinaryOp::Or ? "||"
+                                                 : ir::binary_op_name(b->op);
+    return "(" + a + " " + op + " " + bb + ")";
+  }
+  if (auto* s = e->as<ir::Select>())
+    return "(" + c_pred_expr(s->cond, ok) + " ? " + c_pred_expr(s->t, ok) + " : " +
+           c_pred_expr(s->f, ok) + ")";
+  return c_shape_expr(e, ok);
+}
+
+// `text` inside a C string literal / a C comment.
+std::string c_string_body(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+std::string c_comment_body(std::string text) {
+  for (size_t i; (i = text.find("*/")) != std::string::npos;)
+    text.replace(i, 2, "* /");
+  return text;
 }
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
@@ -217,19 +260,96 @@ void emit_doc(std::ostream& os, const std::string& lib, const KernelEntry& e, bo
 struct Names {
   std::string pub;    // mylib_gemm_f32
   std::string prefix; // gemm_f32: prefix of this entry's file-scope names
+  // The shape classes the GPU rows are keyed by (schedule.classes, then "large"): empty for a
+  // kernel without classes or a library without GPU rows (one row per instance x target).
+  std::vector<std::string> classes;
 };
+
+// The class whose variant shape class `c` of instance `i` runs on GPU target `t`.
+std::string serving_class(const KernelEntry& e, const Names& n, size_t i, const Target& t,
+                          size_t c) {
+  auto it = e.class_variants.find({i, t.name});
+  if (it == e.class_variants.end())
+    return passes::kLargeClass;
+  TG_ASSERT(it->second.size() == n.classes.size(),
+            "class plan of " + t.name + " has " + std::to_string(it->second.size()) +
+                " entries for " + std::to_string(n.classes.size()) + " classes");
+  return it->second[c];
+}
+
+// The variant functions of instance `i` on target `t`, each once: the class names they are
+// named after ("large" = the plain name).
+std::vector<std::string> variant_classes(const KernelEntry& e, const Names& n, size_t i,
+                                         const Target& t) {
+  std::vector<std::string> out{passes::kLargeClass};
+  if (!t.is_gpu() || n.classes.empty())
+    return out;
+  out.clear();
+  for (size_t c = 0; c < n.classes.size(); ++c) {
+    std::string s = serving_class(e, n, i, t, c);
+    if (std::find(out.begin(), out.end(), s) == out.end())
+      out.push_back(s);
+  }
+  return out;
+}
+
+// "class small_m (M <= 64)", "class large (not M <= 64)": the class of a call, for _query.
+std::string class_description(const ir::Kernel& k, size_t c) {
+  if (c < k.shape_classes.size())
+    return "class " + k.shape_classes[c].first + " (" + k.shape_classes[c].second.text + ")";
+  std::vector<std::string> preds;
+  for (const auto& [name, req] : k.shape_classes)
+    preds.push_back(req.text);
+  return std::string("class large (") + (preds.size() == 1 ? "not " : "none of ") +
+         join(preds, ", ") + ")";
+}
+
+// The function that computes a call's shape class: the first predicate that holds, else
+// "large". Its parameters are every dim and flag (value params hold the instance's value,
+// checked before this runs).
+void emit_class_function(std::ostream& os, const KernelEntry& e, const Names& n) {
+  const ir::Kernel& k = *e.kernel;
+  std::vector<std::string> params;
+  for (const auto& d : k.dims)
+    params.push_back("int64_t " + d.var->name);
+  for (const auto& f : k.flags)
+    params.push_back("int " + f->name);
+  os << "/* Shape class of a call (schedule.classes, " << e.spec_path
+     << "): the first class whose predicate\n"
+     << " * holds, else large; the shape_class of the GPU rows it runs. Overflow in a "
+        "predicate's\n * arithmetic means the class does not hold. */\n";
+  os << "static int " << n.prefix << "_class(" << (params.empty() ? "void" : join(params, ", "))
+     << ") {\n";
+  for (const auto& d : k.dims)
+    os << "  (void)" << d.var->name << ";\n";
+  for (const auto& f : k.flags)
+    os << "  (void)" << f->name << ";\n";
+  for (size_t c = 0; c < k.shape_classes.size(); ++c) {
+    const auto& [name, req] = k.shape_classes[c];
+    os << "  { /* " << name << ": " << c_comment_body(req.text) << " (" << e.spec_path << ":"
+       << req.loc.line << ") */\n";
+    os << "    int tg_ok = 1;\n";
+    os << "    if (" << c_pred_expr(req.pred, "tg_ok") << " && tg_ok)\n      return " << c
+       << ";\n  }\n";
+  }
+  os << "  return " << k.shape_classes.size() << "; /* large */\n}\n\n";
+}
 
 void emit_tables(std::ostream& os, const Library& lib, const KernelEntry& e, const Names& n) {
   const ir::Kernel& k = *e.kernel;
   os << "/* ---- " << n.pub << " (" << spec_where(e) << ") ---- */\n\n";
   std::vector<const Target*> targets = c_library_targets(lib);
-  for (const auto& inst : e.instances)
+  size_t rows = 0;
+  for (size_t i = 0; i < e.instances.size(); ++i)
     for (const Target* t : targets) {
-      std::string fn = variant_function_name(lib.name, k, inst, *t);
-      os << "int " << fn << "(const tg_launch* launch, const tg_variant_args* args);\n";
-      if (t->is_gpu())
-        os << "int " << fn << "_desc(const tg_launch* launch, const tg_variant_args* args,\n"
-           << std::string(fn.size() + 10, ' ') << "tg_gpu_launch_desc* out);\n";
+      rows += t->is_gpu() && !n.classes.empty() ? n.classes.size() : 1;
+      for (const std::string& cls : variant_classes(e, n, i, *t)) {
+        std::string fn = variant_function_name(lib.name, k, e.instances[i], *t, cls);
+        os << "int " << fn << "(const tg_launch* launch, const tg_variant_args* args);\n";
+        if (t->is_gpu())
+          os << "int " << fn << "_desc(const tg_launch* launch, const tg_variant_args* args,\n"
+             << std::string(fn.size() + 10, ' ') << "tg_gpu_launch_desc* out);\n";
+      }
     }
   os << "\n";
 
@@ -237,7 +357,9 @@ void emit_tables(std::ostream& os, const Library& lib, const KernelEntry& e, con
   std::string P = upper(n.prefix);
   os << "#define " << P << "_N_INSTANCES " << e.instances.size() << "\n";
   os << "#define " << P << "_N_KEYS " << nkey << "\n";
-  os << "#define " << P << "_N_VARIANTS " << e.instances.size() * targets.size() << "\n";
+  os << "#define " << P << "_N_VARIANTS " << rows << "\n";
+  if (!n.classes.empty())
+    os << "#define " << P << "_N_CLASSES " << n.classes.size() << "\n";
   os << "static const char* const " << n.prefix << "_instances[" << P << "_N_INSTANCES] = {";
   for (size_t i = 0; i < e.instances.size(); ++i)
     os << (i ? ", " : "") << "\"" << instance_label(e.instances[i]) << "\"";
@@ -260,24 +382,43 @@ void emit_tables(std::ostream& os, const Library& lib, const KernelEntry& e, con
     }
     os << "};\n";
   }
+  if (!n.classes.empty()) {
+    os << "/* The shape classes GPU rows are keyed by (" << n.prefix << "_class), for _query. */\n";
+    os << "static const char* const " << n.prefix << "_class_why[" << P << "_N_CLASSES] = {\n";
+    for (size_t c = 0; c < n.classes.size(); ++c)
+      os << "    \"" << c_string_body(class_description(k, c)) << "\",\n";
+    os << "};\n";
+  }
   os << "/* instance, instance name, target, symbol, backend, arch, preference, features, fn,\n"
-     << " * cc, arch_specific, desc (GPU rows) */\n";
+     << " * cc, arch_specific, desc, shape class (GPU rows; classes that chose the same tiles\n"
+     << " * share a variant) */\n";
   os << "static const tg_variant_entry " << n.prefix << "_variants[" << P << "_N_VARIANTS] = {\n";
   for (size_t i = 0; i < e.instances.size(); ++i)
     for (const Target* t : targets) {
-      std::string fn = variant_function_name(lib.name, k, e.instances[i], *t);
-      os << "    {" << i << ", \"" << instance_label(e.instances[i]) << "\", \"" << t->name
-         << "\", \"" << fn << "\", ";
-      if (t->is_gpu())
-        os << "TG_BACKEND_CUDA, \"" << t->name << "\", " << t->preference << ", tg_features_"
-           << t->name << ", " << fn << ", " << t->gpu.cc << ", "
-           << (t->gpu.arch_specific ? 1 : 0) << ", " << fn << "_desc},\n";
-      else
-        os << "TG_BACKEND_CPU, \"\", " << t->preference << ", tg_features_" << t->name << ", "
-           << fn << ", 0, 0, NULL},\n";
+      size_t n_rows = t->is_gpu() && !n.classes.empty() ? n.classes.size() : 1;
+      for (size_t c = 0; c < n_rows; ++c) {
+        std::string cls = t->is_gpu() && !n.classes.empty() ? serving_class(e, n, i, *t, c)
+                                                            : passes::kLargeClass;
+        std::string fn = variant_function_name(lib.name, k, e.instances[i], *t, cls);
+        os << "    {" << i << ", \"" << instance_label(e.instances[i]) << "\", \"" << t->name
+           << "\", \"" << fn << "\", ";
+        if (t->is_gpu())
+          os << "TG_BACKEND_CUDA, \"" << t->name << "\", " << t->preference << ", tg_features_"
+             << t->name << ", " << fn << ", " << t->gpu.cc << ", "
+             << (t->gpu.arch_specific ? 1 : 0) << ", " << fn << "_desc, " << c << "},";
+        else
+          os << "TG_BACKEND_CPU, \"\", " << t->preference << ", tg_features_" << t->name
+             << ", " << fn << ", 0, 0, NULL, 0},";
+        if (!n.classes.empty() && t->is_gpu())
+          os << " /* " << n.classes[c] << " */";
+        os << "\n";
+      }
     }
   os << "};\n";
-  os << "static tg_select_cache " << n.prefix << "_cache[" << P << "_N_INSTANCES];\n\n";
+  os << "static tg_select_cache " << n.prefix << "_cache[" << P << "_N_INSTANCES"
+     << (n.classes.empty() ? "" : " * " + P + "_N_CLASSES") << "];\n\n";
+  if (!n.classes.empty())
+    emit_class_function(os, e, n);
 }
 
 void emit_check(std::ostream& os, const KernelEntry& e, const Names& n,
@@ -368,11 +509,22 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
   os << "  if (tg_s != TG_OK)\n    return tg_s;\n";
   // Libraries with GPU rows select per device (tg_cuda_device_cc: probed once per device);
   // CPU-only ones never reference the CUDA runtime, so they do not link it.
-  std::string select = gpu ? "  int tg_v = tg_select_cached_gpu(" + n.prefix + "_variants, " + P +
-                                 "_N_VARIANTS, tg_instance, launch, " + n.prefix +
-                                 "_cache, tg_cuda_device_cc);\n"
-                           : "  int tg_v = tg_select_cached(" + n.prefix + "_variants, " + P +
-                                 "_N_VARIANTS, tg_instance, launch, " + n.prefix + "_cache);\n";
+  std::vector<std::string> class_args; // the dims and flags, for <prefix>_class
+  for (const auto& d : k.dims)
+    class_args.push_back(d.var->name);
+  for (const auto& f : k.flags)
+    class_args.push_back(f->name);
+  std::string class_line = "  int tg_class = " + n.prefix + "_class(" + join(class_args, ", ") +
+                           ");\n";
+  std::string select =
+      !n.classes.empty()
+          ? class_line + "  int tg_v = tg_select_cached_class(" + n.prefix + "_variants, " + P +
+                "_N_VARIANTS, tg_instance, tg_class, " + P + "_N_CLASSES, launch, " + n.prefix +
+                "_cache, tg_cuda_device_cc);\n"
+      : gpu ? "  int tg_v = tg_select_cached_gpu(" + n.prefix + "_variants, " + P +
+                  "_N_VARIANTS, tg_instance, launch, " + n.prefix + "_cache, tg_cuda_device_cc);\n"
+            : "  int tg_v = tg_select_cached(" + n.prefix + "_variants, " + P +
+                  "_N_VARIANTS, tg_instance, launch, " + n.prefix + "_cache);\n";
   os << select;
   os << "  if (tg_v < 0)\n    return TG_ERR_NO_VARIANT;\n";
   std::ostringstream pack_os; // the packing of tg_args, shared with _desc
@@ -422,9 +574,15 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
      << ", &tg_instance, out->reason, sizeof out->reason);\n";
   os << "  if (out->status != TG_OK)\n    return out->status;\n";
   os << "  out->instance = " << n.prefix << "_instances[tg_instance];\n";
-  os << "  int tg_v = tg_select_variant" << (gpu ? "_gpu" : "") << "(" << n.prefix << "_variants, "
-     << P << "_N_VARIANTS, tg_instance, launch, tg_cpu_has, "
-     << (gpu ? "tg_cuda_device_cc, " : "") << "out->reason, sizeof out->reason);\n";
+  if (!n.classes.empty())
+    os << class_line << "  int tg_v = tg_select_variant_class(" << n.prefix << "_variants, " << P
+       << "_N_VARIANTS, tg_instance, tg_class, " << n.prefix
+       << "_class_why[tg_class], launch, tg_cpu_has, tg_cuda_device_cc, out->reason, "
+          "sizeof out->reason);\n";
+  else
+    os << "  int tg_v = tg_select_variant" << (gpu ? "_gpu" : "") << "(" << n.prefix
+       << "_variants, " << P << "_N_VARIANTS, tg_instance, launch, tg_cpu_has, "
+       << (gpu ? "tg_cuda_device_cc, " : "") << "out->reason, sizeof out->reason);\n";
   os << "  if (tg_v < 0)\n    return out->status = TG_ERR_NO_VARIANT;\n";
   os << "  out->variant = " << n.prefix << "_variants[tg_v].symbol;\n";
   os << "  out->target = " << n.prefix << "_variants[tg_v].target;\n";
@@ -450,6 +608,14 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
 }
 
 } // namespace
+
+std::vector<std::string> shape_class_names(const ir::Kernel& k) {
+  std::vector<std::string> out;
+  for (const auto& [name, req] : k.shape_classes)
+    out.push_back(name);
+  out.push_back(passes::kLargeClass);
+  return out;
+}
 
 std::vector<int64_t> instance_key(const ir::Kernel& k, const passes::Instance& inst) {
   std::vector<int64_t> key;
@@ -541,6 +707,8 @@ std::string emit_dispatch_source(const Library& lib) {
     Names n;
     n.pub = public_function_name(lib.name, *e.kernel);
     n.prefix = n.pub.substr(lib.name.size() + 1);
+    if (gpu && !e.kernel->shape_classes.empty())
+      n.classes = shape_class_names(*e.kernel);
     std::vector<Arg> args = public_args(*e.kernel);
     emit_tables(os, lib, e, n);
     emit_check(os, e, n, args);

@@ -10,7 +10,9 @@
 #include "passes/Pipeline.h"
 #include "targets/Target.h"
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tilegen::dispatch {
@@ -19,7 +21,16 @@ struct KernelEntry {
   const ir::Kernel* kernel = nullptr;      // type-bound, not instantiated
   std::vector<passes::Instance> instances; // passes::enumerate_instances(*kernel)
   std::string spec_path;                   // for comments
+  // GPU targets of a kernel with schedule.classes: per (instance index, target name), the
+  // class whose variant each class runs, in class order (shape_class_names). Classes that
+  // pick the same configuration share one variant (the driver fills this from
+  // passes::recommend; docs/dispatch.md). A missing entry: every class runs the instance's
+  // plain variant.
+  std::map<std::pair<size_t, std::string>, std::vector<std::string>> class_variants;
 };
+
+// The shape classes of `k` in dispatch order: schedule.classes as declared, then "large".
+std::vector<std::string> shape_class_names(const ir::Kernel& k);
 
 struct Library {
   std::string name;

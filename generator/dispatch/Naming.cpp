@@ -1,5 +1,6 @@
 #include "dispatch/Naming.h"
 
+#include "passes/TileRecommend.h"
 #include "support/InternalError.h"
 
 namespace tilegen::dispatch {
@@ -22,6 +23,25 @@ std::string variant_file_name(const std::string& lib, const ir::Kernel& k,
                               const passes::Instance& inst, const Target& t) {
   return lib + "__" + k.name + "__" + instance_label(inst) + "__" + t.name +
          variant_extension(t.backend);
+}
+
+namespace {
+std::string class_suffix(const std::string& shape_class) {
+  return shape_class.empty() || shape_class == passes::kLargeClass ? "" : "__" + shape_class;
+}
+} // namespace
+
+std::string variant_function_name(const std::string& lib, const ir::Kernel& k,
+                                  const passes::Instance& inst, const Target& t,
+                                  const std::string& shape_class) {
+  return variant_function_name(lib, k, inst, t) + class_suffix(shape_class);
+}
+
+std::string variant_file_name(const std::string& lib, const ir::Kernel& k,
+                              const passes::Instance& inst, const Target& t,
+                              const std::string& shape_class) {
+  return lib + "__" + k.name + "__" + instance_label(inst) + "__" + t.name +
+         class_suffix(shape_class) + variant_extension(t.backend);
 }
 
 std::string header_file_name(const std::string& lib) { return lib + ".h"; }

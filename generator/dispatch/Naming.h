@@ -25,6 +25,17 @@ std::string variant_function_name(const std::string& lib, const ir::Kernel& k,
 // <lib>__<kernel>__<inst>__<target>.c, <lib>.h, <lib>_dispatch.c
 std::string variant_file_name(const std::string& lib, const ir::Kernel& k,
                               const passes::Instance& inst, const Target& t);
+
+// The variant of one shape class (schedule.classes) on a GPU target: the names above with
+// "__<class>" appended, except for the implicit class "large" (and "", no class), whose
+// variant keeps the plain name. tgv_<lib>__<kernel>__<inst>__<target>__<class>,
+// <lib>__<kernel>__<inst>__<target>__<class>.cu.
+std::string variant_function_name(const std::string& lib, const ir::Kernel& k,
+                                  const passes::Instance& inst, const Target& t,
+                                  const std::string& shape_class);
+std::string variant_file_name(const std::string& lib, const ir::Kernel& k,
+                              const passes::Instance& inst, const Target& t,
+                              const std::string& shape_class);
 std::string header_file_name(const std::string& lib);
 std::string dispatch_file_name(const std::string& lib);
 

@@ -9,6 +9,7 @@
 #include "passes/LegalizeC.h"
 #include "passes/LegalizeWgsl.h"
 #include "passes/ScheduleResolver.h"
+#include "passes/TileRecommend.h"
 #include "support/InternalError.h"
 
 #include <algorithm>
@@ -89,11 +90,16 @@ Kernel legalize_for(const Kernel& k, const Target& target) {
 
 std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const Target& target,
                                   DiagEngine& diag) {
+  return instantiate(k, inst, target, diag, kLargeClass);
+}
+
+std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const Target& target,
+                                  DiagEngine& diag, const std::string& shape_class) {
 #ifndef NDEBUG
   check(k, "lowering", false);
 #endif
   // Tile constants first: the rule needs the instance's flags/value params for `require`.
-  auto choice = resolve_schedule(k, inst.values, target, diag);
+  auto choice = resolve_schedule(k, inst.values, target, diag, shape_class);
   if (!choice)
     return std::nullopt;
 

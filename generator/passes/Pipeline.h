@@ -31,5 +31,10 @@ std::vector<Instance> enumerate_instances(const ir::Kernel& k);
 // locations through `diag`; returns nullopt then.
 std::optional<ir::Kernel> instantiate(const ir::Kernel& k, const Instance& inst,
                                       const Target& target, DiagEngine& diag);
+// The same for one shape class of a GPU target (resolve_schedule's class overload): "large",
+// or a schedule.classes name. C targets have only "large".
+std::optional<ir::Kernel> instantiate(const ir::Kernel& k, const Instance& inst,
+                                      const Target& target, DiagEngine& diag,
+                                      const std::string& shape_class);
 
 } // namespace tilegen::passes

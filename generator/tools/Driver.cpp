@@ -29,6 +29,16 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   return s;
 }
 
+// The distinct entries of a class plan (Driver::class_plan), first occurrence first: the
+// variants one instance has on one target.
+std::vector<std::string> distinct(const std::vector<std::string>& plan) {
+  std::vector<std::string> out;
+  for (const auto& c : plan)
+    if (std::find(out.begin(), out.end(), c) == out.end())
+      out.push_back(c);
+  return out;
+}
+
 // Words a spec name may not be: it becomes a C parameter name in <lib>.h, which C and C++
 // code include, next to the dispatch code's own parameters.
 const std::set<std::string>& reserved_words() {
@@ -182,14 +192,56 @@ std::optional<std::vector<LoadedSpec>> Driver::load(const std::vector<std::strin
 // and instance of the kernel on that target; report it once per (kernel, target).
 std::optional<ir::Kernel> Driver::instantiate_once(const ir::Kernel& k,
                                                    const passes::Instance& inst, const Target& t,
-                                                   FailedPairs& failed) {
+                                                   FailedPairs& failed,
+                                                   const std::string& shape_class) {
   auto key = std::make_pair(k.name, t.name);
   if (failed.count(key))
     return std::nullopt;
-  auto ik = passes::instantiate(k, inst, t, diag_);
+  auto ik = passes::instantiate(k, inst, t, diag_, shape_class);
   if (!ik)
     failed.insert(key);
   return ik;
+}
+
+std::optional<std::vector<std::string>> Driver::class_plan(const ir::Kernel& k,
+                                                           const passes::Instance& inst,
+                                                           const Target& t, FailedPairs& failed) {
+  if (!t.is_gpu() || k.shape_classes.empty())
+    return std::vector<std::string>{passes::kLargeClass};
+  auto key = std::make_pair(k.name, t.name);
+  if (failed.count(key))
+    return std::nullopt;
+  auto rec = passes::recommend(k, inst.values, t, diag_);
+  if (!rec) {
+    failed.insert(key);
+    return std::nullopt;
+  }
+  std::vector<std::string> names = dispatch::shape_class_names(k);
+  TG_ASSERT(rec->classes.size() == names.size(),
+            "recommend() returned " + std::to_string(rec->classes.size()) + " classes for " +
+                std::to_string(names.size()) + " of kernel '" + k.name + "'");
+  // The configuration each class chose (index into rec->configs), then who owns each one.
+  std::vector<size_t> chosen;
+  for (size_t c = 0; c < names.size(); ++c) {
+    TG_ASSERT(rec->classes[c].shape.name == names[c] && !rec->classes[c].ranked.empty(),
+              "recommend() class " + rec->classes[c].shape.name + " out of order or unranked");
+    chosen.push_back(rec->classes[c].ranked.front().first);
+  }
+  std::vector<std::string> serving(names.size());
+  for (size_t c = 0; c < names.size(); ++c) {
+    if (chosen[c] == chosen.back()) { // "large" is last: the plain name wins a tie
+      serving[c] = names.back();
+      continue;
+    }
+    size_t first = c;
+    for (size_t d = 0; d < c; ++d)
+      if (chosen[d] == chosen[c]) {
+        first = d;
+        break;
+      }
+    serving[c] = names[first];
+  }
+  return serving;
 }
 
 // A WGSL variant must fit WebGPU's limits (workgroup memory, invocations, storage buffers) and
@@ -231,21 +283,31 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
     for (const auto& lk : s.kernels) {
       lib.kernels.push_back({&lk.kernel, lk.instances, s.path});
       dispatch::WgslKernelInfo wk{&lk.kernel, s.path, {}};
-      for (const auto& inst : lk.instances)
+      for (size_t ii = 0; ii < lk.instances.size(); ++ii)
         for (const Target* t : targets) {
-          auto ik = instantiate_once(lk.kernel, inst, *t, failed);
-          if (!ik || !wgsl_fits(lk.kernel, *ik, *t, failed))
-            continue; // reported; go on to find the other errors
-          emit::VariantInfo info{dispatch::variant_function_name(o.lib, lk.kernel, inst, *t),
-                                 s.path};
-          files.push_back({dispatch::variant_file_name(o.lib, lk.kernel, inst, *t),
-                           marker + "\n" + emit::emit_variant(*ik, *t, info)});
-          if (t->backend == Backend::WGSL) {
-            std::vector<ir::Expr> grid;
-            for (const auto& g : ik->grid)
-              grid.push_back(g.extent);
-            wk.variants.push_back({inst, t, files.back().name, info.function_name,
-                                   files.back().contents, emit::wgsl_layout(*ik, *t), grid});
+          const passes::Instance& inst = lk.instances[ii];
+          auto plan = class_plan(lk.kernel, inst, *t, failed);
+          if (!plan)
+            continue; // reported
+          if (plan->size() > 1)
+            lib.kernels.back().class_variants[{ii, t->name}] = *plan;
+          // One variant per distinct entry of the plan, in class order ("large" alone on C
+          // and WGSL targets and for kernels without classes).
+          for (const std::string& cls : distinct(*plan)) {
+            auto ik = instantiate_once(lk.kernel, inst, *t, failed, cls);
+            if (!ik || !wgsl_fits(lk.kernel, *ik, *t, failed))
+              break; // reported; go on to find the other errors
+            emit::VariantInfo info{
+                dispatch::variant_function_name(o.lib, lk.kernel, inst, *t, cls), s.path};
+            files.push_back({dispatch::variant_file_name(o.lib, lk.kernel, inst, *t, cls),
+                             marker + "\n" + emit::emit_variant(*ik, *t, info)});
+            if (t->backend == Backend::WGSL) {
+              std::vector<ir::Expr> grid;
+              for (const auto& g : ik->grid)
+                grid.push_back(g.extent);
+              wk.variants.push_back({inst, t, files.back().name, info.function_name,
+                                     files.back().contents, emit::wgsl_layout(*ik, *t), grid});
+            }
           }
         }
       if (!wk.variants.empty())
@@ -319,8 +381,10 @@ int Driver::check(const Options& o) {
     for (const auto& lk : s.kernels)
       for (const auto& inst : lk.instances)
         for (const Target* t : targets)
-          if (auto ik = instantiate_once(lk.kernel, inst, *t, failed))
-            wgsl_fits(lk.kernel, *ik, *t, failed);
+          if (auto plan = class_plan(lk.kernel, inst, *t, failed))
+            for (const std::string& cls : distinct(*plan)) // the variants generate would emit
+              if (auto ik = instantiate_once(lk.kernel, inst, *t, failed, cls))
+                wgsl_fits(lk.kernel, *ik, *t, failed);
   return diag_.has_errors() ? 1 : 0;
 }
 
@@ -449,16 +513,27 @@ int Driver::outputs(const Options& o) {
   bool any_c = false, any_wgsl = false;
   for (const Target* t : targets)
     (t->backend == Backend::WGSL ? any_wgsl : any_c) = true;
-  if (any_c) {
-    out_ << (cmake ? "header " : "") << dispatch::header_file_name(o.lib) << "\n";
-    out_ << (cmake ? "source " : "") << dispatch::dispatch_file_name(o.lib) << "\n";
-  }
+  // The same enumeration as generate: on GPU targets of kernels with schedule.classes, one
+  // variant per distinct class choice (class_plan runs the recommender for that).
+  FailedPairs failed;
+  std::string listing;
   for (const auto& s : *loaded)
     for (const auto& lk : s.kernels)
       for (const auto& inst : lk.instances)
         for (const Target* t : targets)
-          out_ << (cmake ? (t->backend == Backend::WGSL ? "wgsl " : "variant " + t->name + " ") : "")
-               << dispatch::variant_file_name(o.lib, lk.kernel, inst, *t) << "\n";
+          if (auto plan = class_plan(lk.kernel, inst, *t, failed))
+            for (const std::string& cls : distinct(*plan)) {
+              if (cmake)
+                listing += t->backend == Backend::WGSL ? "wgsl " : "variant " + t->name + " ";
+              listing += dispatch::variant_file_name(o.lib, lk.kernel, inst, *t, cls) + "\n";
+            }
+  if (diag_.has_errors())
+    return 1;
+  if (any_c) {
+    out_ << (cmake ? "header " : "") << dispatch::header_file_name(o.lib) << "\n";
+    out_ << (cmake ? "source " : "") << dispatch::dispatch_file_name(o.lib) << "\n";
+  }
+  out_ << listing;
   if (any_wgsl)
     for (const std::string& f : {dispatch::js_module_file_name(o.lib), dispatch::js_types_file_name(o.lib),
                                  dispatch::wgsl_manifest_file_name(o.lib)})

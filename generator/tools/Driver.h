@@ -71,7 +71,16 @@ private:
 
   using FailedPairs = std::set<std::pair<std::string, std::string>>; // (kernel, target)
   std::optional<ir::Kernel> instantiate_once(const ir::Kernel& k, const passes::Instance& inst,
-                                             const Target& t, FailedPairs& failed);
+                                             const Target& t, FailedPairs& failed,
+                                             const std::string& shape_class = "large");
+  // The variants of one instance on one target, as the class whose variant each shape class
+  // runs, in class order (declared classes, then "large"): on GPU targets of kernels with
+  // schedule.classes, one passes::recommend call; classes whose choices coincide share the
+  // variant of "large" if it is among them, else of the first of them. Elsewhere {"large"}.
+  // nullopt after reporting an error (once per kernel and target, like instantiate_once).
+  std::optional<std::vector<std::string>> class_plan(const ir::Kernel& k,
+                                                     const passes::Instance& inst,
+                                                     const Target& t, FailedPairs& failed);
   bool wgsl_fits(const ir::Kernel& k, const ir::Kernel& instantiated, const Target& t,
                  FailedPairs& failed);
 

@@ -31,6 +31,13 @@ int tg_gpu_row_runs_on(const tg_variant_entry* e, int cc) {
   return e->arch_specific ? cc == e->cc : cc >= e->cc;
 }
 
+/* Row e takes part in the selection for (instance, shape class): the instance's CPU rows serve
+ * every class, its GPU rows only their own. */
+static int in_selection(const tg_variant_entry* e, int instance, int shape_class) {
+  return e->instance == instance &&
+         (e->backend == TG_BACKEND_CPU || e->shape_class == shape_class);
+}
+
 static int cpu_row_runs(const tg_variant_entry* e, tg_feature_fn has) {
   if (e->backend != TG_BACKEND_CPU)
     return 0;
@@ -59,11 +66,11 @@ typedef struct gpu_probe {
   const char* why;  /* when cc == 0 and has_gpu_rows: why not (static) */
 } gpu_probe;
 
-static gpu_probe probe_gpu(const tg_variant_entry* table, size_t n, int instance,
+static gpu_probe probe_gpu(const tg_variant_entry* table, size_t n, int instance, int cls,
                            const tg_launch* launch, tg_device_cc_fn device_cc) {
   gpu_probe p = {0, launch ? launch->device : 0, 0, ""};
   for (size_t i = 0; i < n && !p.has_gpu_rows; ++i)
-    p.has_gpu_rows = table[i].instance == instance && table[i].backend != TG_BACKEND_CPU;
+    p.has_gpu_rows = in_selection(&table[i], instance, cls) && table[i].backend != TG_BACKEND_CPU;
   if (!p.has_gpu_rows)
     return p;
   if (p.device < 0) {
@@ -86,6 +93,7 @@ static gpu_probe probe_gpu(const tg_variant_entry* table, size_t n, int instance
 typedef struct row_filter {
   tg_feature_fn has;
   int cc;
+  int cls; /* the call's shape class: GPU rows of other classes are not considered */
 } row_filter;
 
 static int row_ok(const row_filter* f, const tg_variant_entry* e) {
@@ -96,7 +104,7 @@ static int row_ok(const row_filter* f, const tg_variant_entry* e) {
 static int best_row(const tg_variant_entry* table, size_t n, int instance, const row_filter* f) {
   int best = -1;
   for (size_t i = 0; i < n; ++i)
-    if (table[i].instance == instance && row_ok(f, &table[i]) &&
+    if (in_selection(&table[i], instance, f->cls) && row_ok(f, &table[i]) &&
         (best < 0 || table[i].preference > table[best].preference))
       best = (int)i;
   return best;
@@ -112,7 +120,7 @@ static void list_others(why_buf* w, const tg_variant_entry* table, size_t n, int
   for (;;) {
     int next = -1;
     for (size_t i = 0; i < n; ++i) {
-      if (table[i].instance != instance || (int)i == best || !row_ok(f, &table[i]))
+      if (!in_selection(&table[i], instance, f->cls) || (int)i == best || !row_ok(f, &table[i]))
         continue;
       if (table[i].preference < last_pref &&
           (next < 0 || table[i].preference > table[next].preference))
@@ -122,7 +130,8 @@ static void list_others(why_buf* w, const tg_variant_entry* table, size_t n, int
       break;
     int pref = table[next].preference;
     for (size_t i = 0; i < n; ++i) {
-      if (table[i].instance != instance || (int)i == best || table[i].preference != pref ||
+      if (!in_selection(&table[i], instance, f->cls) || (int)i == best ||
+          table[i].preference != pref ||
           !row_ok(f, &table[i]))
         continue;
       why_add(w, "%s%s", prefix ? "; preferred over " : ", ", table[i].target);
@@ -134,7 +143,8 @@ static void list_others(why_buf* w, const tg_variant_entry* table, size_t n, int
   int want_gpu = f->cc > 0;
   for (size_t i = 0; i < n; ++i) {
     const tg_variant_entry* e = &table[i];
-    if (e->instance != instance || (e->backend != TG_BACKEND_CPU) != want_gpu || row_ok(f, e))
+    if (!in_selection(e, instance, f->cls) || (e->backend != TG_BACKEND_CPU) != want_gpu ||
+        row_ok(f, e))
       continue;
     why_add(w, "%s%s (", prefix ? "; not usable here: " : ", ", e->target);
     explain_rejected(w, f, e);
@@ -157,29 +167,33 @@ static void explain_rejected(why_buf* w, const row_filter* f, const tg_variant_e
   }
 }
 
-int tg_select_variant_gpu(const tg_variant_entry* table, size_t n, int instance,
-                          const tg_launch* launch, tg_feature_fn has, tg_device_cc_fn device_cc,
-                          char* why, size_t why_size) {
+int tg_select_variant_class(const tg_variant_entry* table, size_t n, int instance,
+                            int shape_class, const char* class_why, const tg_launch* launch,
+                            tg_feature_fn has, tg_device_cc_fn device_cc, char* why,
+                            size_t why_size) {
   why_buf w = {why, why_size, 0};
   if (why && why_size)
     why[0] = '\0';
   if (!has)
     has = tg_cpu_has;
 
-  gpu_probe g = probe_gpu(table, n, instance, launch, device_cc);
+  gpu_probe g = probe_gpu(table, n, instance, shape_class, launch, device_cc);
   if (g.cc > 0) {
-    row_filter gf = {has, g.cc};
+    row_filter gf = {has, g.cc, shape_class};
     int best = best_row(table, n, instance, &gf);
     if (best >= 0) {
       if (why) {
-        why_add(&w, "%s: GPU %d has cc %d.%d", table[best].target, g.device, g.cc / 10,
-                g.cc % 10);
+        if (class_why && class_why[0])
+          why_add(&w, "%s for %s: ", table[best].target, class_why);
+        else
+          why_add(&w, "%s: ", table[best].target);
+        why_add(&w, "GPU %d has cc %d.%d", g.device, g.cc / 10, g.cc % 10);
         list_others(&w, table, n, instance, best, &gf);
       }
       return best;
     }
   }
-  row_filter cf = {has, 0};
+  row_filter cf = {has, 0, shape_class};
   int best = best_row(table, n, instance, &cf);
   if (!why)
     return best;
@@ -198,7 +212,7 @@ int tg_select_variant_gpu(const tg_variant_entry* table, size_t n, int instance,
             g.cc % 10);
     const char* sep = "";
     for (size_t i = 0; i < n; ++i)
-      if (table[i].instance == instance && table[i].backend != TG_BACKEND_CPU) {
+      if (in_selection(&table[i], instance, shape_class) && table[i].backend != TG_BACKEND_CPU) {
         why_add(&w, "%s%s ", sep, table[i].target);
         gpu_need(&w, &table[i]);
         sep = ", ";
@@ -231,33 +245,49 @@ int tg_select_variant_gpu(const tg_variant_entry* table, size_t n, int instance,
   return best;
 }
 
+int tg_select_variant_gpu(const tg_variant_entry* table, size_t n, int instance,
+                          const tg_launch* launch, tg_feature_fn has, tg_device_cc_fn device_cc,
+                          char* why, size_t why_size) {
+  return tg_select_variant_class(table, n, instance, 0, NULL, launch, has, device_cc, why,
+                                 why_size);
+}
+
 int tg_select_variant(const tg_variant_entry* table, size_t n, int instance,
                       const tg_launch* launch, tg_feature_fn has, char* why, size_t why_size) {
   return tg_select_variant_gpu(table, n, instance, launch, has, NULL, why, why_size);
 }
 
-int tg_select_cached_gpu(const tg_variant_entry* table, size_t n, int instance,
-                         const tg_launch* launch, tg_select_cache* cache,
-                         tg_device_cc_fn device_cc) {
-  /* The choice depends on the instance, the CPU features (fixed per process) and, with a
-   * device runtime, the device's compute capability (fixed per device): one slot each. */
+int tg_select_cached_class(const tg_variant_entry* table, size_t n, int instance,
+                           int shape_class, int n_classes, const tg_launch* launch,
+                           tg_select_cache* cache, tg_device_cc_fn device_cc) {
+  /* The choice depends on the instance, the shape class, the CPU features (fixed per process)
+   * and, with a device runtime, the device's compute capability (fixed per device): one slot
+   * each. */
   int* slot = NULL;
   if (cache) {
+    tg_select_cache* c = &cache[instance * n_classes + shape_class];
     int device = launch ? launch->device : 0;
     if (!device_cc || device < 0)
-      slot = &cache[instance].state;
+      slot = &c->state;
     else if (device < TG_SELECT_CACHED_DEVICES)
-      slot = &cache[instance].gpu[device];
+      slot = &c->gpu[device];
   }
   if (slot) {
     int state = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (state > 0)
       return state - 1;
   }
-  int best = tg_select_variant_gpu(table, n, instance, launch, tg_cpu_has, device_cc, NULL, 0);
+  int best = tg_select_variant_class(table, n, instance, shape_class, NULL, launch, tg_cpu_has,
+                                     device_cc, NULL, 0);
   if (slot && best >= 0)
     __atomic_store_n(slot, best + 1, __ATOMIC_RELEASE);
   return best;
+}
+
+int tg_select_cached_gpu(const tg_variant_entry* table, size_t n, int instance,
+                         const tg_launch* launch, tg_select_cache* cache,
+                         tg_device_cc_fn device_cc) {
+  return tg_select_cached_class(table, n, instance, 0, 1, launch, cache, device_cc);
 }
 
 int tg_select_cached(const tg_variant_entry* table, size_t n, int instance,

@@ -33,6 +33,10 @@ typedef struct tg_variant_entry {
   int arch_specific;           /* GPU rows: 1 = runs only where cc matches exactly (sm_90a);
                                   0 = embeds PTX, runs on cc >= this cc */
   tg_gpu_desc_fn desc;         /* GPU rows: the variant's _desc twin (describe, don't launch) */
+  int shape_class;             /* GPU rows: the shape class (schedule.classes) the row serves,
+                                  as the index the dispatch code's class test returns
+                                  (declared classes in order, then "large"); 0 for kernels
+                                  without classes. CPU rows serve every class (0). */
 } tg_variant_entry;
 
 /* Feature test used by selection; tg_cpu_has in production, a fake in tests. */
@@ -61,6 +65,15 @@ int tg_select_variant_gpu(const tg_variant_entry* table, size_t n, int instance,
                           const tg_launch* launch, tg_feature_fn has, tg_device_cc_fn device_cc,
                           char* why, size_t why_size);
 
+/* tg_select_variant_gpu for a call of shape class `shape_class`: only the GPU rows of that
+ * class compete (CPU rows serve every class). `class_why` (may be NULL) describes the class
+ * for `why` when a GPU row wins, e.g. "class small_m (M <= 64)". tg_select_variant_gpu is
+ * this with class 0 and no description. */
+int tg_select_variant_class(const tg_variant_entry* table, size_t n, int instance,
+                            int shape_class, const char* class_why, const tg_launch* launch,
+                            tg_feature_fn has, tg_device_cc_fn device_cc, char* why,
+                            size_t why_size);
+
 /* tg_select_variant_gpu without a device runtime: GPU rows never run (libraries without
  * GPU variants use this). */
 int tg_select_variant(const tg_variant_entry* table, size_t n, int instance,
@@ -86,6 +99,14 @@ int tg_select_cached(const tg_variant_entry* table, size_t n, int instance,
 int tg_select_cached_gpu(const tg_variant_entry* table, size_t n, int instance,
                          const tg_launch* launch, tg_select_cache* cache,
                          tg_device_cc_fn device_cc);
+
+/* tg_select_variant_class with tg_cpu_has, memoized per instance, class and device in
+ * cache[instance * n_classes + shape_class] (n_classes >= 1 caches per instance and class).
+ * The hot path is one atomic load, as for tg_select_cached_gpu (which is this with one
+ * class). */
+int tg_select_cached_class(const tg_variant_entry* table, size_t n, int instance,
+                           int shape_class, int n_classes, const tg_launch* launch,
+                           tg_select_cache* cache, tg_device_cc_fn device_cc);
 
 /* Index of the row of `keys` (n_inst rows of n_key values) equal to `key`, or -1. */
 int tg_find_instance(const int64_t* keys, size_t n_inst, size_t n_key, const int64_t* key);

@@ -24,6 +24,23 @@ TEST(Naming, Functions) {
   EXPECT_EQ(dispatch::instance_label({"", {}}), "default");
 }
 
+TEST(Naming, ShapeClassVariants) {
+  ir::Kernel k = fixture::make_fixture_kernel();
+  auto inst = fixture::fixture_instances()[3];
+  const Target& sm90 = *find_target("sm_90");
+  EXPECT_EQ(dispatch::variant_function_name("lib", k, inst, sm90, "small_m"),
+            "tgv_lib__mix__f32_causal1_D128__sm_90__small_m");
+  EXPECT_EQ(dispatch::variant_file_name("lib", k, inst, sm90, "small_m"),
+            "lib__mix__f32_causal1_D128__sm_90__small_m.cu");
+  // The implicit class keeps the plain names (and so do C targets, which have only it).
+  EXPECT_EQ(dispatch::variant_function_name("lib", k, inst, sm90, "large"),
+            dispatch::variant_function_name("lib", k, inst, sm90));
+  EXPECT_EQ(dispatch::variant_file_name("lib", k, inst, sm90, "large"),
+            "lib__mix__f32_causal1_D128__sm_90.cu");
+  EXPECT_EQ(dispatch::variant_file_name("lib", k, inst, *find_target("c"), ""),
+            "lib__mix__f32_causal1_D128__c.c");
+}
+
 TEST(Naming, LibraryNames) {
   EXPECT_TRUE(dispatch::is_valid_library_name("mykernels"));
   EXPECT_TRUE(dispatch::is_valid_library_name("tg_bench"));
@@ -82,7 +99,7 @@ TEST(DispatchEmitter, SourceHasTableAndChecks) {
   EXPECT_TRUE(contains(c, "#define MIX_F32_N_VARIANTS 12"));
   EXPECT_TRUE(contains(c, "    {3, \"f32_causal1_D128\", \"c_avx512\", "
                           "\"tgv_fixlib__mix__f32_causal1_D128__c_avx512\", TG_BACKEND_CPU, \"\", "
-                          "20, tg_features_c_avx512, tgv_fixlib__mix__f32_causal1_D128__c_avx512, 0, 0, NULL},"))
+                          "20, tg_features_c_avx512, tgv_fixlib__mix__f32_causal1_D128__c_avx512, 0, 0, NULL, 0},"))
       << c;
   EXPECT_TRUE(contains(c, "tg_check_dim(\"N\", N, INT64_C(8), INT64_C(4096), INT64_C(8), "));
   EXPECT_TRUE(contains(c, "tg_mul_i64(N, INT64_C(2), &tg_ok)"));
@@ -114,10 +131,10 @@ TEST(DispatchEmitter, GpuRows) {
                           "\"tgv_gfixlib__mix__f32_causal0_D128__sm_90\", TG_BACKEND_CUDA, "
                           "\"sm_90\", 110, tg_features_sm_90, "
                           "tgv_gfixlib__mix__f32_causal0_D128__sm_90, 90, 0, "
-                          "tgv_gfixlib__mix__f32_causal0_D128__sm_90_desc},"))
+                          "tgv_gfixlib__mix__f32_causal0_D128__sm_90_desc, 0},"))
       << c;
   EXPECT_TRUE(contains(c, "TG_BACKEND_CPU, \"\", 10, tg_features_c_avx2, "
-                          "tgv_gfixlib__mix__f32_causal0_D128__c_avx2, 0, 0, NULL},"));
+                          "tgv_gfixlib__mix__f32_causal0_D128__c_avx2, 0, 0, NULL, 0},"));
   // Selection per device through the CUDA runtime; a CUDA row runs on launch's device.
   EXPECT_TRUE(contains(c, "tg_select_cached_gpu(mix_f32_variants, MIX_F32_N_VARIANTS, "
                           "tg_instance, launch, mix_f32_cache, tg_cuda_device_cc);"));
@@ -135,6 +152,57 @@ TEST(DispatchEmitter, GpuRows) {
   EXPECT_TRUE(contains(h, "int causal,\n                               tg_gpu_launch_desc* out);"))
       << h;
   EXPECT_TRUE(contains(h, "launch->device = -1, the CPU variant runs (host pointers)"));
+}
+
+TEST(DispatchEmitter, ShapeClassRows) {
+  ir::Kernel k = fixture::make_fixture_classed_kernel();
+  std::string c = dispatch::emit_dispatch_source(fixture::make_fixture_class_library(k));
+  EXPECT_EQ(dispatch::shape_class_names(k),
+            (std::vector<std::string>{"small_m", "narrow", "large"}));
+  // 4 instances x (sm_80 and sm_90 with 3 classes each + c).
+  EXPECT_TRUE(contains(c, "#define MIX_F32_N_VARIANTS 28"));
+  EXPECT_TRUE(contains(c, "#define MIX_F32_N_CLASSES 3"));
+  // Rows keyed by (target, class); narrow and large share the plain sm_90 variant.
+  EXPECT_TRUE(contains(c, "tgv_cfixlib__mix__f32_causal0_D64__sm_90__small_m_desc, 0}, /* small_m */"))
+      << c;
+  EXPECT_TRUE(contains(c, "\"tgv_cfixlib__mix__f32_causal0_D64__sm_90\", TG_BACKEND_CUDA, \"sm_90\", "
+                          "110, tg_features_sm_90, tgv_cfixlib__mix__f32_causal0_D64__sm_90, 90, 0, "
+                          "tgv_cfixlib__mix__f32_causal0_D64__sm_90_desc, 1}, /* narrow */"));
+  EXPECT_TRUE(contains(c, "tgv_cfixlib__mix__f32_causal0_D64__sm_90_desc, 2}, /* large */"));
+  // Each variant function is declared once; sm_80 has no class variants.
+  EXPECT_EQ(c.find("int tgv_cfixlib__mix__f32_causal0_D64__sm_90(const"),
+            c.rfind("int tgv_cfixlib__mix__f32_causal0_D64__sm_90(const"));
+  EXPECT_FALSE(contains(c, "sm_80__small_m"));
+  EXPECT_FALSE(contains(c, "c__small_m"));
+  // The class test: predicates in order over the call's dims, checked arithmetic, then large.
+  EXPECT_TRUE(contains(c, "static int mix_f32_class(int64_t M, int64_t N, int64_t D, int causal) {"))
+      << c;
+  EXPECT_TRUE(contains(c, "  { /* small_m: M <= 64 (fixture.yaml:7) */\n    int tg_ok = 1;\n"
+                          "    if ((M <= INT64_C(64)) && tg_ok)\n      return 0;\n  }\n"));
+  EXPECT_TRUE(contains(c, "if ((tg_mul_i64(N, D, &tg_ok) <= INT64_C(1024)) && tg_ok)\n      return 1;"));
+  EXPECT_TRUE(contains(c, "  return 2; /* large */\n}"));
+  // Cache per (instance, class); selection and _query by class.
+  EXPECT_TRUE(contains(c, "static tg_select_cache mix_f32_cache[MIX_F32_N_INSTANCES * MIX_F32_N_CLASSES];"));
+  EXPECT_TRUE(contains(c, "  int tg_class = mix_f32_class(M, N, D, causal);\n"
+                          "  int tg_v = tg_select_cached_class(mix_f32_variants, MIX_F32_N_VARIANTS, "
+                          "tg_instance, tg_class, MIX_F32_N_CLASSES, launch, mix_f32_cache, "
+                          "tg_cuda_device_cc);"));
+  EXPECT_TRUE(contains(c, "tg_select_variant_class(mix_f32_variants, MIX_F32_N_VARIANTS, tg_instance, "
+                          "tg_class, mix_f32_class_why[tg_class], launch, tg_cpu_has, "
+                          "tg_cuda_device_cc, out->reason, sizeof out->reason);"));
+  EXPECT_TRUE(contains(c, "    \"class small_m (M <= 64)\",\n    \"class narrow (N * D <= 1024)\",\n"
+                          "    \"class large (none of M <= 64, N * D <= 1024)\",\n"));
+}
+
+TEST(DispatchEmitter, ShapeClassesDoNotChangeCpuLibraries) {
+  // C targets have one configuration per instance: a CPU-only library of a kernel with classes
+  // is byte-identical to the one without.
+  ir::Kernel plain = fixture::make_fixture_kernel();
+  ir::Kernel classed = fixture::make_fixture_classed_kernel();
+  EXPECT_EQ(dispatch::emit_dispatch_source(fixture::make_fixture_library(classed)),
+            dispatch::emit_dispatch_source(fixture::make_fixture_library(plain)));
+  EXPECT_EQ(dispatch::emit_header(fixture::make_fixture_library(classed)),
+            dispatch::emit_header(fixture::make_fixture_library(plain)));
 }
 
 TEST(DispatchEmitter, WgslTargetsAreNotPartOfTheCLibrary) {

@@ -4,6 +4,7 @@
 #include "FixtureKernel.h"
 
 #include <fstream>
+#include <set>
 #include <iostream>
 
 using namespace tilegen;
@@ -56,6 +57,48 @@ int main(int argc, char** argv) {
              << "  (void)launch;\n  (void)args;\n  gfix_last_cpu_variant = \"" << fn
              << "\";\n  return TG_OK;\n}\n";
     }
+
+  // The library with shape classes: fakes for every variant function (GPU ones too, and their
+  // _desc twins) that record the symbol, and stand-ins for the CUDA runtime entry points the
+  // dispatch file calls, so that class selection runs without a GPU: cfix_device_cc is the
+  // compute capability tg_cuda_device_cc reports (0 = no device).
+  ir::Kernel ck = fixture::make_fixture_classed_kernel();
+  dispatch::Library clib = fixture::make_fixture_class_library(ck);
+  std::ofstream(dir + "/cfixlib.h") << dispatch::emit_header(clib);
+  std::ofstream(dir + "/cfixlib_dispatch.c") << dispatch::emit_dispatch_source(clib);
+  std::ofstream cfakes(dir + "/cfixlib_fakes.c");
+  cfakes << "#include \"tilegen/cuda.h\"\n\n"
+         << "const char* cfix_last_variant = \"\";\nint cfix_device_cc = 0;\n"
+         << "int cfix_device_cc_calls = 0;\n\n"
+         << "int tg_cuda_device_cc(int device, const char** why) {\n"
+         << "  ++cfix_device_cc_calls;\n"
+         << "  if (why) *why = \"no CUDA device: fake\";\n"
+         << "  return device == 0 ? cfix_device_cc : 0;\n}\n"
+         << "tg_status tg_cuda_run(const tg_variant_entry* e, const tg_launch* launch,\n"
+         << "                      const tg_variant_args* args) {\n"
+         << "  return (tg_status)e->fn(launch, args);\n}\n"
+         << "tg_status tg_cuda_describe(const tg_variant_entry* e, const tg_launch* launch,\n"
+         << "                           const tg_variant_args* args, tg_gpu_launch_desc* out) {\n"
+         << "  return (tg_status)e->desc(launch, args, out);\n}\n\n";
+  std::set<std::string> seen;
+  for (size_t i = 0; i < clib.kernels[0].instances.size(); ++i)
+    for (const Target* t : clib.targets)
+      for (const char* cls : {"large", "small_m"}) {
+        if (!t->is_gpu() && std::string(cls) != "large")
+          continue;
+        std::string fn = dispatch::variant_function_name(clib.name, ck,
+                                                         clib.kernels[0].instances[i], *t, cls);
+        if (!seen.insert(fn).second)
+          continue;
+        cfakes << "int " << fn << "(const tg_launch* launch, const tg_variant_args* args) {\n"
+               << "  (void)launch;\n  (void)args;\n  cfix_last_variant = \"" << fn
+               << "\";\n  return TG_OK;\n}\n";
+        if (t->is_gpu())
+          cfakes << "int " << fn << "_desc(const tg_launch* launch, const tg_variant_args* args,"
+                 << " tg_gpu_launch_desc* out) {\n  (void)launch;\n  (void)args;\n"
+                 << "  (void)out;\n  cfix_last_variant = \"" << fn << "_desc\";\n"
+                 << "  return TG_OK;\n}\n";
+      }
 
   std::ofstream(dir + "/fixlib_fakes.h")
       << "#include \"tilegen/variant.h\"\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n"

@@ -71,4 +71,38 @@ inline dispatch::Library make_fixture_gpu_library(const ir::Kernel& k) {
   return lib;
 }
 
+// The fixture kernel with shape classes (schedule.classes): small_m "M <= 64", then narrow
+// "N * D <= 1024" (checked arithmetic in the generated predicate), then the implicit large.
+inline ir::Kernel make_fixture_classed_kernel() {
+  using namespace ir;
+  Kernel k = make_fixture_kernel();
+  auto file = std::make_shared<const std::string>("fixture.yaml");
+  Expr m = VarRef::make(k.dims[0].var), n = VarRef::make(k.dims[1].var),
+       d = VarRef::make(k.dims[2].var);
+  k.shape_classes = {
+      {"small_m", Requirement{Binary::make(BinaryOp::Le, m, make_i64(64)), "M <= 64",
+                              SourceLoc{file, 7, 3, 1}}},
+      {"narrow", Requirement{Binary::make(BinaryOp::Le, Binary::make(BinaryOp::Mul, n, d),
+                                          make_i64(1024)),
+                             "N * D <= 1024", SourceLoc{file, 8, 3, 1}}},
+  };
+  return k;
+}
+
+// The classed kernel in a library with GPU rows (sm_80, sm_90, c), with the class plan the
+// driver would make: on sm_90 every instance has a small_m variant and narrow shares large's;
+// on sm_80 every class runs the plain variant (all three chose the same tiles).
+inline dispatch::Library make_fixture_class_library(const ir::Kernel& k) {
+  dispatch::Library lib;
+  lib.name = "cfixlib";
+  for (const char* t : {"sm_80", "sm_90", "c"})
+    lib.targets.push_back(find_target(t));
+  lib.kernels.push_back({&k, fixture_instances(), "fixture.yaml", {}});
+  for (size_t i = 0; i < lib.kernels[0].instances.size(); ++i) {
+    lib.kernels[0].class_variants[{i, "sm_90"}] = {"small_m", "large", "large"};
+    lib.kernels[0].class_variants[{i, "sm_80"}] = {"large", "large", "large"};
+  }
+  return lib;
+}
+
 } // namespace tilegen::fixture
