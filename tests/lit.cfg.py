@@ -9,7 +9,7 @@ config.suffixes = [".yaml", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tilegen_obj_root, "lit-out")
 # Only these folders hold lit tests; kernels/, unit/ etc. are run by ctest directly.
-config.excludes = ["unit", "kernels", "cmake", "schema", "Inputs", "CMakeLists.txt"]
+config.excludes = ["unit", "kernels", "cmake", "schema", "wgsl", "Inputs", "CMakeLists.txt"]
 
 config.environment["PATH"] = os.pathsep.join(
     [config.tilegen_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
@@ -17,3 +17,12 @@ config.substitutions.append(("%tilegen", os.path.join(config.tilegen_bin_dir, "t
 config.substitutions.append(("%kernels", os.path.join(config.tilegen_src_root, "kernels")))
 config.substitutions.append(("%cc", config.c_compiler))
 config.substitutions.append(("%runtime_include", os.path.join(config.tilegen_src_root, "runtime", "include")))
+
+# nvcc (CUDA toolkit), for the PTX golden tests of tests/lit/cuda: `%if nvcc %{ ... %}`.
+import shutil
+nvcc = os.environ.get("CUDACXX") or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+if os.path.exists(nvcc):
+    config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", nvcc))
+else:
+    lit_config.note("nvcc not found: the PTX checks of tests/lit/cuda are skipped")

@@ -96,6 +96,11 @@ std::string CudaEmitter::math_name(Intrinsic fn, DType t) const {
 }
 
 std::string CudaEmitter::print_call(const Call* c, int& prec) {
+  // e^x as 2^(x log2 e): exp2f is one ex2 instruction plus denormal handling (2 ulp), expf's
+  // range reduction costs several times more; the extra rounding of x log2 e adds about
+  // |x| 2^-24 relative error (docs/cuda-backend.md "Math").
+  if (c->fn == Intrinsic::Exp && c->type == DType::f32())
+    return "exp2f(" + expr(c->args[0], kMul) + " * 1.4426950408889634f)";
   if (c->fn == Intrinsic::Rsqrt)
     return math_name(c->fn, c->type) + "(" + expr(c->args[0]) + ")";
   return CFamilyPrinter::print_call(c, prec);

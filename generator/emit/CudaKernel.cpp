@@ -105,6 +105,11 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
   }
   open("for (int64_t tg_it = 0; tg_it < tg_n; ++tg_it)");
   if (stages >= 2) {
+    // Iteration tg_it's group is complete once at most S-2 newer groups are in flight; the
+    // barrier also tells every thread that iteration tg_it-1 is consumed, so its stage can be
+    // refilled with iteration tg_it+S-1 while this one computes (one barrier per iteration).
+    line(need("tg_cp_async_wait") + "<" + std::to_string(stages - 2) + ">();");
+    line("__syncthreads();");
     open("");
     line("const int64_t tg_pf = tg_it + " + std::to_string(stages - 1) + ";");
     open("if (tg_pf < tg_n)");
@@ -113,8 +118,6 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
     close();
     close();
     line(need("tg_cp_async_commit") + "();");
-    line(need("tg_cp_async_wait") + "<" + std::to_string(stages - 1) + ">();");
-    line("__syncthreads();");
   } else if (!producers.empty()) {
     line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_it;");
     issue("0");
@@ -132,12 +135,21 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
   for (const auto& s : consumers)
     stmt(s);
   close();
-  line("__syncthreads();");
-  async_pending_ = smem_dirty_ = smem_read_ = false;
+  if (stages < 2) {
+    // One buffer: the next iteration's copies overwrite what this one read.
+    line("__syncthreads();");
+    async_pending_ = smem_dirty_ = smem_read_ = false;
+  } else {
+    // The next iteration's leading barrier orders this iteration's shared accesses.
+    if (smem_dirty_ || async_pending_)
+      barrier();
+    async_pending_ = smem_dirty_ = false;
+  }
   close();
   if (stages >= 2)
     line(need("tg_cp_async_wait") + "<0>();");
   close();
+  smem_read_ = true; // the last stage was read: a later write needs a barrier first
   for (const auto& p : producers)
     stage_expr_.erase(p->as<Copy>()->dst.buffer.get());
 }
@@ -200,6 +212,7 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
     open("for (int " + c + " = 0; " + c + " < " + std::to_string(R) + "; ++" + c + ")");
     line("const int64_t " + name(p->vars[v]->name) + " = tg_t_" + name(p->vars[v]->name) + " + " +
          reg_coord(L, dim_of[v], c) + ";");
+    line("(void)" + name(p->vars[v]->name) + ";");
   }
   parallel_body(p->body);
   for (size_t v = 0; v < p->vars.size(); ++v) {

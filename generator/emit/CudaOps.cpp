@@ -164,7 +164,7 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async) {
     ++indent_;
   }
   // Scalar path: element by element, synchronous; out-of-bounds elements read as `pad`.
-  line("#pragma unroll 2");
+  line("#pragma unroll 1");
   open("for (int tg_e = tg_tid; tg_e < " + std::to_string(R * C) + "; tg_e += " +
        std::to_string(threads_) + ")");
   line("const int tg_row = tg_e / " + std::to_string(C) + ", tg_col = tg_e % " +

@@ -305,7 +305,22 @@ void report_over_budget(const Kernel& k, const Recommendation& r, const Target& 
            std::to_string(u.registers) + " registers per thread (" + u.register_breakdown() +
            ")";
   }
-  diag.error(loc, msg);
+  const auto& replay = n_layout > 0 ? r.configs[first_layout].layout_diags : std::vector<Diagnostic>{};
+  if (!replay.empty() && replay.front().severity == Severity::Error) {
+    // The layout error is the user's to fix at the ops it names: show it where it arises,
+    // then say that every configuration within the limits fails the same way.
+    for (const auto& d : replay) {
+      if (d.severity == Severity::Error)
+        diag.error(d.loc, d.message);
+      else
+        diag.note(d.loc, d.message);
+    }
+    diag.note(loc, "layout inference rejects every configuration within the block's limits (" +
+                       std::to_string(n_layout) + " of " + std::to_string(r.configs.size()) +
+                       "); shown for the first, " + r.config_str(first_layout));
+  } else {
+    diag.error(loc, msg);
+  }
   for (size_t i = 0; i < k.tile_consts.size(); ++i) {
     bool per = target_override(k.tile_consts[i], t) != nullptr;
     diag.note(k.tile_consts[i].loc, k.tile_consts[i].var->name + " candidates for target '" +
@@ -414,6 +429,7 @@ std::optional<Recommendation> recommend(const Kernel& k,
                               : layout_diag.diagnostics().front().message;
         why("layout: " + msg);
         e.layout_error = msg;
+        e.layout_diags = layout_diag.diagnostics();
       }
       e.eligible = e.why_not.empty();
       rec.eligible += e.eligible;

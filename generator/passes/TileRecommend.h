@@ -65,6 +65,7 @@ struct ConfigEval {
   bool eligible = false;
   std::string why_not; // "smem 131072 B > 101376 B; ~300 registers > 255"
   std::string layout_error; // LayoutInference's first message, if it rejected the config
+  std::vector<Diagnostic> layout_diags; // ... and all its diagnostics, located, to replay
 };
 
 struct ClassChoice {

@@ -9,8 +9,12 @@ namespace tilegen {
 
 namespace {
 
-Target cuda_row(const char* name, const char* summary, int cc, int preference, GpuFacts g) {
+Target cuda_row(const char* name, const char* summary, int cc, int preference, GpuFacts g,
+               std::vector<std::string> fallbacks = {}) {
   Target t;
+  // A later architecture runs the earlier ones' variants (through their PTX), and takes
+  // their schedule overrides where it has none of its own (`targets: {sm_80: ...}`).
+  t.fallbacks = std::move(fallbacks);
   t.name = name;
   t.backend = Backend::CUDA;
   t.summary = summary;
@@ -70,12 +74,15 @@ std::vector<Target> cuda_targets() {
       cuda_row("sm_80", "CUDA, Ampere A100 class (mma.sync m16n8k16, ldmatrix, cp.async)", 80,
                100, with_perf(ampere_like(164 * 1024, 163 * 1024, 2048, 32, 108), 1555, 5000, 312, 19.5)),
       cuda_row("sm_86", "CUDA, Ampere GA10x (RTX 30xx, A10, A40): sm_80 path, 100 KB smem/SM", 86,
-               106, with_perf(ampere_like(100 * 1024, 99 * 1024, 1536, 16, 84), 600, 1800, 125, 31.2)),
+               106, with_perf(ampere_like(100 * 1024, 99 * 1024, 1536, 16, 84), 600, 1800, 125, 31.2),
+               {"sm_80"}),
       cuda_row("sm_89", "CUDA, Ada (RTX 40xx, L4, L40S): sm_80 path, 100 KB smem/SM", 89, 109,
-               with_perf(ampere_like(100 * 1024, 99 * 1024, 1536, 24, 142), 864, 2600, 362, 91.6)),
+               with_perf(ampere_like(100 * 1024, 99 * 1024, 1536, 24, 142), 864, 2600, 362, 91.6),
+               {"sm_86", "sm_80"}),
       cuda_row("sm_90", "CUDA, Hopper running the sm_80 path (mma.sync, cp.async), 228 KB smem/SM",
                90, 110,
-               with_perf(ampere_like(228 * 1024, 227 * 1024, 2048, 32, 132), 4000, 10000, 660, 67)),
+               with_perf(ampere_like(228 * 1024, 227 * 1024, 2048, 32, 132), 4000, 10000, 660, 67),
+               {"sm_89", "sm_86", "sm_80"}),
   };
 }
 
