@@ -281,7 +281,7 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
   FailedPairs failed;
   for (const auto& s : *loaded)
     for (const auto& lk : s.kernels) {
-      lib.kernels.push_back({&lk.kernel, lk.instances, s.path});
+      lib.kernels.push_back({&lk.kernel, lk.instances, s.path, {}});
       dispatch::WgslKernelInfo wk{&lk.kernel, s.path, {}};
       for (size_t ii = 0; ii < lk.instances.size(); ++ii)
         for (const Target* t : targets) {

@@ -57,7 +57,7 @@ inline dispatch::Library make_fixture_library(const ir::Kernel& k) {
   lib.name = "fixlib";
   for (const char* t : {"c", "c_avx2", "c_avx512"})
     lib.targets.push_back(find_target(t));
-  lib.kernels.push_back({&k, fixture_instances(), "fixture.yaml"});
+  lib.kernels.push_back({&k, fixture_instances(), "fixture.yaml", {}});
   return lib;
 }
 
@@ -67,7 +67,7 @@ inline dispatch::Library make_fixture_gpu_library(const ir::Kernel& k) {
   lib.name = "gfixlib";
   for (const char* t : {"sm_80", "sm_90", "c", "c_avx2"})
     lib.targets.push_back(find_target(t));
-  lib.kernels.push_back({&k, fixture_instances(), "fixture.yaml"});
+  lib.kernels.push_back({&k, fixture_instances(), "fixture.yaml", {}});
   return lib;
 }
 

@@ -1,0 +1,26 @@
+// The expression printers of the dispatch generator: tensor shapes and shape-class
+// predicates (schedule.classes) as C over the dispatch function's dims, value params and flags,
+// with checked int64 arithmetic (tilegen/dispatch.h), and in spec spelling for comments.
+#pragma once
+
+#include "ir/IR.h"
+
+#include <string>
+
+namespace tilegen::dispatch {
+
+// Spec spelling, for comments: "M", "cdiv(N, 64)", "(M * 2)".
+std::string spec_expr(const ir::Expr& e);
+
+// An integer expression over dims and value params as C: arithmetic through tg_*_i64, which
+// clear the int named `ok` on overflow. Other expression kinds are an internal error.
+std::string c_shape_expr(const ir::Expr& e, const std::string& ok);
+
+// A boolean predicate (comparisons, &&, ||, !, flags) over the same, as a C condition.
+std::string c_pred_expr(const ir::Expr& e, const std::string& ok);
+
+// `text` escaped for the inside of a C string literal / a C comment.
+std::string c_string_body(const std::string& text);
+std::string c_comment_body(std::string text);
+
+} // namespace tilegen::dispatch
