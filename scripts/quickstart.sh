@@ -13,4 +13,20 @@ cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)"
 echo
 "$build/generator/tools/tilegen" targets
 echo
-exec "$build/examples/verify_all/tilegen_verify_all"
+"$build/examples/verify_all/tilegen_verify_all"
+
+# With an NVIDIA GPU, nvcc and PyTorch present: the CUDA variants of every shipped kernel,
+# verified on the GPU against float64 references (bench/cuda; no timing).
+if command -v nvidia-smi > /dev/null && nvidia-smi -L > /dev/null 2>&1; then
+  if command -v nvcc > /dev/null && python3 -c "import torch; assert torch.cuda.is_available()" 2> /dev/null; then
+    echo
+    echo "GPU found ($(nvidia-smi -L | head -1)): building and verifying the CUDA variants"
+    TGB_BUILD_DIR="$build/cuda" bash "$here/bench/cuda/build.sh"
+    python3 "$here/bench/cuda/bench.py" --dist "$build/cuda/dist" --no-perf --out "$build/cuda/out"
+  else
+    echo "GPU found, but nvcc or PyTorch with CUDA is missing: the CUDA variants were not verified"
+    echo "(bench/cuda/README.md says what they need)."
+  fi
+else
+  echo "No NVIDIA GPU: the CUDA variants were not run (they are compiled by the test suite)."
+fi
