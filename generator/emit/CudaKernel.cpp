@@ -440,7 +440,10 @@ std::string CudaEmitter::run() {
   os << "  int tg_unused;\n};\n\n";
   os << "/* TG_VEC: every tensor is 16-byte aligned and its rows are whole 16-byte chunks, so\n"
         " * global tiles move as 16-byte vectors (checked by the host code below). */\n";
-  os << "template <bool TG_VEC>\n__global__ void __launch_bounds__(" << threads_ << ") tg_kernel(const tg_params tg_p) {\n"
+  // Minimum 1 block per SM: without it ptxas may cap registers for an occupancy it guesses
+  // (168 per thread on sm_8x for 128 threads) and spill the attention accumulators.
+  os << "template <bool TG_VEC>\n__global__ void __launch_bounds__(" << threads_
+     << ", 1) tg_kernel(const tg_params tg_p) {\n"
      << body << "}\n\n} // namespace\n\n";
   os << "static const size_t tg_smem_bytes = " << smem_bytes_ << ";\n\n";
   os << "/* Fills the kernel parameters and the grid; 1 = empty grid, else a tg_status. */\n";
