@@ -15,18 +15,13 @@ using namespace ir;
 
 namespace {
 
-int64_t cint(const Expr& e) {
-  auto* i = e->as<IntImm>();
-  TG_ASSERT(i, "CUDA emitter: expected a constant, got " + to_string(e));
-  return i->value;
-}
 
 int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 int64_t elems(const Buffer& b) {
   int64_t n = 1;
   for (const auto& e : b.shape)
-    n *= cint(e);
+    n *= cuda_const(e);
   return n;
 }
 
@@ -48,10 +43,16 @@ void walk(const Stmt& s, const std::function<void(const Stmt&, const For*)>& f,
 
 } // namespace
 
+int64_t cuda_const(const Expr& e) {
+  auto* i = e->as<IntImm>();
+  TG_ASSERT(i, "CUDA emitter: expected a constant, got " + to_string(e));
+  return i->value;
+}
+
 CudaEmitter::CudaEmitter(const Kernel& k, const Target& t, const VariantInfo& info,
                          passes::LayoutPlan plan)
     : k_(k), t_(t), info_(info), plan_(std::move(plan)) {
-  threads_ = cint(k.threads);
+  threads_ = cuda_const(k.threads);
 }
 
 // ---- dialect tables ----------------------------------------------------------------------------
@@ -263,7 +264,7 @@ std::string CudaEmitter::print_load(const Load* l, int& prec) {
       idx.push_back(expr(i));
     std::string lin = idx.empty() ? "0" : idx[0];
     for (size_t d = 1; d < idx.size(); ++d)
-      lin = "(" + lin + ") * " + std::to_string(cint(b.shape[d])) + " + " + idx[d];
+      lin = "(" + lin + ") * " + std::to_string(cuda_const(b.shape[d])) + " + " + idx[d];
     return to_float(name(b.name) + "[" + lin + "]", b.dtype);
   }
   case MemScope::Shared: {
@@ -295,7 +296,7 @@ void CudaEmitter::plan_memory() {
     if (!c || !loop || !loop->pipelined() || c->src.buffer->scope != MemScope::Global ||
         c->dst.buffer->scope != MemScope::Shared || t_.gpu.async_copy == AsyncCopy::None)
       return;
-    int64_t st = cint(loop->stages);
+    int64_t st = cuda_const(loop->stages);
     if (st >= 2)
       factor[c->dst.buffer.get()] = std::max(factor[c->dst.buffer.get()], st);
   });
@@ -308,7 +309,7 @@ void CudaEmitter::plan_memory() {
       SharedSlot slot;
       slot.stage_elems = elems(b);
       slot.stages = factor.count(&b) ? factor[&b] : 1;
-      slot.cols = cint(b.shape.back());
+      slot.cols = cuda_const(b.shape.back());
       slot.rows = slot.stage_elems / slot.cols;
       slot.offset = off;
       off += round_up(slot.stage_elems * b.dtype.bytes() * slot.stages, 128);
@@ -433,7 +434,7 @@ void CudaEmitter::emit_for(const For* f) {
                               c->dst.buffer->scope == MemScope::Shared);
   });
   if (producer) {
-    emit_pipelined(f, f->pipelined() ? cint(f->stages) : 1);
+    emit_pipelined(f, f->pipelined() ? cuda_const(f->stages) : 1);
     return;
   }
   // Entering and leaving a loop: shared state must be settled at both ends of each trip.

@@ -16,6 +16,9 @@
 
 namespace tilegen::emit {
 
+// The value of an expression that instantiation made constant (on-chip shapes, threads).
+int64_t cuda_const(const ir::Expr& e);
+
 class CudaEmitter : public CFamilyPrinter {
 public:
   CudaEmitter(const ir::Kernel& k, const Target& t, const VariantInfo& info,

@@ -12,12 +12,6 @@ using namespace ir;
 
 namespace {
 
-int64_t cint(const Expr& e) {
-  auto* i = e->as<IntImm>();
-  TG_ASSERT(i, "CUDA emitter: expected a constant, got " + to_string(e));
-  return i->value;
-}
-
 class SharedUse : public IRVisitor {
 public:
   bool reads = false, writes = false;
@@ -278,7 +272,7 @@ void CudaEmitter::parallel_body(const Stmt& s) {
   case MemScope::Local: {
     std::string lin = expr(st->indices[0]);
     for (size_t d = 1; d < st->indices.size(); ++d)
-      lin = "(" + lin + ") * " + std::to_string(cint(b.shape[d])) + " + " + expr(st->indices[d]);
+      lin = "(" + lin + ") * " + std::to_string(cuda_const(b.shape[d])) + " + " + expr(st->indices[d]);
     std::string at = name(b.name) + "[" + lin + "]";
     if (st->op == StoreOp::Add)
       value = to_float(at, b.dtype) + " + " + expr(st->value, kAdd + 1);

@@ -14,12 +14,6 @@ using namespace ir;
 
 namespace {
 
-int64_t cint(const Expr& e) {
-  auto* i = e->as<IntImm>();
-  TG_ASSERT(i, "CUDA emitter: expected a constant, got " + to_string(e));
-  return i->value;
-}
-
 bool is_zero(const Expr& e) {
   if (!e)
     return true;
@@ -338,8 +332,8 @@ void CudaEmitter::emit_gemm(const Stmt& s, const Gemm* g) {
 
 void CudaEmitter::gemm_mma(const Gemm* g, const passes::GemmPlan& p) {
   auto cs = g->c->shape;
-  const int64_t M = cint(cs[0]), N = cint(cs[1]);
-  const int64_t K = g->transpose_a ? cint(g->a->shape[0]) : cint(g->a->shape[1]);
+  const int64_t M = cuda_const(cs[0]), N = cuda_const(cs[1]);
+  const int64_t K = g->transpose_a ? cuda_const(g->a->shape[0]) : cuda_const(g->a->shape[1]);
   const int64_t WTM = M / p.wm, WTN = N / p.wn, MI = WTM / 16, NI = WTN / 8;
   const bool bf = g->b->dtype == DType::bf16();
   const std::string mma = need(bf ? "tg_mma_bf16" : "tg_mma_f16");
@@ -411,8 +405,8 @@ void CudaEmitter::gemm_mma(const Gemm* g, const passes::GemmPlan& p) {
 
 void CudaEmitter::gemm_simt(const Gemm* g, const passes::GemmPlan& p) {
   auto cs = g->c->shape;
-  const int64_t M = cint(cs[0]), N = cint(cs[1]);
-  const int64_t K = g->transpose_a ? cint(g->a->shape[0]) : cint(g->a->shape[1]);
+  const int64_t M = cuda_const(cs[0]), N = cuda_const(cs[1]);
+  const int64_t K = g->transpose_a ? cuda_const(g->a->shape[0]) : cuda_const(g->a->shape[1]);
   const int64_t TM = M / p.ty, TN = N / p.tx;
   std::string a_at; // element (row, k) of A as a float expression of tg_m, tg_k
   if (p.a_staged) {
