@@ -95,6 +95,7 @@ private:
   std::string thread_coord(const layout::FragmentLayout& l, size_t d) const;
   std::string reg_coord(const layout::FragmentLayout& l, size_t d, const std::string& r) const;
   std::string replica_leader(const layout::FragmentLayout& l) const; // "" if not replicated
+  void declare_thread_coords(const layout::FragmentLayout& l);
 
   std::string header_comment() const;
   std::string helpers_source() const;

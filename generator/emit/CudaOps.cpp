@@ -62,6 +62,12 @@ const char* vec_type(int64_t bytes) {
 
 } // namespace
 
+// tg_t<d>: this thread's part of the coordinate along each dim of layout L.
+void CudaEmitter::declare_thread_coords(const layout::FragmentLayout& L) {
+  for (size_t d = 0; d < L.rank(); ++d)
+    line("const int tg_t" + std::to_string(d) + " = " + thread_coord(L, d) + ";");
+}
+
 // ---- fill ----------------------------------------------------------------------------------
 
 void CudaEmitter::emit_fill(const Fill* f) {
@@ -203,8 +209,7 @@ void CudaEmitter::copy_global_fragment(const Copy* c, bool load) {
   std::string leader = load ? "" : replica_leader(L);
   if (!leader.empty())
     open("if (" + leader + ")");
-  for (size_t d = 0; d < fr; ++d)
-    line("const int tg_t" + std::to_string(d) + " = " + thread_coord(L, d) + ";");
+  declare_thread_coords(L);
   const int64_t R0 = fr == 2 ? L.regs_of_dim(0) : 1, R1 = L.regs_of_dim(fr - 1);
   line("#pragma unroll");
   open("for (int tg_r0 = 0; tg_r0 < " + std::to_string(R0) + "; ++tg_r0)");
@@ -293,8 +298,7 @@ void CudaEmitter::copy_shared_fragment(const Copy* c, bool load) {
   const size_t n = sb->rank();
   const int64_t R0 = fr == 2 ? L.regs_of_dim(0) : 1, R1 = L.regs_of_dim(fr - 1);
   open("");
-  for (size_t d = 0; d < fr; ++d)
-    line("const int tg_t" + std::to_string(d) + " = " + thread_coord(L, d) + ";");
+  declare_thread_coords(L);
   line("#pragma unroll");
   open("for (int tg_r0 = 0; tg_r0 < " + std::to_string(R0) + "; ++tg_r0)");
   line("#pragma unroll");
@@ -593,8 +597,7 @@ void CudaEmitter::emit_atomic_add(const AtomicAdd* a) {
   std::string leader = replica_leader(L);
   if (!leader.empty())
     open("if (" + leader + ")");
-  for (size_t d = 0; d < fr; ++d)
-    line("const int tg_t" + std::to_string(d) + " = " + thread_coord(L, d) + ";");
+  declare_thread_coords(L);
   const int64_t R0 = fr == 2 ? L.regs_of_dim(0) : 1, R1 = L.regs_of_dim(fr - 1);
   line("#pragma unroll");
   open("for (int tg_r0 = 0; tg_r0 < " + std::to_string(R0) + "; ++tg_r0)");
