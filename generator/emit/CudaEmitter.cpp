@@ -405,20 +405,24 @@ void CudaEmitter::stmt(const Stmt& s) {
   case StmtKind::IfThenElse: {
     auto* i = s->as<IfThenElse>();
     // Uniform condition: every thread takes the same branch, so barriers inside are legal.
-    // Merge the barrier state conservatively: both paths end with a barrier if they touch
-    // shared memory.
+    // Both branches start from the barrier state before the `if`; after it, shared memory is
+    // in either branch's state, so a pending write, read or async copy of either path stays
+    // pending (no barrier at the end of a branch that left shared memory alone, e.g. the two
+    // copies of a parallel loop versioned by passes/VersionByRange).
+    const bool dirty0 = smem_dirty_, read0 = smem_read_, async0 = async_pending_;
     open("if (" + expr(i->cond) + ")");
     stmt(i->then_case);
-    if (smem_dirty_ || smem_read_ || async_pending_)
-      barrier();
+    const bool dirty1 = smem_dirty_, read1 = smem_read_, async1 = async_pending_;
+    smem_dirty_ = dirty0, smem_read_ = read0, async_pending_ = async0;
     if (i->else_case) {
       close("} else {");
       ++indent_;
       stmt(i->else_case);
-      if (smem_dirty_ || smem_read_ || async_pending_)
-        barrier();
     }
     close();
+    smem_dirty_ = smem_dirty_ || dirty1;
+    smem_read_ = smem_read_ || read1;
+    async_pending_ = async_pending_ || async1;
     return;
   }
   case StmtKind::Store: internal_error("CUDA emitter: a store outside a parallel loop");

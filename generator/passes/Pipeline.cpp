@@ -10,6 +10,7 @@
 #include "passes/LegalizeWgsl.h"
 #include "passes/ScheduleResolver.h"
 #include "passes/TileRecommend.h"
+#include "passes/VersionByRange.h"
 #include "support/InternalError.h"
 
 #include <algorithm>
@@ -121,6 +122,13 @@ std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const T
   // Rewrite what the backend lacks, then fold what the rewrite exposed.
   out = simplify(legalize_for(out, target));
   check(out, "legalization", true);
+
+  // Interior tiles skip the masks and guards only edge tiles need: parallel loops with a
+  // tile-uniform condition are versioned (passes/VersionByRange).
+  if (target.backend == Backend::C || target.backend == Backend::CUDA) {
+    out = simplify(version_by_range(out));
+    check(out, "versioning", true);
+  }
 
   // GPU targets: thread mappings and swizzles must exist before anything is written (the
   // emitter recomputes the same plan; a conflict is a located user error here).
