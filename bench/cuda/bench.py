@@ -277,7 +277,10 @@ def main():
         except Exception:
             targets = "(table failed: see bench.log)"
             log(f"targets table failed:\n{traceback.format_exc()}")
-        out += ["## Targets (issue #3, point 10)", "", targets, ""]
+        import perf as perf_mod  # imported lazily: it needs a GPU build of torch
+        which = ("issue #4, point 8: the Hopper (sm_90a) path" if perf_mod.hopper_pass()
+                 else "issue #3, point 10: the sm_80-style path (TILEGEN_GPU_DISABLE=sm_90a)")
+        out += [f"## Targets ({which})", "", targets, ""]
     text = "\n".join(out)
     with open(os.path.join(args.out, "summary.md"), "w") as f:
         f.write(text + "\n")

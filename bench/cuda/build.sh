@@ -2,7 +2,7 @@
 # Builds the CUDA benchmark on this machine (nvcc, no GPU needed) and gathers what the device
 # machine needs into one small folder to carry: build-bench-cuda/dist.
 #
-#   bash bench/cuda/build.sh                 # TARGETS sm_80;sm_90;c (the default)
+#   bash bench/cuda/build.sh                 # TARGETS sm_80;sm_90;sm_90a;c (the default)
 #   TGB_TARGETS=c bash bench/cuda/build.sh   # C variants only (CPU self-test of bench.py)
 #
 # dist/ holds libtgb.so + tgb.h (bench.py), tgb_host_cost, tgb_sanitize, MANIFEST.txt (commit,
@@ -11,7 +11,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${TGB_BUILD_DIR:-$root/build-bench-cuda}
-targets=${TGB_TARGETS:-sm_80;sm_90;c}
+targets=${TGB_TARGETS:-sm_80;sm_90;sm_90a;c}
 nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 
 mkdir -p "$build"

@@ -10,6 +10,7 @@ sets to exceed it. Every measurement is taken twice, ours and the anchors interl
 (ours, anchors, ours, anchors), and both figures are kept: their spread is the noise floor.
 """
 import math
+import os
 import statistics
 
 import torch
@@ -61,13 +62,35 @@ class Case:
         return f"{self.kernel.name} {self.types} {self.kernel.label(self.shape, self.values)}"
 
 
+def hopper_pass():
+    """True unless TILEGEN_GPU_DISABLE turns the sm_90a variants off: this run times the
+    Hopper path against issue #4's bars; otherwise the sm_80-style path against issue #3's."""
+    off = os.environ.get("TILEGEN_GPU_DISABLE", "").split(",")
+    return "sm_90a" not in off
+
+
 def default_cases():
     fa = {"B": 4, "H": 32, "S": 4096, "D": 128}
     shape_fa = (4, 32, 4096, 128)
     fa_vals = lambda c: dict(fa, sm_scale=1.0 / math.sqrt(128), causal=c)
-    return [
-        Case("gemm", "bf16", (4096, 4096, 4096), anchors=("cublas",),
-             targets=(("anchor:cublas", 0.5),)),
+    if hopper_pass():
+        # issue #4, point 8: >= 1.0x cuBLAS / cuDNN on the H200
+        gemm_bar = (("anchor:cublas", 1.0),)
+        fa_bar = (("anchor:cudnn", 1.0),)
+        extra = [
+            Case("gemm", "bf16", (8192, 8192, 8192), anchors=("cublas",), targets=gemm_bar),
+            Case("gemm", "bf16", (4096, 4096, 512), anchors=("cublas",), targets=gemm_bar),
+            Case("flash_attention_fwd", "bf16", (1, 32, 16384, 128),
+                 dict(B=1, H=32, S=16384, D=128, sm_scale=1.0 / math.sqrt(128), causal=0),
+                 anchors=("flash", "cudnn"), targets=fa_bar),
+        ]
+    else:
+        # issue #3, point 10: the sm_80-style path
+        gemm_bar = (("anchor:cublas", 0.5),)
+        fa_bar = (("anchor:flash", 0.9),)
+        extra = []
+    return extra + [
+        Case("gemm", "bf16", (4096, 4096, 4096), anchors=("cublas",), targets=gemm_bar),
         Case("gemm", "f16", (4096, 4096, 4096), anchors=("cublas",)),
         Case("gemm", "f32", (2048, 2048, 2048), anchors=("cublas",),
              note="cuBLAS in true f32 (TF32 off), like ours"),
@@ -79,12 +102,13 @@ def default_cases():
              targets=(("copy", 0.85), ("anchor:torch", 1.0))),
         Case("rmsnorm", "f32", (8192, 8192), anchors=("torch",)),
         Case("flash_attention_fwd", "bf16", shape_fa, fa_vals(0), anchors=("flash", "cudnn"),
-             targets=(("anchor:flash", 0.9),)),
+             targets=fa_bar),
         Case("flash_attention_fwd", "bf16", shape_fa, fa_vals(1), anchors=("flash", "cudnn"),
-             targets=(("anchor:flash", 0.9),)),
+             targets=fa_bar),
         Case("flash_attention_fwd", "f16", shape_fa, fa_vals(0), anchors=("flash", "cudnn")),
         Case("flash_attention_fwd", "bf16", (8, 16, 2048, 64),
-             dict(B=8, H=16, S=2048, D=64, sm_scale=0.125, causal=0), anchors=("flash", "cudnn")),
+             dict(B=8, H=16, S=2048, D=64, sm_scale=0.125, causal=0), anchors=("flash", "cudnn"),
+             targets=fa_bar if hopper_pass() else ()),
     ]
 
 

@@ -91,7 +91,13 @@ if [[ $mode == all || $mode == bench ]]; then
   else
     echo "| host_cost | not built (a library without GPU targets has no _desc twins) | - | - |" >> "$steps"
   fi
-  step bench 420 "$OUT/bench.stdout" python3 "$here/bench.py" --dist "$dist" --out "$OUT" \
+  # Two passes: dispatch as shipped (sm_90a variants on an H200: issue #4's bars), then with
+  # the sm_90a variants turned off (the sm_80-style path: issue #3's bars), each verified.
+  step bench 300 "$OUT/bench.stdout" python3 "$here/bench.py" --dist "$dist" --out "$OUT" \
+    --host-cost "$OUT/host_cost.json" $quick
+  mkdir -p "$OUT/sm80path"
+  step bench_sm80path 240 "$OUT/sm80path/bench.stdout" env TILEGEN_GPU_DISABLE=sm_90a \
+    python3 "$here/bench.py" --dist "$dist" --out "$OUT/sm80path" \
     --host-cost "$OUT/host_cost.json" $quick
 fi
 
@@ -150,7 +156,7 @@ fi
 echo
 echo "## Steps"
 cat "$steps"
-for f in host_cost.md sanitize.md summary.md; do
+for f in host_cost.md sanitize.md sm80path/summary.md summary.md; do
   if [[ -f $OUT/$f ]]; then
     echo
     echo "## $f"

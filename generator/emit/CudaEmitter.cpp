@@ -224,6 +224,16 @@ std::string CudaEmitter::shared_ptr(const Buffer* b) {
 std::string CudaEmitter::shared_offset(const Buffer* b, const std::string& row,
                                        const std::string& col) {
   const SharedSlot& s = slots_.at(b);
+  auto pan = plan_.panels.find(b);
+  if (pan != plan_.panels.end() && pan->second < s.cols) {
+    // Column panels (plan_hopper): panel col / P holds rows x P elements, swizzled inside.
+    const std::string P = std::to_string(pan->second);
+    std::string in = "(" + row + ") * " + P + " + (" + col + ") % " + P;
+    const auto& sw = plan_.swizzles.at(b);
+    return "(" + col + ") / " + P + " * " + std::to_string(s.rows * pan->second) + " + " +
+           need("tg_swizzle") + "<" + std::to_string(sw.B) + ", " + std::to_string(sw.M) + ", " +
+           std::to_string(sw.S) + ">(" + in + ")";
+  }
   std::string lin = "(" + row + ") * " + std::to_string(s.cols) + " + (" + col + ")";
   auto it = plan_.swizzles.find(b);
   if (it == plan_.swizzles.end() || it->second.B == 0)
@@ -300,6 +310,12 @@ void CudaEmitter::plan_memory() {
     if (st >= 2)
       factor[c->dst.buffer.get()] = std::max(factor[c->dst.buffer.get()], st);
   });
+  // TMA boxes and wgmma descriptors address 1024-byte swizzle atoms: panel buffers start on
+  // 1024-byte boundaries (and each panel is rows x 128 bytes, rows a multiple of 8).
+  auto align_of = [&](const Buffer& b) { return plan_.panels.count(&b) ? 1024 : 128; };
+  for (const auto& [loop, tp] : plan_.tma_loops)
+    for (const StmtNode* p : tp.producers)
+      factor[p->as<Copy>()->dst.buffer.get()] = tp.stages;
   int64_t off = 0, max_reduce = 0, stage_scratch = 0;
   walk(k_.body, [&](const Stmt& s, const For*) {
     if (auto* a = s->as<Alloc>()) {
@@ -311,8 +327,9 @@ void CudaEmitter::plan_memory() {
       slot.stages = factor.count(&b) ? factor[&b] : 1;
       slot.cols = cuda_const(b.shape.back());
       slot.rows = slot.stage_elems / slot.cols;
+      off = round_up(off, align_of(b));
       slot.offset = off;
-      off += round_up(slot.stage_elems * b.dtype.bytes() * slot.stages, 128);
+      off += round_up(slot.stage_elems * b.dtype.bytes() * slot.stages, align_of(b));
       slots_[&b] = slot;
     } else if (auto* r = s->as<Reduce>()) {
       max_reduce = std::max(max_reduce, elems(*r->dst));
@@ -326,6 +343,10 @@ void CudaEmitter::plan_memory() {
   off += round_up((threads_ / 32) * 4 * max_reduce, 128);
   stage_scratch_offset_ = off;
   off += round_up(stage_scratch, 128);
+  // mbarriers of a TMA pipeline: full[stages], then empty[stages].
+  barrier_offset_ = off;
+  for (const auto& [loop, tp] : plan_.tma_loops)
+    off += round_up(2 * 8 * tp.stages, 128);
   smem_bytes_ = off;
 }
 
@@ -336,8 +357,14 @@ void CudaEmitter::barrier() {
     line(need("tg_cp_async_wait") + "<0>();");
     async_pending_ = false;
   }
-  line("__syncthreads();");
+  line(sync_threads());
   smem_dirty_ = smem_read_ = false;
+}
+
+std::string CudaEmitter::sync_threads() const {
+  if (!ws())
+    return "__syncthreads();";
+  return const_cast<CudaEmitter*>(this)->need("tg_bar_consumers") + "();";
 }
 
 void CudaEmitter::before_shared_read() {
@@ -437,6 +464,10 @@ void CudaEmitter::emit_for(const For* f) {
       producer = producer || (c->src.buffer->scope == MemScope::Global &&
                               c->dst.buffer->scope == MemScope::Shared);
   });
+  if (f == ws_loop_) {
+    emit_ws_consumer_loop(f, ws_pipe_);
+    return;
+  }
   if (producer) {
     emit_pipelined(f, f->pipelined() ? cuda_const(f->stages) : 1);
     return;

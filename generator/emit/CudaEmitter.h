@@ -11,6 +11,7 @@
 #include "passes/LayoutInference.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -97,8 +98,47 @@ private:
   std::string replica_leader(const layout::FragmentLayout& l) const; // "" if not replicated
   void declare_thread_coords(const layout::FragmentLayout& l);
 
+  // __syncthreads(), or the consumers' named barrier in a warp-specialized kernel (the
+  // producer warpgroup has left by then).
+  std::string sync_threads() const;
+
+  // ---- Hopper: wgmma, TMA pipelines, warp specialization (CudaHopper.cpp) -----------------
+  void emit_producer_branch();                      // at the top of a warp-specialized kernel
+  void emit_ws_consumer_loop(const ir::For* f, const passes::TmaPipeline& tp);
+  void tma_issue(const ir::Copy* c, const std::string& stage, const std::string& bar);
+  void gemm_wgmma(const ir::Gemm* g, const passes::GemmPlan& p);
+  void wait_wgmma(int pending);                     // wgmma.wait_group + accumulator fences
+  std::string hopper_helpers_source() const;
+  std::string tma_params_source() const;            // tensor-map members of tg_params
+  std::string tma_setup_source();                   // encodes them on the host
+  struct TmaMap {
+    const ir::Copy* copy;
+    std::string member; // tg_params member, "tg_tm_<dst>"
+  };
+  std::vector<TmaMap> tma_maps_;
+  const ir::For* ws_loop_ = nullptr;   // the warp-specialized pipelined loop, if any
+  passes::TmaPipeline ws_pipe_;
+  int64_t barrier_offset_ = 0;         // mbarriers full[stages] then empty[stages]
+  bool wgmma_pending_ = false;         // committed wgmma groups not waited for
+  bool defer_wgmma_wait_ = false;      // a gemm-only pipelined body: the loop waits
+  struct WgmmaShape {
+    int64_t n;
+    bool bf16, a_regs, trans_b;
+    auto operator<=>(const WgmmaShape&) const = default;
+  };
+  std::set<WgmmaShape> wgmma_shapes_;  // instruction helpers to print
+  std::vector<const ir::Buffer*> wgmma_accs_; // accumulators of those groups
+  std::string ws_kernel_text();        // the warp-specialized kernel function
+  int64_t fallback_smem_ = -1;         // shared bytes of the fallback kernel; -1: none
+  bool ws() const { return ws_loop_ != nullptr; }
+
   std::string header_comment() const;
   std::string helpers_source() const;
+  // The kernel template tg_kernel<TG_VEC> (vectorized and scalar instantiations).
+  std::string kernel_text();
+  // Tensors, dims, scalars and (unless a persistent kernel derives them) grid indices.
+  void kernel_preamble(bool grid_indices = true);
+  void decode_tile(); // a persistent kernel's grid indices from tg_tile (L2-friendly order)
   std::string host_source() const;
 
   const ir::Kernel& k_;

@@ -71,7 +71,7 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
     consumers = body;
     stages = 1;
   }
-  const bool async = t_.gpu.async_copy == AsyncCopy::CpAsync;
+  const bool async = t_.gpu.async_copy != AsyncCopy::None; // TMA targets have cp.async
   if (!async)
     stages = 1;
   if (smem_dirty_ || smem_read_ || async_pending_)
@@ -103,7 +103,7 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
     // barrier also tells every thread that iteration tg_it-1 is consumed, so its stage can be
     // refilled with iteration tg_it+S-1 while this one computes (one barrier per iteration).
     line(need("tg_cp_async_wait") + "<" + std::to_string(stages - 2) + ">();");
-    line("__syncthreads();");
+    line(sync_threads());
     open("");
     line("const int64_t tg_pf = tg_it + " + std::to_string(stages - 1) + ";");
     open("if (tg_pf < tg_n)");
@@ -118,7 +118,7 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
     if (async)
       line(need("tg_cp_async_commit") + "();");
     line(need("tg_cp_async_wait") + "<0>();");
-    line("__syncthreads();");
+    line(sync_threads());
   }
   open("");
   line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_it;");
@@ -131,7 +131,7 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
   close();
   if (stages < 2) {
     // One buffer: the next iteration's copies overwrite what this one read.
-    line("__syncthreads();");
+    line(sync_threads());
     async_pending_ = smem_dirty_ = smem_read_ = false;
   } else {
     // The next iteration's leading barrier orders this iteration's shared accesses.
@@ -369,14 +369,7 @@ std::string CudaEmitter::helpers_source() const {
   return s + "\n";
 }
 
-std::string CudaEmitter::run() {
-  plan_memory();
-  // Kernel body first: it records which helpers are needed.
-  out_.str("");
-  indent_ = 1;
-  line("extern __shared__ __align__(128) unsigned char tg_smem[];");
-  line("const int tg_tid = (int)threadIdx.x;");
-  line("(void)tg_smem; (void)tg_tid;");
+void CudaEmitter::kernel_preamble(bool grid_indices) {
   for (const auto& t : k_.tensors) {
     bool ro = t->access == Access::Read;
     line(std::string(ro ? "const " : "") + storage_type_name(t->dtype) + "* __restrict__ " +
@@ -387,13 +380,64 @@ std::string CudaEmitter::run() {
       line("const int64_t " + name(d.var->name) + " = tg_p." + name(d.var->name) + ";");
   for (const auto& s : k_.scalars)
     line("const " + type_name(s->type) + " " + name(s->name) + " = tg_p." + name(s->name) + ";");
+  if (!grid_indices)
+    return;
   const char* axes[] = {"x", "y", "z"};
   for (size_t i = 0; i < k_.grid.size(); ++i)
     line("const int64_t " + name(k_.grid[i].index->name) + " = (int64_t)blockIdx." + axes[i] + ";");
+}
+
+std::string CudaEmitter::kernel_text() {
+  out_.str("");
+  indent_ = 1;
+  line("extern __shared__ __align__(128) unsigned char tg_smem[];");
+  line("const int tg_tid = (int)threadIdx.x;");
+  line("(void)tg_smem; (void)tg_tid;");
+  kernel_preamble();
   stmt(k_.body);
-  std::string body = out_.str();
+  std::ostringstream os;
+  os << "/* TG_VEC: every tensor is 16-byte aligned and its rows are whole 16-byte chunks, so\n"
+        " * global tiles move as 16-byte vectors (checked by the host code below). */\n";
+  // Minimum 1 block per SM: without it ptxas may cap registers for an occupancy it guesses
+  // (168 per thread on sm_8x for 128 threads) and spill the attention accumulators.
+  os << "template <bool TG_VEC>\n__global__ void __launch_bounds__(" << threads_
+     << ", 1) tg_kernel(const tg_params tg_p) {\n"
+     << out_.str() << "}\n";
+  return os.str();
+}
+
+std::string CudaEmitter::run() {
+  plan_memory();
+  if (!plan_.tma_loops.empty()) {
+    ws_loop_ = plan_.tma_loops.begin()->first->as<For>();
+    ws_pipe_ = plan_.tma_loops.begin()->second;
+    for (const StmtNode* s : ws_pipe_.producers)
+      tma_maps_.push_back({s->as<Copy>(), "tg_tm_" + name(s->as<Copy>()->dst.buffer->name)});
+  }
+  // Kernels first: they record which helpers are needed.
+  std::string kernels;
+  if (ws()) {
+    kernels = ws_kernel_text();
+    // Tensors TMA cannot describe (misaligned, empty) run the same tiles on the sm_80 path of
+    // the first fallback target, compiled into this file as tg_kernel<false>.
+    const Target* fb = t_.fallbacks.empty() ? nullptr : find_target(t_.fallbacks.front());
+    std::ostringstream quiet;
+    DiagEngine diag(quiet);
+    auto fplan = fb ? passes::infer_layouts(k_, *fb, diag) : std::nullopt;
+    if (fplan) {
+      CudaEmitter f(k_, *fb, info_, std::move(*fplan));
+      f.plan_memory();
+      kernels += "\n/* The fallback for tensors TMA cannot describe: " + fb->name + "'s lowering. */\n" +
+                 f.kernel_text();
+      helpers_.insert(f.helpers_.begin(), f.helpers_.end());
+      fallback_smem_ = f.smem_bytes_;
+    }
+  } else {
+    kernels = kernel_text();
+  }
 
   // Host-side expressions (grid extents, tensor shapes) use the same printer.
+  const char* axes[] = {"x", "y", "z"};
   out_.str("");
   indent_ = 1;
   for (size_t i = 0; i < 3; ++i)
@@ -412,12 +456,14 @@ std::string CudaEmitter::run() {
   for (size_t i = 0; i < k_.dims.size(); ++i)
     host_dims += "  const int64_t " + name(k_.dims[i].var->name) + " = args->dims[" + std::to_string(i) +
                  "];\n  (void)" + name(k_.dims[i].var->name) + ";\n";
+  std::string tma_setup = ws() ? tma_setup_source() : "";
 
   std::ostringstream os;
   os << header_comment() << "\n";
   os << "#include <cuda_runtime.h>\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
-        "#include <math_constants.h>\n#include <stdint.h>\n\n#include \"tilegen/variant.h\"\n\n";
-  os << "namespace {\n\n" << helpers_source();
+     << (ws() ? "#include <cuda.h> /* CUtensorMap and its enums only: nothing links libcuda */\n" : "")
+     << "#include <math_constants.h>\n#include <stdint.h>\n\n#include \"tilegen/variant.h\"\n\n";
+  os << "namespace {\n\n" << helpers_source() << hopper_helpers_source();
   // Values fixed at instantiation, by name (generated code prints tile constants by name).
   for (const auto& [n, v] : k_.bindings)
     os << "[[maybe_unused]] constexpr int64_t " << name(n) << " = " << v << ";\n";
@@ -431,15 +477,20 @@ std::string CudaEmitter::run() {
       os << "  int64_t " << name(d.var->name) << ";\n";
   for (const auto& s : k_.scalars)
     os << "  " << type_name(s->type) << " " << name(s->name) << ";\n";
-  os << "  int tg_unused;\n};\n\n";
-  os << "/* TG_VEC: every tensor is 16-byte aligned and its rows are whole 16-byte chunks, so\n"
-        " * global tiles move as 16-byte vectors (checked by the host code below). */\n";
-  // Minimum 1 block per SM: without it ptxas may cap registers for an occupancy it guesses
-  // (168 per thread on sm_8x for 128 threads) and spill the attention accumulators.
-  os << "template <bool TG_VEC>\n__global__ void __launch_bounds__(" << threads_
-     << ", 1) tg_kernel(const tg_params tg_p) {\n"
-     << body << "}\n\n} // namespace\n\n";
-  os << "static const size_t tg_smem_bytes = " << smem_bytes_ << ";\n\n";
+  os << "  int tg_unused;\n";
+  if (ws())
+    os << "  int64_t tg_tiles[3]; // the spec's grid: tiles a persistent block walks\n";
+  os << tma_params_source() << "};\n\n";
+  os << kernels << "\n} // namespace\n\n";
+  if (ws()) {
+    // +1024: the kernel aligns its shared window up to a 1024-byte boundary.
+    os << "static const size_t tg_smem_bytes = " << smem_bytes_ + 1024 << ";\n";
+    if (fallback_smem_ >= 0)
+      os << "static const size_t tg_smem_bytes_fallback = " << fallback_smem_ << ";\n";
+    os << "\n";
+  } else {
+    os << "static const size_t tg_smem_bytes = " << smem_bytes_ << ";\n\n";
+  }
   os << "/* Fills the kernel parameters and the grid; 1 = empty grid, else a tg_status. */\n";
   os << "static int tg_setup(const tg_variant_args* args, tg_params* tg_p, dim3* grid, bool* vec) {\n";
   size_t ti = 0, si = 0;
@@ -457,44 +508,79 @@ std::string CudaEmitter::run() {
   os << "  if (tg_gx <= 0 || tg_gy <= 0 || tg_gz <= 0)\n    return 1;\n";
   os << "  if (tg_gx > 2147483647 || tg_gy > 65535 || tg_gz > 65535)\n    return TG_ERR_UNSUPPORTED_SHAPE;\n";
   os << "  *grid = dim3((unsigned)tg_gx, (unsigned)tg_gy, (unsigned)tg_gz);\n";
-  os << "  *vec = true" << vec_check << ";\n  return TG_OK;\n}\n\n";
+  if (ws())
+    os << "  tg_p->tg_tiles[0] = tg_gx;\n  tg_p->tg_tiles[1] = tg_gy;\n  tg_p->tg_tiles[2] = tg_gz;\n";
+  os << "  *vec = true" << vec_check << ";\n" << tma_setup << "  return TG_OK;\n}\n\n";
   os << host_source();
   return os.str();
 }
 
 std::string CudaEmitter::host_source() const {
   const std::string& fn = info_.function_name;
+  const std::string T = std::to_string(threads_);
+  // The two kernels of the file: the fast one (vectorized, or warp-specialized TMA) and the
+  // one for tensors it cannot take (scalar, or the fallback target's lowering).
+  const std::string fast = ws() ? "tg_kernel_ws" : "tg_kernel<true>";
+  const std::string fast_threads = ws() ? std::to_string(threads_ + 128) : T;
+  const std::string slow_smem = ws() && fallback_smem_ >= 0 ? "tg_smem_bytes_fallback" : "tg_smem_bytes";
   std::ostringstream os;
+  if (ws())
+    os << "/* SMs of the current device (set by tg_prepare_device): the persistent grid. */\n"
+          "static thread_local int tg_sms = 1;\nstatic int tg_sm_count[64];\n\n";
   os << "/* Raises the dynamic shared memory limit of both kernels once per device (> 48 KB). */\n"
         "static int tg_prepare_device() {\n";
-  if (smem_bytes_ > t_.gpu.smem_default) {
+  if (smem_bytes_ > t_.gpu.smem_default || ws()) {
     os << "  static int tg_done[64];\n  int dev = 0;\n"
           "  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0)\n    return TG_ERR_DEVICE;\n"
-          "  if (dev < 64 && __atomic_load_n(&tg_done[dev], __ATOMIC_ACQUIRE))\n    return TG_OK;\n"
-          "  if (cudaFuncSetAttribute(tg_kernel<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tg_smem_bytes) != cudaSuccess ||\n"
-          "      cudaFuncSetAttribute(tg_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tg_smem_bytes) != cudaSuccess) {\n"
-          "    (void)cudaGetLastError();\n    return TG_ERR_DEVICE;\n  }\n"
+          "  if (dev < 64 && __atomic_load_n(&tg_done[dev], __ATOMIC_ACQUIRE))" << (ws() ? " {\n    tg_sms = tg_sm_count[dev];\n    return TG_OK;\n  }\n" : "\n    return TG_OK;\n");
+    if (ws())
+      os << "  if (cudaDeviceGetAttribute(&tg_sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || tg_sms < 1) {\n"
+            "    (void)cudaGetLastError();\n    return TG_ERR_DEVICE;\n  }\n"
+            "  if (dev < 64)\n    tg_sm_count[dev] = tg_sms;\n";
+    os << "  if (cudaFuncSetAttribute(" << fast << ", cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tg_smem_bytes) != cudaSuccess ||\n";
+    if (ws() && fallback_smem_ < 0)
+      os << "      false) {\n";
+    else if (ws())
+      os << "      cudaFuncSetAttribute(tg_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tg_smem_bytes_fallback) != cudaSuccess) {\n";
+    else
+      os << "      cudaFuncSetAttribute(tg_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tg_smem_bytes) != cudaSuccess) {\n";
+    os << "    (void)cudaGetLastError();\n    return TG_ERR_DEVICE;\n  }\n"
           "  if (dev < 64)\n    __atomic_store_n(&tg_done[dev], 1, __ATOMIC_RELEASE);\n";
   }
   os << "  return TG_OK;\n}\n\n";
+  const bool slow_exists = !ws() || fallback_smem_ >= 0;
+  std::string no_slow = slow_exists ? "" : "  if (!vec)\n    return TG_ERR_UNSUPPORTED_SHAPE;\n";
+  const std::string slow = slow_exists ? "tg_kernel<false>" : fast;
+  // Warp-specialized kernels are persistent: one block per SM walks the spec's tiles.
+  const std::string persist =
+      ws() ? "  if (vec) {\n"
+             "    const uint64_t tg_n = (uint64_t)grid.x * grid.y * grid.z;\n"
+             "    grid = dim3((unsigned)(tg_n < (uint64_t)tg_sms ? tg_n : (uint64_t)tg_sms), 1, 1);\n"
+             "  }\n"
+           : "";
   os << "extern \"C\" int " << fn << "(const tg_launch* launch, const tg_variant_args* args) {\n"
      << "  tg_params p;\n  dim3 grid;\n  bool vec = false;\n"
      << "  int s = tg_setup(args, &p, &grid, &vec);\n  if (s != TG_OK)\n    return s == 1 ? TG_OK : s;\n"
+     << no_slow
      << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
+     << persist
      << "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n"
-     << "  if (vec)\n    tg_kernel<true><<<grid, " << threads_ << ", tg_smem_bytes, stream>>>(p);\n"
-     << "  else\n    tg_kernel<false><<<grid, " << threads_ << ", tg_smem_bytes, stream>>>(p);\n"
+     << "  if (vec)\n    " << fast << "<<<grid, " << fast_threads << ", tg_smem_bytes, stream>>>(p);\n"
+     << (slow_exists ? "  else\n    tg_kernel<false><<<grid, " + T + ", " + slow_smem + ", stream>>>(p);\n" : std::string())
+
      << "  return cudaGetLastError() == cudaSuccess ? TG_OK : TG_ERR_DEVICE;\n}\n\n";
   os << "extern \"C\" int " << fn << "_desc(const tg_launch* launch, const tg_variant_args* args,\n"
      << "                     tg_gpu_launch_desc* out) {\n  (void)launch;\n"
      << "  tg_params p;\n  dim3 grid;\n  bool vec = false;\n"
      << "  int s = tg_setup(args, &p, &grid, &vec);\n  if (s != TG_OK)\n    return s == 1 ? TG_ERR_INVALID_ARGUMENT : s;\n"
+     << no_slow
      << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
+     << persist
      << "  static_assert(sizeof(tg_params) <= sizeof(out->params), \"kernel parameters too large\");\n"
-     << "  out->func = vec ? (const void*)tg_kernel<true> : (const void*)tg_kernel<false>;\n"
+     << "  out->func = vec ? (const void*)" << fast << " : (const void*)" << slow << ";\n"
      << "  out->grid[0] = grid.x;\n  out->grid[1] = grid.y;\n  out->grid[2] = grid.z;\n"
-     << "  out->block[0] = " << threads_ << ";\n  out->block[1] = 1;\n  out->block[2] = 1;\n"
-     << "  out->smem_bytes = tg_smem_bytes;\n"
+     << "  out->block[0] = " << (ws() ? "vec ? " + fast_threads + " : " + T : T) << ";\n  out->block[1] = 1;\n  out->block[2] = 1;\n"
+     << "  out->smem_bytes = " << (ws() ? "vec ? tg_smem_bytes : " + slow_smem : std::string("tg_smem_bytes")) << ";\n"
      << "  __builtin_memcpy(out->params, &p, sizeof p);\n  out->args[0] = out->params;\n  return TG_OK;\n}\n";
   return os.str();
 }

@@ -100,7 +100,7 @@ void CudaEmitter::emit_copy(const Copy* c) {
   MemScope s = c->src.buffer->scope, d = c->dst.buffer->scope;
   if (s == MemScope::Global && d == MemScope::Shared) {
     before_shared_write();
-    copy_global_to_shared(c, t_.gpu.async_copy == AsyncCopy::CpAsync);
+    copy_global_to_shared(c, t_.gpu.async_copy != AsyncCopy::None); // TMA targets have cp.async
   } else if (s == MemScope::Global && d == MemScope::Fragment) {
     copy_global_fragment(c, true);
   } else if (s == MemScope::Fragment && d == MemScope::Global) {
@@ -322,13 +322,15 @@ void CudaEmitter::copy_shared_fragment(const Copy* c, bool load) {
 
 void CudaEmitter::emit_gemm(const Stmt& s, const Gemm* g) {
   const auto& p = plan_.gemms.at(s.get());
-  if (g->clear) {
+  if (g->clear && p.kind != passes::GemmPlan::Wgmma) { // wgmma clears through scale-d
     line("#pragma unroll");
     open("for (int tg_r = 0; tg_r < " + std::to_string(frag(g->c.get()).num_regs()) + "; ++tg_r)");
     line(name(g->c->name) + "[tg_r] = 0.0f;");
     close();
   }
-  if (p.kind == passes::GemmPlan::Mma)
+  if (p.kind == passes::GemmPlan::Wgmma)
+    gemm_wgmma(g, p);
+  else if (p.kind == passes::GemmPlan::Mma)
     gemm_mma(g, p);
   else
     gemm_simt(g, p);
@@ -547,7 +549,7 @@ void CudaEmitter::emit_reduce(const Reduce* r) {
          "] = tg_red[tg_k];");
     close();
     close();
-    line("__syncthreads();");
+    line(sync_threads());
     smem_dirty_ = false;
     // Every combination of the reduced warp digits.
     int64_t combos = 1;

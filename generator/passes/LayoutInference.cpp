@@ -84,6 +84,7 @@ public:
       return std::nullopt;
     }
     mark_row_owned();
+    wgmma_ = plan_hopper(k_, t_, plan_);
     for (const auto& s : stmts_)
       if (auto* g = s->as<Gemm>())
         if (!plan_gemm(s, *g))
@@ -130,7 +131,7 @@ private:
   }
 
   bool mma_eligible(const Gemm& g) const {
-    if (t_.gpu.mma != MatrixInst::MmaM16N8K16)
+    if (t_.gpu.mma != MatrixInst::MmaM16N8K16 && t_.gpu.mma != MatrixInst::Wgmma)
       return false;
     DType a = g.a->dtype, b = g.b->dtype;
     if (!(a == b && a.is_16bit_float() && g.c->dtype == DType::f32()))
@@ -150,7 +151,20 @@ private:
     auto c = shape_of(*g.c);
     int64_t M = c[0], N = c[1];
     FragmentLayout acc;
-    if (mma_eligible(g)) {
+    if (wgmma_.count(s.get())) {
+      // wgmma m64nNk16: warp w of warpgroup g owns rows 64 g + 16 (w % 4) .. + 15 and, per
+      // 8 columns, the registers of an mma.sync m16n8 accumulator (PTX ISA "wgmma register
+      // fragments"), so the block's accumulator is the mma.sync layout of one warp per 16
+      // rows; the emitter maps the instruction's operand order onto it.
+      p.kind = GemmPlan::Wgmma;
+      p.wg = threads_ / 128;
+      p.wm = threads_ / 32;
+      p.wn = 1;
+      p.a_in_regs = is_fragment(g.a);
+      acc = layout::mma_m16n8k16_accumulator(M, N, p.wm, 1);
+      acc.origin = "wgmma m64n" + std::to_string(N) + "k16 accumulator, " + std::to_string(p.wg) +
+                   " warpgroup(s) of 64 rows";
+    } else if (mma_eligible(g)) {
       p.kind = GemmPlan::Mma;
       int64_t warps = threads_ / 32;
       bool rows = row_owned_.count(g.c.get()) || is_fragment(g.a);
@@ -391,7 +405,7 @@ private:
       if (!g)
         continue;
       const GemmPlan& p = plan_.gemms.at(s.get());
-      if (p.kind != GemmPlan::Mma || !p.a_in_regs)
+      if (p.kind == GemmPlan::Simt || !p.a_in_regs)
         continue;
       auto as = shape_of(*g->a);
       auto want = layout::mma_m16n8k16_accumulator(as[0], as[1], p.wm, 1);
@@ -408,6 +422,23 @@ private:
   }
 
   void plan_swizzles() {
+    for (const auto& [b, pc] : plan_.panels) {
+      // 128-byte swizzle inside each panel: 16-byte chunk c of row r lands at c ^ (r % 8).
+      int m = 0;
+      while ((int64_t(1) << m) * b->dtype.bytes() < 16)
+        ++m;
+      layout::Swizzle sw{3, m, 3};
+      plan_.swizzles[b] = sw;
+      plan_.notes.push_back("shared " + b->name + ": panels of " + std::to_string(pc) +
+                            " columns, " + sw.str() + " in each (TMA SWIZZLE_128B, wgmma "
+                            "128-byte descriptors)");
+    }
+    for (const auto& [loop, tp] : plan_.tma_loops)
+      plan_.notes.push_back("pipelined loop at line " + std::to_string(loop->loc.line) + ": " +
+                            std::to_string(tp.stages) + "-stage TMA + mbarrier pipeline, " +
+                            std::to_string(tp.producers.size()) +
+                            " producer cop(ies) issued by a producer warp; " +
+                            std::to_string(threads_) + " consumer threads");
     for (const auto& s : stmts_) {
       auto* g = s->as<Gemm>();
       if (!g || plan_.gemms.at(s.get()).kind != GemmPlan::Mma)
@@ -439,6 +470,7 @@ private:
   std::vector<Stmt> stmts_;
   std::vector<BufferPtr> fragments_;
   std::set<const Buffer*> row_owned_;
+  std::set<const StmtNode*> wgmma_; // gemms lowered to wgmma (plan_hopper)
   std::map<int64_t, int64_t> simt_rows_; // rows of a SIMT gemm -> threads along them
   std::map<const Buffer*, SourceLoc> decided_at_;
   LayoutPlan plan_;

@@ -22,25 +22,48 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace tilegen::passes {
 
 struct GemmPlan {
-  enum Kind { Mma, Simt } kind = Simt;
+  enum Kind { Mma, Simt, Wgmma } kind = Simt;
   int64_t wm = 1, wn = 1; // Mma: warps along M and N
   int64_t ty = 1, tx = 1; // Simt: threads along M and N
   bool a_in_regs = false; // Mma: A read from a fragment's registers (no ldmatrix)
   bool a_staged = false;  // Simt: A fragment written to shared scratch first
+  int64_t wg = 0;         // Wgmma: warpgroups along M, one m64nNk16 row block each
+};
+
+// A pipelined loop lowered to a warp-specialized TMA pipeline (sm_90a): one producer warp
+// issues the `producers` copies as cp.async.bulk.tensor tiles completing on a `full`
+// mbarrier per stage; the block's `threads` run the rest of the kernel as consumers and give
+// a stage back through an `empty` mbarrier (docs/hopper.md).
+struct TmaPipeline {
+  int64_t stages = 2;
+  std::vector<const ir::StmtNode*> producers;
 };
 
 struct LayoutPlan {
   std::map<const ir::Buffer*, layout::FragmentLayout> fragments;
   std::map<const ir::Buffer*, layout::Swizzle> swizzles; // shared buffers (absent = none)
   std::map<const ir::StmtNode*, GemmPlan> gemms;
+  // Shared buffers stored as column panels of `panel` elements (128 bytes), each panel
+  // row-major and 128-byte swizzled: the unit a TMA box fills and a wgmma descriptor reads.
+  std::map<const ir::Buffer*, int64_t> panels;
+  std::map<const ir::StmtNode*, TmaPipeline> tma_loops; // keyed by the pipelined For
+  bool warp_specialized() const { return !tma_loops.empty(); }
   std::vector<std::string> notes; // one line per decision, for generated comments
 };
+
+// The wgmma and TMA decisions (LayoutInferenceHopper.cpp), made before the gemms are planned:
+// fills plan.panels and plan.tma_loops, and returns the gemms that lower to wgmma.
+std::set<const ir::StmtNode*> plan_hopper(const ir::Kernel& k, const Target& target,
+                                          LayoutPlan& plan);
+// Bytes of one 128-byte-swizzled panel row, the unit of plan.panels.
+constexpr int64_t kPanelBytes = 128;
 
 std::optional<LayoutPlan> infer_layouts(const ir::Kernel& k, const Target& target,
                                         DiagEngine& diag);

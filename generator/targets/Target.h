@@ -18,11 +18,15 @@ const char* variant_extension(Backend b);
 enum class MatrixInst {
   None,         // SIMT FMA tiles (every type on C/WGSL; f32 everywhere)
   MmaM16N8K16,  // mma.sync.aligned.m16n8k16 f16/bf16 -> f32 (sm_80+), ldmatrix operands
+  Wgmma,        // wgmma.mma_async m64nNk16 f16/bf16 -> f32 per warpgroup, operands through
+                // shared-memory descriptors (sm_90a); mma.sync remains for other gemms
 };
 // How a GPU target moves global tiles into shared memory (passes/PipelinePlan).
 enum class AsyncCopy {
   None,    // ordinary loads + stores, a barrier per stage
   CpAsync, // cp.async.cg 16 B (cp.async.ca 4 B for the scalar variant), commit/wait groups
+  Tma,     // cp.async.bulk.tensor (TMA) tiles completing on mbarriers, issued by a producer
+           // warp (sm_90a); cp.async for pipelines TMA cannot express
 };
 
 // Hardware facts of a CUDA (later: HIP) target. Sizes in bytes. `sm_count` is a typical part

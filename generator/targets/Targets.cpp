@@ -63,7 +63,7 @@ const std::vector<std::string>& planned_target_names() {
   // Names of the plan (docs/internals.md) that have no row in the table yet.
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
-    for (const char* n : {"sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "gfx90a", "gfx942",
+    for (const char* n : {"sm_80", "sm_86", "sm_89", "sm_100a", "gfx90a", "gfx942",
                           "gfx1100", "metal", "wgsl"}) {
       bool present = false;
       for (const auto& t : all_targets())

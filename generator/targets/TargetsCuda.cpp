@@ -67,6 +67,24 @@ GpuFacts with_perf(GpuFacts g, double dram_gbps, double l2_gbps, double mma_tflo
   return g;
 }
 
+// sm_90a: Hopper with its architecture-specific instructions (wgmma, TMA, setmaxnreg). Its
+// SASS runs on cc 9.0 exactly (no PTX is embedded: compute_90a PTX cannot be JIT-compiled
+// for a later architecture), so dispatch keeps an sm_90/sm_80 variant selectable beside it.
+// 989 TFLOP/s is the H100/H200 SXM dense bf16 wgmma peak (datasheet); 4800 GB/s the H200's
+// HBM3e. Without its own schedule overrides a spec takes sm_90's, then sm_80's.
+Target hopper_row() {
+  GpuFacts g = with_perf(ampere_like(228 * 1024, 227 * 1024, 2048, 32, 132), 4800, 12000, 989, 67);
+  g.mma = MatrixInst::Wgmma;
+  g.async_copy = AsyncCopy::Tma;
+  Target t = cuda_row("sm_90a",
+                      "CUDA, Hopper with wgmma, TMA + mbarrier pipelines, warp specialization "
+                      "(runs on cc 9.0 only)",
+                      90, 120, g, {"sm_90", "sm_89", "sm_86", "sm_80"});
+  t.gpu.arch_specific = true;
+  t.gpu.gencode = "-gencode=arch=compute_90a,code=sm_90a";
+  return t;
+}
+
 } // namespace
 
 std::vector<Target> cuda_targets() {
@@ -83,6 +101,7 @@ std::vector<Target> cuda_targets() {
                90, 110,
                with_perf(ampere_like(228 * 1024, 227 * 1024, 2048, 32, 132), 4000, 10000, 660, 67),
                {"sm_89", "sm_86", "sm_80"}),
+      hopper_row(),
   };
 }
 

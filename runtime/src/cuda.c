@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 #define CACHED_DEVICES 64
 #define WHY_SIZE 160
@@ -169,4 +170,40 @@ tg_status tg_cuda_describe(const tg_variant_entry* e, const tg_launch* launch,
   s = (tg_status)e->desc(launch, args, out);
   tg_cuda_device_leave(restore);
   return s;
+}
+
+/* ---- driver entry points (variant.h) ----------------------------------------------------------
+ * Hopper variants encode TMA tensor maps with cuTensorMapEncodeTiled, a driver function. It is
+ * looked up through the runtime (cudaGetDriverEntryPointByVersion, the CUDA 12.0 ABI of the
+ * symbol), so nothing links libcuda; one lookup per symbol name per process. */
+#define ENTRY_SLOTS 8
+static pthread_mutex_t entry_mutex = PTHREAD_MUTEX_INITIALIZER;
+static const char* entry_names[ENTRY_SLOTS];
+static void* entry_fns[ENTRY_SLOTS];
+
+void* tg_cuda_driver_entry(const char* symbol) {
+  void* fn = NULL;
+  int i;
+  if (!symbol)
+    return NULL;
+  pthread_mutex_lock(&entry_mutex);
+  for (i = 0; i < ENTRY_SLOTS && entry_names[i]; ++i)
+    if (entry_names[i] == symbol || strcmp(entry_names[i], symbol) == 0) {
+      fn = entry_fns[i];
+      pthread_mutex_unlock(&entry_mutex);
+      return fn;
+    }
+  {
+    enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      fn = NULL;
+    (void)cudaGetLastError();
+  }
+  if (i < ENTRY_SLOTS) { /* cache successes and failures alike; the names are literals */
+    entry_names[i] = symbol;
+    entry_fns[i] = fn;
+  }
+  pthread_mutex_unlock(&entry_mutex);
+  return fn;
 }

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A bounded sentence builder: appends never overflow and always leave a terminated string. */
@@ -25,8 +26,28 @@ static void why_add(why_buf* w, const char* fmt, ...) {
     w->len = w->cap - 1;
 }
 
+/* 1 if GPU target `target` is listed in TILEGEN_GPU_DISABLE (comma-separated target names,
+ * e.g. "sm_90a"): for comparing a kernel's variants on one device, and for working around a
+ * variant. Read when a selection is made (selections are cached: set it before the first call). */
+static int gpu_disabled_by_env(const char* target) {
+  const char* list = getenv("TILEGEN_GPU_DISABLE");
+  if (!list || !target)
+    return 0;
+  size_t len = strlen(target);
+  for (const char* p = list; *p;) {
+    const char* end = strchr(p, ',');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n == len && strncmp(p, target, n) == 0)
+      return 1;
+    if (!end)
+      break;
+    p = end + 1;
+  }
+  return 0;
+}
+
 int tg_gpu_row_runs_on(const tg_variant_entry* e, int cc) {
-  if (cc <= 0 || e->backend == TG_BACKEND_CPU)
+  if (cc <= 0 || e->backend == TG_BACKEND_CPU || gpu_disabled_by_env(e->target))
     return 0;
   return e->arch_specific ? cc == e->cc : cc >= e->cc;
 }
@@ -155,7 +176,10 @@ static void list_others(why_buf* w, const tg_variant_entry* table, size_t n, int
 
 /* "cc >= 8.0" / "cc == 9.0": what a GPU row needs. */
 static void gpu_need(why_buf* w, const tg_variant_entry* e) {
-  why_add(w, "needs cc %s %d.%d", e->arch_specific ? "==" : ">=", e->cc / 10, e->cc % 10);
+  if (gpu_disabled_by_env(e->target))
+    why_add(w, "disabled by TILEGEN_GPU_DISABLE");
+  else
+    why_add(w, "needs cc %s %d.%d", e->arch_specific ? "==" : ">=", e->cc / 10, e->cc % 10);
 }
 
 static void explain_rejected(why_buf* w, const row_filter* f, const tg_variant_entry* e) {

@@ -3,6 +3,8 @@
 # variant's own architecture, as add_tile_kernels builds them), and ptxas reports no
 # local-memory spills for any kernel of any variant (the vectorized and the scalar kernel).
 # Usage: compile_all.sh TILEGEN KERNELS_DIR RUNTIME_INCLUDE WORK_DIR [ARCH...]
+# COMPILE_ALL_GREP=STRING compiles only the variant files containing STRING (sm_90a: the
+# warp-specialized ones, `tg_kernel_ws`; the rest are the sm_90 lowering, compiled for sm_90).
 # Exit 77 (ctest SKIP) when no nvcc is found.
 set -uo pipefail
 tilegen=$1 kernels=$2 include=$3 work=$4
@@ -20,6 +22,9 @@ for a in $archs; do
   out="$work/sm_$a"
   mkdir -p "$out"
   "$tilegen" generate --lib ck --targets "sm_$a" --out "$out" "$kernels"/*.yaml || { echo "FAIL: generate sm_$a"; fail=1; continue; }
+  if [[ -n ${COMPILE_ALL_GREP:-} ]]; then
+    for f in "$out"/*.cu; do grep -q "$COMPILE_ALL_GREP" "$f" || rm -f "$f"; done
+  fi
   ls "$out"/*.cu | xargs -P "$jobs" -I{} sh -c \
     "'$nvcc' -std=c++17 -O3 -gencode=arch=compute_$a,code=sm_$a -Xptxas -v -I'$include' -c '{}' -o '{}.o' > '{}.log' 2>&1 || echo FAILED >> '{}.log'"
 done

@@ -41,6 +41,12 @@ typedef struct tg_gpu_launch_desc {
 typedef int (*tg_gpu_desc_fn)(const tg_launch* launch, const tg_variant_args* args,
                               tg_gpu_launch_desc* out);
 
+/* A CUDA driver function by name (cudaGetDriverEntryPointByVersion with the CUDA 12.0 ABI),
+ * looked up once per process by tilegen_runtime_cuda; NULL without a driver or symbol. Hopper
+ * variants get cuTensorMapEncodeTiled this way, so nothing links libcuda. `symbol` must
+ * outlive the process (a string literal). */
+void* tg_cuda_driver_entry(const char* symbol);
+
 /* Per-thread scratch for CPU variants whose block tiles are too large for a thread's stack:
  * returns 64-byte aligned memory of at least `bytes`, owned by the calling thread, reused
  * across calls (grown when a larger size is asked for, freed when the thread exits), or NULL

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds bench/cuda/hopper/gemm_check (no GPU needed): generates kernels/gemm.yaml's bf16
+# variants for sm_90a (wgmma + TMA, warp-specialized) and sm_90 (the mma.sync path) and links
+# them with the runtime's driver-entry lookup and cuBLAS into one binary to carry:
+#   bash bench/cuda/hopper/build.sh [TILEGEN]     -> build-hopper/gemm_check
+# then on the device: build-hopper/gemm_check --time 4096x4096x4096 ...
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+tg=${1:-$root/build-lead/generator/tools/tilegen}
+out=$root/build-hopper
+nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+rm -rf "$out/gen" && mkdir -p "$out/gen"
+"$tg" generate --lib hb --targets sm_90a,sm_90 --out "$out/gen" "$root/kernels/gemm.yaml"
+# GEMM_CHECK_SPECS: more gemm-like specs (same tensors A, B, C and dims M, N, K) to compare,
+# e.g. schedule experiments; library hx<i> each, sm_90a only.
+i=0
+for spec in ${GEMM_CHECK_SPECS:-}; do
+  "$tg" generate --lib "hx$i" --targets sm_90a --out "$out/gen" "$spec"
+  i=$((i + 1))
+done
+variants=""
+srcs=()
+for f in "$out"/gen/h*__gemm__bf16__sm_90*.cu; do
+  b=$(basename "$f" .cu)
+  variants+="TG_VARIANT(tgv_$b) "
+  srcs+=("$f")
+done
+flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I "$root/runtime/include")
+objs=()
+for f in "${srcs[@]}"; do
+  o=$out/$(basename "$f" .cu).o
+  "$nvcc" "${flags[@]}" -c "$f" -o "$o" 2> "$o.log" || { cat "$o.log"; exit 1; }
+  grep -E "spill|registers" "$o.log" | sed "s|^|$(basename "$f"): |" || true
+  objs+=("$o")
+done
+gcc -std=c11 -O2 -c -I "$root/runtime/include" -I "$(dirname "$nvcc")/../include" \
+  "$root/runtime/src/cuda.c" -o "$out/rt_cuda.o"
+"$nvcc" "${flags[@]}" "-DTG_VARIANTS=$variants" "$root/bench/cuda/hopper/gemm_check.cu" \
+  "${objs[@]}" "$out/rt_cuda.o" -lcublas -o "$out/gemm_check" 2>&1 | grep -v "^ptxas info" || true
+ls -la "$out/gemm_check"

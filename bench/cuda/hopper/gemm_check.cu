@@ -1,0 +1,212 @@
+// Standalone check of generated GEMM variants on one GPU, without the dispatch library:
+// every variant function named on the command line runs on each shape, is compared with a
+// float64-accumulated reference of the same bf16 inputs (computed on the GPU), and is timed
+// against cuBLAS (cublasGemmEx, bf16 in, f32 compute) in the same process.
+//
+//   gemm_check [--time] SHAPE...     SHAPE = MxNxK[+o] (+o: A, B, C offset by one element,
+//                                    so the TMA path must fall back)
+//
+// Built by bench/cuda/hopper/build.sh with the generated variant sources of bench/cuda/hopper
+// (TG_VARIANTS: the functions to check). Prints one line per variant and shape.
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tilegen/variant.h"
+
+#define CK(x)                                                                                  \
+  do {                                                                                         \
+    cudaError_t e_ = (x);                                                                      \
+    if (e_ != cudaSuccess) {                                                                   \
+      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));         \
+      std::exit(1);                                                                            \
+    }                                                                                          \
+  } while (0)
+
+extern "C" {
+#define TG_VARIANT(fn) int fn(const tg_launch*, const tg_variant_args*);
+TG_VARIANTS
+#undef TG_VARIANT
+}
+
+namespace {
+
+struct Variant {
+  const char* name;
+  int (*fn)(const tg_launch*, const tg_variant_args*);
+};
+const Variant kVariants[] = {
+#define TG_VARIANT(fn) {#fn, fn},
+    TG_VARIANTS
+#undef TG_VARIANT
+};
+
+__global__ void fill(__nv_bfloat16* p, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    unsigned x = (unsigned)i * 2654435761u ^ seed;
+    x ^= x >> 13;
+    x *= 0x5bd1e995u;
+    x ^= x >> 15;
+    p[i] = __float2bfloat16(((x & 0xFFFF) / 32768.0f) - 1.0f);
+  }
+}
+
+// C_ref[m, n] = sum_k A[m, k] B[k, n] in double.
+__global__ void reference(const __nv_bfloat16* A, const __nv_bfloat16* B, double* C, int M, int N, int K) {
+  int m = blockIdx.y * blockDim.y + threadIdx.y, n = blockIdx.x * blockDim.x + threadIdx.x;
+  if (m >= M || n >= N)
+    return;
+  double s = 0;
+  for (int k = 0; k < K; ++k)
+    s += (double)__bfloat162float(A[(size_t)m * K + k]) * (double)__bfloat162float(B[(size_t)k * N + n]);
+  C[(size_t)m * N + n] = s;
+}
+
+// Tolerance: bf16 output rounding (2^-8 relative) plus f32 accumulation error.
+__global__ void compare(const __nv_bfloat16* C, const double* R, size_t n, int K, unsigned long long* bad,
+                        float* worst) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    double c = __bfloat162float(C[i]), r = R[i];
+    double tol = std::fabs(r) * (1.0 / 128) + 1e-6 * K + 1e-3;
+    double err = std::fabs(c - r) / tol;
+    if (!(err <= 1.0))
+      atomicAdd(bad, 1ull);
+    atomicMax((int*)worst, __float_as_int((float)fmin(err, 1e30)));
+  }
+}
+
+struct Shape {
+  int M, N, K;
+  bool offset;
+};
+
+Shape parse(const char* s) {
+  Shape sh{};
+  char plus = 0;
+  int n = std::sscanf(s, "%dx%dx%d%c", &sh.M, &sh.N, &sh.K, &plus);
+  if (n < 3) {
+    std::fprintf(stderr, "bad shape '%s' (want MxNxK[+o])\n", s);
+    std::exit(2);
+  }
+  sh.offset = std::strchr(s, '+') != nullptr;
+  return sh;
+}
+
+template <class F> float time_ms(F&& f, int reps) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  f(); // warm-up
+  CK(cudaDeviceSynchronize());
+  // Batches of `reps` back-to-back launches: the host stays ahead of the GPU, so the time is
+  // the kernels' (host cost per call is bench/cuda/host_cost's subject); median of 7 batches.
+  std::vector<float> t;
+  for (int r = 0; r < 7; ++r) {
+    CK(cudaEventRecord(a));
+    for (int i = 0; i < reps; ++i)
+      f();
+    CK(cudaEventRecord(b));
+    CK(cudaEventSynchronize(b));
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms / reps);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  bool timing = false;
+  std::vector<Shape> shapes;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--time"))
+      timing = true;
+    else
+      shapes.push_back(parse(argv[i]));
+  }
+  cublasHandle_t h;
+  if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "cublasCreate failed\n");
+    return 1;
+  }
+  int failures = 0;
+  std::printf("%-44s %-18s %10s %10s %8s %9s %9s\n", "variant", "shape", "worst/tol", "bad", "ms",
+              "cublas_ms", "ratio");
+  for (const Shape& s : shapes) {
+    const size_t o = s.offset ? 1 : 0;
+    size_t na = (size_t)s.M * s.K, nb = (size_t)s.K * s.N, nc = (size_t)s.M * s.N;
+    __nv_bfloat16 *A, *B, *C, *Cb;
+    double* R;
+    CK(cudaMalloc(&A, (na + 8) * 2));
+    CK(cudaMalloc(&B, (nb + 8) * 2));
+    CK(cudaMalloc(&C, (nc + 8) * 2));
+    CK(cudaMalloc(&Cb, (nc + 8) * 2));
+    CK(cudaMalloc(&R, (nc + 1) * 8));
+    fill<<<1024, 256>>>(A + o, na, 1234u + s.M);
+    fill<<<1024, 256>>>(B + o, nb, 987u + s.N);
+    dim3 rb(16, 16), rg((s.N + 15) / 16, (s.M + 15) / 16);
+    if (nc)
+      reference<<<rg, rb>>>(A + o, B + o, R, s.M, s.N, s.K);
+    CK(cudaGetLastError());
+    unsigned long long* bad;
+    float* worst;
+    CK(cudaMallocManaged(&bad, 8));
+    CK(cudaMallocManaged(&worst, 4));
+    float cublas_ms = 0;
+    if (timing && nc && s.K) {
+      float alpha = 1, beta = 0;
+      // Row-major C = A B is column-major C^T = B^T A^T.
+      cublas_ms = time_ms([&] {
+        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s.N, s.M, s.K, &alpha, B + o, CUDA_R_16BF, s.N, A + o,
+                     CUDA_R_16BF, s.K, &beta, Cb, CUDA_R_16BF, s.N, CUBLAS_COMPUTE_32F,
+                     CUBLAS_GEMM_DEFAULT);
+      }, 20);
+    }
+    for (const Variant& v : kVariants) {
+      void* tensors[3] = {A + o, B + o, C + o};
+      int64_t dims[3] = {s.M, s.N, s.K};
+      tg_variant_args args{tensors, dims, nullptr, nullptr};
+      tg_launch launch{sizeof(tg_launch), 0, nullptr, 0};
+      CK(cudaMemset(C, 0xFF, (nc + 8) * 2)); // NaN: unwritten outputs fail
+      int st = v.fn(&launch, &args);
+      CK(cudaDeviceSynchronize());
+      *bad = 0;
+      *worst = 0;
+      if (nc)
+        compare<<<1024, 256>>>(C + o, R, nc, s.K, bad, worst);
+      CK(cudaDeviceSynchronize());
+      float ms = 0;
+      if (timing && st == 0)
+        ms = time_ms([&] { v.fn(&launch, &args); }, 20);
+      char shape[64];
+      std::snprintf(shape, sizeof shape, "%dx%dx%d%s", s.M, s.N, s.K, s.offset ? "+o" : "");
+      bool ok = st == 0 && *bad == 0;
+      failures += !ok;
+      std::printf("%-44s %-18s %10.3f %10llu %8.4f %9.4f %9.3f %s%s\n", v.name, shape, *worst, *bad, ms,
+                  cublas_ms, ms > 0 && cublas_ms > 0 ? cublas_ms / ms : 0.0, ok ? "ok" : "FAIL",
+                  st ? " (status)" : "");
+      if (timing && ms > 0)
+        std::printf("  %.1f TFLOP/s (cuBLAS %.1f)\n", 2.0 * s.M * s.N * s.K / ms / 1e9,
+                    cublas_ms > 0 ? 2.0 * s.M * s.N * s.K / cublas_ms / 1e9 : 0.0);
+    }
+    cudaFree(A);
+    cudaFree(B);
+    cudaFree(C);
+    cudaFree(Cb);
+    cudaFree(R);
+    cudaFree(bad);
+    cudaFree(worst);
+  }
+  std::printf("%d failure(s)\n", failures);
+  return failures ? 1 : 0;
+}

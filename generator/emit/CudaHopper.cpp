@@ -1,0 +1,564 @@
+// CudaEmitter, sm_90a: wgmma gemms, TMA + mbarrier pipelines and the warp-specialized kernel
+// (docs/hopper.md). The decisions are LayoutInference's (plan_hopper): which gemms use wgmma,
+// which shared buffers are 128-byte-swizzled panels, which pipelined loop becomes a TMA
+// pipeline. This file only prints them.
+//
+// A warp-specialized kernel runs `threads` consumer threads (warpgroups 0..W-1, the spec's
+// block) plus one producer warpgroup W. After the mbarriers are initialized the producer
+// warpgroup lowers its register budget (setmaxnreg.dec), one of its threads issues every
+// stage's TMA boxes, and it leaves; the consumers raise their budget (setmaxnreg.inc) and run
+// the spec's statements, the pipelined loop waiting on `full[stage]` and releasing the stage
+// through `empty[stage]` (one arrival per consumer warp) once its wgmmas have read it.
+#include "emit/CudaEmitter.h"
+
+#include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
+#include "support/InternalError.h"
+
+#include <algorithm>
+#include <functional>
+#include <sstream>
+
+namespace tilegen::emit {
+
+using namespace ir;
+
+namespace {
+
+// Registers per thread after setmaxnreg: the producer keeps the minimum a TMA loop needs; the
+// consumers share the rest of the 64K-register file (a multiple of 8, at most 256 - 8).
+constexpr int kProducerRegs = 40;
+int consumer_regs(int64_t consumer_threads, int regs_per_sm) {
+  int64_t r = (regs_per_sm - kProducerRegs * 128) / consumer_threads;
+  r = std::min<int64_t>(r, 248);
+  return static_cast<int>(r / 8 * 8);
+}
+
+const char* ptx_type(DType t) { return t == DType::bf16() ? "bf16" : "f16"; }
+
+std::string wgmma_fn_name(int64_t n, DType t, bool a_regs, bool trans_b) {
+  return "tg_wgmma_m64n" + std::to_string(n) + "k16_" + ptx_type(t) + (a_regs ? "_rs" : "_ss") +
+         (trans_b ? "_tb" : "");
+}
+
+const Copy* as_copy(const StmtNode* s) { return s->as<Copy>(); }
+
+// Whether s writes shared memory (a copy or a store into a shared buffer).
+bool writes_shared(const Stmt& s) {
+  class Finder : public IRVisitor {
+  public:
+    bool found = false;
+
+  protected:
+    void visit_Store(const Store* st) override {
+      found = found || st->buffer->scope == MemScope::Shared;
+      IRVisitor::visit_Store(st);
+    }
+  } f;
+  bool copy = false;
+  std::function<void(const Stmt&)> walk = [&](const Stmt& x) {
+    if (!x)
+      return;
+    if (auto* c = x->as<Copy>())
+      copy = copy || c->dst.buffer->scope == MemScope::Shared;
+    if (auto* q = x->as<Seq>())
+      for (const auto& y : q->stmts)
+        walk(y);
+    else if (auto* fo = x->as<For>())
+      walk(fo->body);
+    else if (auto* i = x->as<IfThenElse>()) {
+      walk(i->then_case);
+      walk(i->else_case);
+    }
+  };
+  walk(s);
+  f.visit(s);
+  return copy || f.found;
+}
+
+} // namespace
+
+// ---- the producer ------------------------------------------------------------------------------
+
+// One TMA box per 128-byte panel of the destination tile, completing on mbarrier `bar`.
+void CudaEmitter::tma_issue(const Copy* c, const std::string& stage, const std::string& bar) {
+  const Buffer& g = *c->src.buffer;
+  const Buffer* sb = c->dst.buffer.get();
+  const SharedSlot& sl = slots_.at(sb);
+  const int64_t pc = plan_.panels.at(sb);
+  const size_t n = g.rank();
+  std::string member;
+  for (const auto& m : tma_maps_)
+    if (m.copy == c)
+      member = m.member;
+  TG_ASSERT(!member.empty(), "CUDA emitter: TMA copy without a tensor map");
+  stage_expr_[sb] = stage;
+  std::string dst = shared_ptr(sb);
+  stage_expr_.erase(sb);
+  for (int64_t p = 0; p < sl.cols / pc; ++p) {
+    // Coordinates innermost first, as the tensor map's dims.
+    std::string coords;
+    for (size_t d = n; d-- > 0;) {
+      std::string o = expr(c->src.offsets[d]);
+      if (d == n - 1 && p > 0)
+        o = "(" + o + ") + " + std::to_string(p * pc);
+      coords += ", (int)(" + o + ")";
+    }
+    line(need("tg_tma_load_" + std::to_string(n) + "d") + "(" + dst + " + " +
+         std::to_string(p * sl.rows * pc) + ", &tg_p." + member + ", " + bar + coords + ");");
+  }
+}
+
+void CudaEmitter::emit_producer_branch() {
+  const For* f = ws_loop_;
+  const int64_t S = ws_pipe_.stages;
+  int64_t bytes = 0;
+  for (const StmtNode* s : ws_pipe_.producers) {
+    const Buffer& b = *as_copy(s)->dst.buffer;
+    bytes += slots_.at(&b).stage_elems * b.dtype.bytes();
+  }
+  line("// producer warpgroup: one thread issues every stage's TMA boxes, then the warpgroup "
+       "leaves");
+  open("if (tg_tid >= " + std::to_string(threads_) + ")");
+  line(need("tg_setmaxnreg_dec") + "<" + std::to_string(kProducerRegs) + ">();");
+  open("if (tg_tid == " + std::to_string(threads_) + ")");
+  line("int64_t tg_pipe = 0; // pipeline iterations issued so far, over all tiles (stage, phase)");
+  open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x)");
+  decode_tile();
+  // Top-level lets before the loop may appear in its extent or the copies' offsets.
+  if (auto* q = k_.body->as<Seq>())
+    for (const auto& s : q->stmts) {
+      if (s.get() == f)
+        break;
+      if (auto* l = s->as<LetStmt>())
+        line("const " + type_name(l->var->type) + " " + name(l->var->name) + " = " +
+             expr(l->value) + ";");
+    }
+  const std::string v = name(f->var->name);
+  line("const int64_t tg_n = " + expr(f->extent) + ";");
+  open("for (int64_t tg_it = 0; tg_it < tg_n; ++tg_it, ++tg_pipe)");
+  line("const int tg_st = (int)(tg_pipe % " + std::to_string(S) + ");");
+  line("// stage tg_st is free once the consumers released iteration tg_pipe - " + std::to_string(S));
+  line("if (tg_pipe >= " + std::to_string(S) + ") " + need("tg_mbar_wait") +
+       "(&tg_empty[tg_st], (unsigned)(((tg_pipe / " + std::to_string(S) + ") + 1) & 1));");
+  line(need("tg_mbar_expect_tx") + "(&tg_full[tg_st], " + std::to_string(bytes) + "u);");
+  line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_it;");
+  for (const StmtNode* s : ws_pipe_.producers) {
+    if (s->loc.line > 0)
+      line("// " + info_.spec_path + ":" + std::to_string(s->loc.line) + ": copy (TMA)");
+    tma_issue(as_copy(s), "tg_st", "&tg_full[tg_st]");
+  }
+  close();
+  close();
+  close();
+  line("return;");
+  close();
+  line(need("tg_setmaxnreg_inc") + "<" +
+       std::to_string(consumer_regs(threads_, t_.gpu.regs_per_sm)) + ">();");
+}
+
+// ---- the consumers' loop -----------------------------------------------------------------------
+
+void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline& tp) {
+  std::vector<Stmt> body;
+  if (auto* q = f->body->as<Seq>())
+    body = q->stmts;
+  else
+    body = {f->body};
+  std::vector<Stmt> consumers;
+  bool only_wgmma = true;
+  for (const auto& s : body) {
+    if (std::find(tp.producers.begin(), tp.producers.end(), s.get()) != tp.producers.end())
+      continue;
+    consumers.push_back(s);
+    auto it = plan_.gemms.find(s.get());
+    only_wgmma = only_wgmma && it != plan_.gemms.end() && it->second.kind == passes::GemmPlan::Wgmma;
+  }
+  // Shared memory the consumers wrote before the loop (attention's Q tile) is read by wgmma
+  // through the async proxy: fence the generic-proxy writes, then one barrier.
+  if (smem_dirty_ || async_pending_) {
+    if (async_pending_)
+      line(need("tg_cp_async_wait") + "<0>();");
+    line(need("tg_fence_proxy_async") + "();");
+    async_pending_ = false;
+    barrier();
+  }
+  const std::string v = name(f->var->name), S = std::to_string(tp.stages);
+  std::vector<const Buffer*> staged;
+  for (const StmtNode* s : tp.producers)
+    staged.push_back(as_copy(s)->dst.buffer.get());
+  open("");
+  line("const int64_t tg_n = " + expr(f->extent) + ";");
+  // A body of wgmma gemms alone keeps one group in flight: iteration i's gemms are issued
+  // before i-1's are waited for, and i-1's stage is released then.
+  if (only_wgmma)
+    line("// the body is wgmma alone: one group stays in flight across iterations");
+  open("for (int64_t tg_it = 0; tg_it < tg_n; ++tg_it, ++tg_pipe)");
+  line("const int tg_st = (int)(tg_pipe % " + S + ");");
+  line(need("tg_mbar_wait") + "(&tg_full[tg_st], (unsigned)((tg_pipe / " + S + ") & 1));");
+  open("");
+  line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_it;");
+  line("(void)" + v + ";");
+  for (const Buffer* b : staged)
+    stage_expr_[b] = "tg_st";
+  smem_dirty_ = smem_read_ = false;
+  defer_wgmma_wait_ = only_wgmma;
+  for (const auto& s : consumers)
+    stmt(s);
+  defer_wgmma_wait_ = false;
+  close();
+  if (only_wgmma) {
+    wait_wgmma(1);
+    line("if (tg_it > 0 && tg_tid % 32 == 0) " + need("tg_mbar_arrive") + "(&tg_empty[(tg_pipe + " +
+         std::to_string(tp.stages - 1) + ") % " + S + "]);");
+  } else {
+    if (wgmma_pending_)
+      wait_wgmma(0);
+    bool writes = false;
+    for (const auto& c : consumers)
+      writes = writes || writes_shared(c);
+    if (writes && (smem_dirty_ || smem_read_))
+      barrier(); // the next iteration writes shared memory this one read
+    line("if (tg_tid % 32 == 0) " + need("tg_mbar_arrive") + "(&tg_empty[tg_st]);");
+  }
+  close();
+  if (wgmma_pending_) {
+    wait_wgmma(0);
+    line("// the last iteration's stage");
+    line("if (tg_n > 0 && tg_tid % 32 == 0) tg_mbar_arrive(&tg_empty[(tg_pipe + " +
+         std::to_string(tp.stages - 1) + ") % " + S + "]);");
+  }
+  close();
+  for (const Buffer* b : staged)
+    stage_expr_.erase(b);
+  // Stages are handed back through the mbarriers; only other shared reads count here.
+}
+
+// ---- wgmma -------------------------------------------------------------------------------------
+
+void CudaEmitter::wait_wgmma(int pending) {
+  line(need("tg_wgmma_wait") + "<" + std::to_string(pending) + ">();");
+  if (pending > 0)
+    return;
+  // The accumulators are complete: keep the compiler from moving their reads above the wait.
+  for (const Buffer* acc : wgmma_accs_) {
+    line("#pragma unroll");
+    line("for (int tg_r = 0; tg_r < " + std::to_string(frag(acc).num_regs()) + "; ++tg_r) " +
+         need("tg_fence_reg") + "(" + name(acc->name) + "[tg_r]);");
+  }
+  wgmma_accs_.clear();
+  wgmma_pending_ = false;
+}
+
+void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
+  const int64_t M = cuda_const(g->c->shape[0]), N = cuda_const(g->c->shape[1]);
+  const int64_t K = cuda_const(g->a->shape[1]);
+  const Buffer* A = g->a.get();
+  const Buffer* B = g->b.get();
+  const bool a_regs = p.a_in_regs, trans_b = !g->transpose_b; // B [K, N] is N-major
+  const int64_t eb = B->dtype.bytes(), pc = passes::kPanelBytes / eb;
+  auto staged = [&](const Buffer* b) { return stage_expr_.count(b) > 0 && ws(); };
+  // Operands written by threads (not TMA) need their writes fenced for the async proxy.
+  if ((!a_regs && !staged(A)) || !staged(B)) {
+    if (smem_dirty_ || async_pending_) {
+      if (async_pending_)
+        line(need("tg_cp_async_wait") + "<0>();");
+      line(need("tg_fence_proxy_async") + "();");
+      async_pending_ = false;
+      barrier();
+    }
+    smem_read_ = true;
+  }
+  if (wgmma_pending_ && !defer_wgmma_wait_)
+    wait_wgmma(0);
+  const std::string fn = wgmma_fn_name(N, B->dtype, a_regs, trans_b);
+  need(fn);
+  wgmma_shapes_.insert({N, B->dtype == DType::bf16(), a_regs, trans_b});
+  open("");
+  line("const int tg_wg = tg_tid / 128;");
+  line("(void)tg_wg;");
+  const int64_t a_rows = M, b_rows = cuda_const(B->shape[0]);
+  if (!a_regs)
+    line("const uint64_t tg_da = " + need("tg_wgmma_desc") + "(" + shared_ptr(A) + " + tg_wg * " +
+         std::to_string(64 * pc) + ", 16, 1024);");
+  // N-major B: the next 64 columns are the next panel (LBO); K-major: LBO unused.
+  line("const uint64_t tg_db = " + need("tg_wgmma_desc") + "(" + shared_ptr(B) + ", " +
+       std::to_string(trans_b ? b_rows * passes::kPanelBytes : 16) + ", 1024);");
+  const auto* La = a_regs ? &frag(A) : nullptr;
+  std::string pack = a_regs ? need(A->dtype == DType::bf16() ? "tg_pack_bf16" : "tg_pack_f16") : "";
+  std::vector<std::string> calls;
+  for (int64_t kk = 0; kk < K / 16; ++kk) {
+    const int64_t k0 = kk * 16;
+    // K-major operand: panel k0 / pc, then k0 % pc elements into the swizzled 128-byte row.
+    auto kmajor = [&](int64_t rows) { return (k0 / pc) * rows * passes::kPanelBytes + (k0 % pc) * eb; };
+    const int64_t off_b = trans_b ? k0 * passes::kPanelBytes : kmajor(b_rows);
+    std::string a_arg;
+    if (a_regs) {
+      const int64_t R1 = La->regs_of_dim(1);
+      std::string an = name(A->name);
+      auto at = [&](int h, int e2) {
+        std::string base = std::to_string(h * R1 + 4 * kk + e2);
+        std::string base1 = std::to_string(h * R1 + 4 * kk + e2 + 1);
+        return pack + "(" + an + "[" + base + "], " + an + "[" + base1 + "])";
+      };
+      // Packed before the first wgmma: registers written between wgmmas of one group make
+      // ptxas insert warpgroup.arrive fences.
+      line("const uint32_t tg_a" + std::to_string(kk) + "[4] = {" + at(0, 0) + ", " + at(1, 0) +
+           ", " + at(0, 2) + ", " + at(1, 2) + "};");
+      a_arg = "tg_a" + std::to_string(kk);
+    } else {
+      a_arg = "tg_da + " + std::to_string(kmajor(a_rows) >> 4);
+    }
+    const bool clear = g->clear && kk == 0;
+    calls.push_back(fn + "(" + name(g->c->name) + ", " + a_arg + ", tg_db + " +
+                    std::to_string(off_b >> 4) + ", " + (clear ? "0" : "1") + ");");
+  }
+  line(need("tg_wgmma_fence") + "();");
+  for (const auto& c : calls)
+    line(c);
+  line(need("tg_wgmma_commit") + "();");
+  close();
+  wgmma_pending_ = true;
+  if (std::find(wgmma_accs_.begin(), wgmma_accs_.end(), g->c.get()) == wgmma_accs_.end())
+    wgmma_accs_.push_back(g->c.get());
+  if (!defer_wgmma_wait_)
+    wait_wgmma(0);
+}
+
+// ---- helpers -----------------------------------------------------------------------------------
+
+std::string CudaEmitter::hopper_helpers_source() const {
+  std::ostringstream os;
+  auto has = [&](const std::string& h) { return helpers_.count(h) > 0; };
+  auto smem = "(unsigned)__cvta_generic_to_shared";
+  if (has("tg_mbar_wait") || has("tg_mbar_arrive") || has("tg_mbar_expect_tx")) {
+    os << "/* mbarriers (PTX ISA 9.7.13.15): 64-bit objects in shared memory. */\n"
+       << "TG_DEV void tg_mbar_init(uint64_t* b, unsigned count) {\n"
+       << "  asm volatile(\"mbarrier.init.shared::cta.b64 [%0], %1;\\n\" ::\"r\"(" << smem
+       << "(b)), \"r\"(count) : \"memory\");\n}\n"
+       << "TG_DEV void tg_mbar_init_fence() { asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\"); }\n"
+       << "/* Arrives and adds `bytes` to the transaction count the phase waits for. */\n"
+       << "TG_DEV void tg_mbar_expect_tx(uint64_t* b, unsigned bytes) {\n"
+       << "  asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\\n\" ::\"r\"(" << smem
+       << "(b)), \"r\"(bytes) : \"memory\");\n}\n"
+       << "TG_DEV void tg_mbar_arrive(uint64_t* b) {\n"
+       << "  asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\\n\" ::\"r\"(" << smem
+       << "(b)) : \"memory\");\n}\n"
+       << "/* Waits until the phase with parity `parity` has completed. */\n"
+       << "TG_DEV void tg_mbar_wait(uint64_t* b, unsigned parity) {\n"
+       << "  unsigned a = " << smem << "(b), done = 0;\n"
+       << "  do {\n"
+       << "    asm volatile(\"{\\n .reg .pred p;\\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\\n"
+          " selp.u32 %0, 1, 0, p;\\n}\\n\" : \"=r\"(done) : \"r\"(a), \"r\"(parity) : \"memory\");\n"
+       << "  } while (!done);\n}\n";
+  }
+  for (int n = 2; n <= 5; ++n) {
+    std::string h = "tg_tma_load_" + std::to_string(n) + "d";
+    if (!has(h))
+      continue;
+    std::string params, regs, ops;
+    for (int i = 0; i < n; ++i) {
+      params += ", int c" + std::to_string(i);
+      regs += std::string(i ? ", " : "") + "%" + std::to_string(3 + i);
+      ops += ", \"r\"(c" + std::to_string(i) + ")";
+    }
+    os << "/* TMA: one box of tensor map `map` at coordinates (c0 innermost) into shared memory,\n"
+          " * completing on mbarrier `bar`; out-of-bounds elements are zero-filled. */\n"
+       << "TG_DEV void " << h << "(void* dst, const CUtensorMap* map, uint64_t* bar" << params << ") {\n"
+       << "  asm volatile(\"cp.async.bulk.tensor." << n
+       << "d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {" << regs
+       << "}], [%2];\\n\"\n"
+       << "               ::\"r\"(" << smem << "(dst)), \"l\"(map), \"r\"(" << smem << "(bar))" << ops
+       << " : \"memory\");\n}\n";
+  }
+  if (has("tg_setmaxnreg_dec") || has("tg_setmaxnreg_inc"))
+    os << "/* setmaxnreg: the warpgroup's per-thread register budget (all its warps execute it). */\n"
+          "template <int N> TG_DEV void tg_setmaxnreg_dec() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %0;\\n\" ::\"n\"(N)); }\n"
+          "template <int N> TG_DEV void tg_setmaxnreg_inc() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %0;\\n\" ::\"n\"(N)); }\n";
+  if (has("tg_fence_proxy_async"))
+    os << "/* Orders this thread's generic-proxy shared-memory writes before async-proxy reads (wgmma). */\n"
+          "TG_DEV void tg_fence_proxy_async() { asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\"); }\n";
+  if (has("tg_bar_consumers"))
+    os << "/* The consumer warpgroups' barrier (named barrier 1): the producer has left. */\n"
+          "TG_DEV void tg_bar_consumers() { asm volatile(\"bar.sync 1, " << threads_ << ";\\n\" ::: \"memory\"); }\n";
+  if (has("tg_wgmma_desc"))
+    os << "/* wgmma shared-memory matrix descriptor (PTX ISA 9.7.15.5.1): start address, leading and\n"
+          " * stride byte offsets (>> 4), 128-byte swizzle. Tiles are 1024-byte aligned, so the\n"
+          " * base offset is 0; adding (bytes >> 4) advances the start within a swizzle atom. */\n"
+          "TG_DEV uint64_t tg_wgmma_desc(const void* p, unsigned lbo, unsigned sbo) {\n"
+          "  uint64_t a = " << smem << "(p);\n"
+          "  return ((a & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |\n"
+          "         ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | ((uint64_t)1 << 62);\n}\n";
+  if (has("tg_wgmma_fence") || has("tg_wgmma_commit") || has("tg_wgmma_wait"))
+    os << "TG_DEV void tg_wgmma_fence() { asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\"); }\n"
+          "TG_DEV void tg_wgmma_commit() { asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\"); }\n"
+          "/* Waits until at most N committed wgmma groups are pending. */\n"
+          "template <int N> TG_DEV void tg_wgmma_wait() { asm volatile(\"wgmma.wait_group.sync.aligned %0;\\n\" ::\"n\"(N) : \"memory\"); }\n";
+  if (has("tg_fence_reg"))
+    os << "TG_DEV void tg_fence_reg(float& r) { asm volatile(\"\" : \"+f\"(r)::\"memory\"); }\n";
+  for (const auto& w : wgmma_shapes_) {
+    const int64_t n = w.n;
+    const DType t = w.bf16 ? DType::bf16() : DType::f16();
+    const std::string fn = wgmma_fn_name(n, t, w.a_regs, w.trans_b);
+    const int64_t nd = n / 2, r1 = n / 4;
+    os << "/* D[64 x " << n << "] (+)= A[64 x 16] * B[16 x " << n << "], " << ptx_type(t)
+       << " inputs, f32 accumulators, per warpgroup; A " << (w.a_regs ? "from registers" : "by descriptor")
+       << ", B by descriptor (" << (w.trans_b ? "N-major" : "K-major") << ").\n"
+       << " * d is the mma.sync-ordered accumulator: operand 4j+2h+e is d[h*" << r1 << " + 2j + e]. */\n";
+    os << "TG_DEV void " << fn << "(float (&d)[" << nd << "], "
+       << (w.a_regs ? "const uint32_t (&a)[4]" : "uint64_t da") << ", uint64_t db, int scale_d) {\n";
+    std::string list;
+    for (int64_t q = 0; q < nd; ++q)
+      list += (q ? ", %" : "%") + std::to_string(q);
+    int64_t next = nd;
+    std::string a_ops, a_str;
+    if (w.a_regs) {
+      a_str = "{%" + std::to_string(next) + ", %" + std::to_string(next + 1) + ", %" +
+              std::to_string(next + 2) + ", %" + std::to_string(next + 3) + "}";
+      next += 4;
+    } else {
+      a_str = "%" + std::to_string(next++);
+    }
+    std::string b_str = "%" + std::to_string(next++);
+    std::string s_str = "%" + std::to_string(next++);
+    os << "  asm volatile(\"{\\n .reg .pred p;\\n setp.ne.b32 p, " << s_str << ", 0;\\n"
+       << " wgmma.mma_async.sync.aligned.m64n" << n << "k16.f32." << ptx_type(t) << "." << ptx_type(t)
+       << " {" << list << "}, " << a_str << ", " << b_str << ", p, 1, 1, "
+       << (w.a_regs ? "" : "0, ") << (w.trans_b ? 1 : 0) << ";\\n}\\n\"\n      : ";
+    for (int64_t q = 0; q < nd; ++q) {
+      int64_t j = q / 4, h = (q / 2) % 2, e = q % 2;
+      os << (q ? ", " : "") << "\"+f\"(d[" << h * r1 + 2 * j + e << "])";
+      if (q % 8 == 7 && q + 1 < nd)
+        os << "\n        ";
+    }
+    os << "\n      : ";
+    if (w.a_regs)
+      os << "\"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3])";
+    else
+      os << "\"l\"(da)";
+    os << ", \"l\"(db), \"r\"(scale_d));\n}\n";
+  }
+  return os.str();
+}
+
+// ---- tensor maps -------------------------------------------------------------------------------
+
+std::string CudaEmitter::tma_params_source() const {
+  std::string s;
+  for (const auto& m : tma_maps_)
+    s += "  CUtensorMap " + m.member + "; // 64-byte aligned by its type\n";
+  return s;
+}
+
+// Host code inside tg_setup: encodes each TMA copy's tensor map (dims innermost first, strides
+// of the outer dims in bytes, one 128-byte panel by the tile's rows as the box). A tensor TMA
+// cannot describe (empty, misaligned, strides past 2^40) makes the call use the fallback kernel.
+std::string CudaEmitter::tma_setup_source() {
+  std::ostringstream os;
+  os << "  if (*vec) {\n"
+     << "    typedef CUresult (*tg_encode_fn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,\n"
+     << "        const cuuint64_t*, const cuuint64_t*, const cuuint32_t*, const cuuint32_t*,\n"
+     << "        CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,\n"
+     << "        CUtensorMapFloatOOBfill);\n"
+     << "    tg_encode_fn tg_encode = (tg_encode_fn)tg_cuda_driver_entry(\"cuTensorMapEncodeTiled\");\n"
+     << "    bool tg_ok = tg_encode != NULL;\n";
+  for (const auto& m : tma_maps_) {
+    const Buffer& g = *m.copy->src.buffer;
+    const Buffer* sb = m.copy->dst.buffer.get();
+    const SharedSlot& sl = slots_.at(sb);
+    const size_t n = g.rank();
+    const int64_t pc = plan_.panels.at(sb);
+    std::string dims, strides, box, ones, stride = std::to_string(g.dtype.bytes());
+    for (size_t i = 0; i < n; ++i) {
+      std::string d = "(cuuint64_t)(" + expr(g.shape[n - 1 - i]) + ")";
+      dims += (i ? ", " : "") + d;
+      if (i > 0)
+        strides += std::string(i > 1 ? ", " : "") + stride;
+      stride = stride + " * " + d;
+      box += std::string(i ? ", " : "") + (i == 0 ? std::to_string(pc) : i == 1 ? std::to_string(sl.rows) : "1");
+      ones += std::string(i ? ", " : "") + "1";
+    }
+    const char* dt = g.dtype == DType::bf16() ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"
+                                              : "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+    os << "    {\n"
+       << "      const cuuint64_t dims[" << n << "] = {" << dims << "};\n"
+       << "      const cuuint64_t strides[" << n - 1 << "] = {" << strides << "};\n"
+       << "      const cuuint32_t box[" << n << "] = {" << box << "}, estr[" << n << "] = {" << ones << "};\n"
+       << "      bool tg_empty = false;\n"
+       << "      for (int i = 0; i < " << n << "; ++i)\n        tg_empty = tg_empty || dims[i] == 0;\n"
+       << "      tg_ok = tg_ok && !tg_empty &&\n"
+       << "              tg_encode(&tg_p->" << m.member << ", " << dt << ", " << n << ", (void*)tg_p->"
+       << name(g.name) << ", dims, strides, box, estr,\n"
+       << "                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,\n"
+       << "                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B,\n"
+       << "                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;\n"
+       << "    }\n";
+  }
+  os << "    *vec = tg_ok;\n  }\n";
+  return os.str();
+}
+
+// ---- the kernel --------------------------------------------------------------------------------
+
+// Grid indices of tile tg_tile. Tiles run in groups of 8 rows along y, column-major inside a
+// group, so the blocks resident at once share few rows of tiles along y and few along x (for
+// a GEMM: A row panels and B column panels stay in L2 while the group runs); z is outermost.
+void CudaEmitter::decode_tile() {
+  const char* v[3] = {"tg_bx", "tg_by", "tg_bz"};
+  line("const int64_t tg_gx = tg_p.tg_tiles[0], tg_gy = tg_p.tg_tiles[1];");
+  line("const int64_t tg_plane = tg_tile % (tg_gx * tg_gy);");
+  line("const int64_t tg_bz = tg_tile / (tg_gx * tg_gy);");
+  line("const int64_t tg_first = tg_plane / (8 * tg_gx) * 8;");
+  line("const int64_t tg_rows = tg_gy - tg_first < 8 ? tg_gy - tg_first : 8;");
+  line("const int64_t tg_by = tg_first + tg_plane % (8 * tg_gx) % tg_rows;");
+  line("const int64_t tg_bx = tg_plane % (8 * tg_gx) / tg_rows;");
+  line("(void)tg_bx; (void)tg_by; (void)tg_bz;");
+  for (size_t i = 0; i < k_.grid.size(); ++i)
+    line("const int64_t " + name(k_.grid[i].index->name) + " = " + v[i] + ";");
+}
+
+std::string CudaEmitter::ws_kernel_text() {
+  out_.str("");
+  indent_ = 1;
+  line("constexpr bool TG_VEC = true; // TMA: the host checked 16-byte alignment and rows");
+  line("extern __shared__ __align__(1024) unsigned char tg_smem_raw[];");
+  line("// 128-byte swizzle atoms must be 1024-byte aligned in the shared window");
+  line("unsigned char* tg_smem = tg_smem_raw + ((1024u - (" +
+       std::string("(unsigned)__cvta_generic_to_shared(tg_smem_raw) & 1023u)) & 1023u);"));
+  line("const int tg_tid = (int)threadIdx.x;");
+  line("(void)tg_smem; (void)TG_VEC;");
+  kernel_preamble(false);
+  line("const int64_t tg_ntiles = tg_p.tg_tiles[0] * tg_p.tg_tiles[1] * tg_p.tg_tiles[2];");
+  for (const auto& t : k_.tensors) // the producer reads some through tensor maps only
+    line("(void)" + name(t->name) + ";");
+  const std::string S = std::to_string(ws_pipe_.stages);
+  line("uint64_t* tg_full = (uint64_t*)(tg_smem + " + std::to_string(barrier_offset_) + ");");
+  line("uint64_t* tg_empty = tg_full + " + S + ";");
+  open("if (tg_tid == 0)");
+  open("for (int tg_s = 0; tg_s < " + S + "; ++tg_s)");
+  need("tg_mbar_wait");
+  line("tg_mbar_init(&tg_full[tg_s], 1);");
+  line("tg_mbar_init(&tg_empty[tg_s], " + std::to_string(threads_ / 32) + ");");
+  close();
+  line("tg_mbar_init_fence();");
+  close();
+  line("__syncthreads();");
+  emit_producer_branch();
+  line("int64_t tg_pipe = 0; // pipeline iterations consumed so far, over all tiles");
+  open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x)");
+  decode_tile();
+  stmt(k_.body);
+  // The next tile's statements may overwrite shared memory this one read.
+  if (smem_dirty_ || smem_read_ || async_pending_)
+    barrier();
+  close();
+  std::ostringstream os;
+  os << "/* Warp-specialized: " << threads_ << " consumer threads (warpgroups 0.."
+     << threads_ / 128 - 1 << ") and producer warpgroup " << threads_ / 128 << ". */\n"
+     << "__global__ void __launch_bounds__(" << threads_ + 128
+     << ", 1) tg_kernel_ws(const __grid_constant__ tg_params tg_p) {\n"
+     << out_.str() << "}\n";
+  return os.str();
+}
+
+} // namespace tilegen::emit

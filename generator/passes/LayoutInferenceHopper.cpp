@@ -1,0 +1,187 @@
+// plan_hopper: the sm_90a decisions of layout inference (docs/hopper.md).
+//
+//  * A gemm lowers to wgmma.mma_async m64nNk16 when its operands are 16-bit floats, its
+//    accumulator is an f32 fragment of 64 rows per warpgroup of the block, N is a multiple of
+//    8 up to 256, B (and A unless it comes from registers) are shared buffers whose K-major or
+//    N-major rows can be cut into 128-byte panels, and A is not transposed.
+//  * The shared operands of those gemms are stored as 128-byte-swizzled column panels: the
+//    layout a TMA box with CU_TENSOR_MAP_SWIZZLE_128B writes and a wgmma descriptor with the
+//    128-byte swizzle mode reads (8 rows of 128 bytes = one 1024-byte swizzle atom).
+//  * A pipelined loop at the top of the kernel whose producer copies can all be TMA boxes
+//    (zero padding, a 2-D tile of the last two dims of a tensor of rank 2..5, same type, rows
+//    a multiple of 8 and at most 256, columns whole panels) and feed only wgmma gemms becomes
+//    a warp-specialized TMA pipeline. Everything else keeps the sm_80 lowering.
+#include "passes/LayoutInference.h"
+
+#include "support/InternalError.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace tilegen::passes {
+
+using namespace ir;
+
+namespace {
+
+int64_t const_or(const Expr& e, int64_t fallback) {
+  auto* i = e ? e->as<IntImm>() : nullptr;
+  return i ? i->value : fallback;
+}
+
+bool is_zero_pad(const Expr& e) {
+  if (!e)
+    return true;
+  if (auto* f = e->as<FloatImm>())
+    return f->value == 0.0;
+  if (auto* i = e->as<IntImm>())
+    return i->value == 0;
+  if (auto* c = e->as<Cast>())
+    return is_zero_pad(c->value);
+  return false;
+}
+
+void each_stmt(const Stmt& s, const std::function<void(const Stmt&)>& f) {
+  if (!s)
+    return;
+  f(s);
+  if (auto* q = s->as<Seq>())
+    for (const auto& c : q->stmts)
+      each_stmt(c, f);
+  else if (auto* fo = s->as<For>())
+    each_stmt(fo->body, f);
+  else if (auto* i = s->as<IfThenElse>()) {
+    each_stmt(i->then_case, f);
+    each_stmt(i->else_case, f);
+  }
+}
+
+// Elements per 128-byte panel row of a shared buffer, 0 if it cannot be cut into panels
+// along its columns (rank 2, columns whole panels, rows a multiple of the 8-row atom).
+int64_t panel_of(const Buffer& b) {
+  if (b.scope != MemScope::Shared || b.rank() != 2 || !b.dtype.is_16bit_float())
+    return 0;
+  int64_t rows = const_or(b.shape[0], -1), cols = const_or(b.shape[1], -1);
+  int64_t pc = kPanelBytes / b.dtype.bytes();
+  if (rows <= 0 || cols <= 0 || cols % pc != 0 || rows % 8 != 0)
+    return 0;
+  return pc;
+}
+
+bool wgmma_eligible(const Gemm& g, int64_t threads) {
+  DType a = g.a->dtype, b = g.b->dtype;
+  if (!(a == b && a.is_16bit_float() && g.c->dtype == DType::f32() &&
+        g.c->scope == MemScope::Fragment && g.c->rank() == 2))
+    return false;
+  if (g.transpose_a || threads % 128 != 0)
+    return false;
+  int64_t M = const_or(g.c->shape[0], -1), N = const_or(g.c->shape[1], -1);
+  int64_t K = const_or(g.a->shape[1], -1);
+  if (M != 64 * (threads / 128) || N <= 0 || N % 8 != 0 || N > 256 || K <= 0 || K % 16 != 0)
+    return false;
+  // A: K-major panels along K from shared memory, or registers (the warp-row fragment).
+  if (g.a->scope == MemScope::Shared && panel_of(*g.a) == 0)
+    return false;
+  if (g.a->scope != MemScope::Shared && g.a->scope != MemScope::Fragment)
+    return false;
+  // B: [K, N] N-major (panels along N) or, transposed, [N, K] K-major (panels along K).
+  return g.b->scope == MemScope::Shared && panel_of(*g.b) != 0;
+}
+
+// A producer copy a TMA box can perform: 2-D tile of the last two dims, zero padding.
+bool tma_copy(const Copy& c) {
+  const Buffer& g = *c.src.buffer;
+  const Buffer& s = *c.dst.buffer;
+  if (g.scope != MemScope::Global || s.scope != MemScope::Shared || g.dtype != s.dtype)
+    return false;
+  if (c.src.tile_rank() != 2 || g.rank() < 2 || g.rank() > 5 || !is_zero_pad(c.pad))
+    return false;
+  int64_t pc = panel_of(s);
+  return pc != 0 && const_or(s.shape[0], 0) <= 256;
+}
+
+} // namespace
+
+std::set<const StmtNode*> plan_hopper(const Kernel& k, const Target& t, LayoutPlan& plan) {
+  std::set<const StmtNode*> wgmma;
+  if (t.gpu.mma != MatrixInst::Wgmma)
+    return wgmma;
+  const int64_t threads = const_or(k.threads, 0);
+  each_stmt(k.body, [&](const Stmt& s) {
+    if (auto* g = s->as<Gemm>(); g && wgmma_eligible(*g, threads))
+      wgmma.insert(s.get());
+  });
+  // Shared buffers read by a gemm that stays on mma.sync keep the ldmatrix swizzle, so a
+  // buffer shared by both kinds disqualifies its wgmma readers.
+  std::set<const Buffer*> mma_read;
+  each_stmt(k.body, [&](const Stmt& s) {
+    if (auto* g = s->as<Gemm>(); g && !wgmma.count(s.get())) {
+      mma_read.insert(g->a.get());
+      mma_read.insert(g->b.get());
+    }
+  });
+  for (auto it = wgmma.begin(); it != wgmma.end();) {
+    auto* g = (*it)->as<Gemm>();
+    if (mma_read.count(g->a.get()) || mma_read.count(g->b.get()))
+      it = wgmma.erase(it);
+    else
+      ++it;
+  }
+  std::set<const Buffer*> wgmma_operands;
+  for (const StmtNode* s : wgmma) {
+    auto* g = s->as<Gemm>();
+    for (const BufferPtr& b : {g->a, g->b})
+      if (b->scope == MemScope::Shared) {
+        plan.panels[b.get()] = panel_of(*b);
+        wgmma_operands.insert(b.get());
+      }
+  }
+
+  // The TMA pipeline: one pipelined loop among the top-level statements.
+  std::vector<Stmt> top;
+  if (auto* q = k.body->as<Seq>())
+    top = q->stmts;
+  else
+    top = {k.body};
+  const For* loop = nullptr;
+  int loops = 0;
+  for (const auto& s : top)
+    if (auto* f = s->as<For>(); f && f->pipelined()) {
+      loop = f;
+      ++loops;
+    }
+  if (loops != 1 || const_or(loop->stages, 1) < 2 || threads % 128 != 0 || wgmma.empty())
+    return wgmma;
+  std::vector<Stmt> body;
+  if (auto* q = loop->body->as<Seq>())
+    body = q->stmts;
+  else
+    body = {loop->body};
+  TmaPipeline p;
+  p.stages = const_or(loop->stages, 2);
+  for (const auto& s : body) {
+    if (s->as<LetStmt>())
+      return wgmma; // producers after a `let` may use it: not hoisted (as on sm_80)
+    auto* c = s->as<Copy>();
+    if (!c || c->src.buffer->scope != MemScope::Global || c->dst.buffer->scope != MemScope::Shared)
+      continue;
+    if (!tma_copy(*c) || !wgmma_operands.count(c->dst.buffer.get()))
+      return wgmma;
+    p.producers.push_back(s.get());
+  }
+  // Producers nested deeper than the loop body's top level stay synchronous on sm_80; a TMA
+  // pipeline needs every shared fill of the loop at its top.
+  bool nested = false;
+  each_stmt(loop->body, [&](const Stmt& s) {
+    auto* c = s->as<Copy>();
+    if (c && c->dst.buffer->scope == MemScope::Shared &&
+        std::find(p.producers.begin(), p.producers.end(), s.get()) == p.producers.end())
+      nested = true;
+  });
+  if (p.producers.empty() || nested)
+    return wgmma;
+  plan.tma_loops[loop] = p;
+  return wgmma;
+}
+
+} // namespace tilegen::passes
