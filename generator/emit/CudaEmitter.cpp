@@ -214,7 +214,7 @@ std::string CudaEmitter::fragment_reg(const Buffer* b, const std::vector<Expr>& 
 
 std::string CudaEmitter::shared_ptr(const Buffer* b) {
   const SharedSlot& s = slots_.at(b);
-  std::string p = "((" + storage_type_name(b->dtype) + "*)(tg_smem + " + std::to_string(s.offset) + "))";
+  std::string p = "((" + storage_type_name(b->dtype) + "*)(" + smem_at(s.offset, !staged_.count(b)) + "))";
   auto it = stage_expr_.find(b);
   if (s.stages > 1 && it != stage_expr_.end())
     p = "(" + p + " + (" + it->second + ") * " + std::to_string(s.stage_elems) + ")";
@@ -316,11 +316,21 @@ void CudaEmitter::plan_memory() {
   for (const auto& [loop, tp] : plan_.tma_loops)
     for (const StmtNode* p : tp.producers)
       factor[p->as<Copy>()->dst.buffer.get()] = tp.stages;
+  // Warp-specialized kernels: the TMA-filled buffers first; with consumer groups (ping-pong)
+  // everything after them is each group's private region, repeated per group.
+  const int64_t G = plan_.tma_loops.empty() ? 1 : plan_.tma_loops.begin()->second.groups;
+  staged_.clear();
+  for (const auto& [loop, tp] : plan_.tma_loops)
+    for (const StmtNode* p : tp.producers)
+      staged_.insert(p->as<Copy>()->dst.buffer.get());
   int64_t off = 0, max_reduce = 0, stage_scratch = 0;
+  for (int pass = G > 1 ? 0 : 1; pass < 2; ++pass)
   walk(k_.body, [&](const Stmt& s, const For*) {
+    if (pass == 0 && !s->as<Alloc>())
+      return;
     if (auto* a = s->as<Alloc>()) {
       const Buffer& b = *a->buffer;
-      if (b.scope != MemScope::Shared)
+      if (b.scope != MemScope::Shared || (G > 1 && (pass == 0) != (staged_.count(&b) > 0)))
         return;
       SharedSlot slot;
       slot.stage_elems = elems(b);
@@ -343,10 +353,18 @@ void CudaEmitter::plan_memory() {
   off += round_up((threads_ / 32) * 4 * max_reduce, 128);
   stage_scratch_offset_ = off;
   off += round_up(stage_scratch, 128);
+  if (G > 1) {
+    int64_t start = 0;
+    for (const auto& [b, slot] : slots_)
+      if (staged_.count(b))
+        start = std::max(start, slot.offset + round_up(slot.stage_elems * b->dtype.bytes() * slot.stages, 1024));
+    group_bytes_ = round_up(off - start, 1024);
+    off = start + G * group_bytes_;
+  }
   // mbarriers of a TMA pipeline: full[stages], then empty[stages].
   barrier_offset_ = off;
   for (const auto& [loop, tp] : plan_.tma_loops)
-    off += round_up(2 * 8 * tp.stages, 128);
+    off += round_up(8 * (2 * tp.stages + tp.groups), 128); // + the groups' order barriers
   smem_bytes_ = off;
 }
 
@@ -361,10 +379,17 @@ void CudaEmitter::barrier() {
   smem_dirty_ = smem_read_ = false;
 }
 
+std::string CudaEmitter::smem_at(int64_t offset, bool group_private) const {
+  std::string at = "tg_smem + " + std::to_string(offset);
+  if (group_private && groups() > 1)
+    at += " + tg_grp * " + std::to_string(group_bytes_);
+  return at;
+}
+
 std::string CudaEmitter::sync_threads() const {
   if (!ws())
     return "__syncthreads();";
-  return const_cast<CudaEmitter*>(this)->need("tg_bar_consumers") + "();";
+  return const_cast<CudaEmitter*>(this)->need("tg_bar_consumers") + "(tg_grp);";
 }
 
 void CudaEmitter::before_shared_read() {
@@ -494,8 +519,14 @@ std::string CudaEmitter::header_comment() const {
     os << "// " << n << "\n";
   for (const auto& n : plan_.notes)
     os << "// " << n << "\n";
-  os << "// Dynamic shared memory: " << smem_bytes_ << " bytes; " << threads_
-     << " threads per block.\n";
+  if (ws())
+    os << "// Dynamic shared memory: " << smem_bytes_ << " bytes (+1024 for alignment); "
+       << threads_ << " consumer threads x " << groups()
+       << " group(s) + a 128-thread producer warpgroup per block (the fallback: " << threads_
+       << ").\n";
+  else
+    os << "// Dynamic shared memory: " << smem_bytes_ << " bytes; " << threads_
+       << " threads per block.\n";
   return os.str();
 }
 

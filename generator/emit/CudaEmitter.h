@@ -104,6 +104,7 @@ private:
 
   // ---- Hopper: wgmma, TMA pipelines, warp specialization (CudaHopper.cpp) -----------------
   void emit_producer_branch();                      // at the top of a warp-specialized kernel
+  void emit_lets_before(const ir::For* f);          // top-level lets preceding loop f
   void emit_ws_consumer_loop(const ir::For* f, const passes::TmaPipeline& tp);
   void tma_issue(const ir::Copy* c, const std::string& stage, const std::string& bar);
   void gemm_wgmma(const ir::Gemm* g, const passes::GemmPlan& p);
@@ -130,6 +131,11 @@ private:
   std::vector<const ir::Buffer*> wgmma_accs_; // accumulators of those groups
   std::string ws_kernel_text();        // the warp-specialized kernel function
   int64_t fallback_smem_ = -1;         // shared bytes of the fallback kernel; -1: none
+  int64_t group_bytes_ = 0;            // ping-pong: each consumer group's private shared bytes
+  std::set<const ir::Buffer*> staged_; // shared buffers filled by the TMA pipeline
+  int64_t groups() const { return ws() ? ws_pipe_.groups : 1; }
+  // "tg_smem + offset", plus the consumer group's private region where it has one.
+  std::string smem_at(int64_t offset, bool group_private) const;
   bool ws() const { return ws_loop_ != nullptr; }
 
   std::string header_comment() const;

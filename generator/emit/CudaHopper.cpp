@@ -119,21 +119,14 @@ void CudaEmitter::emit_producer_branch() {
   }
   line("// producer warpgroup: one thread issues every stage's TMA boxes, then the warpgroup "
        "leaves");
-  open("if (tg_tid >= " + std::to_string(threads_) + ")");
+  const std::string consumers = std::to_string(threads_ * groups());
+  open("if (tg_tid_all >= " + consumers + ")");
   line(need("tg_setmaxnreg_dec") + "<" + std::to_string(kProducerRegs) + ">();");
-  open("if (tg_tid == " + std::to_string(threads_) + ")");
+  open("if (tg_tid_all == " + consumers + ")");
   line("int64_t tg_pipe = 0; // pipeline iterations issued so far, over all tiles (stage, phase)");
   open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x)");
   decode_tile();
-  // Top-level lets before the loop may appear in its extent or the copies' offsets.
-  if (auto* q = k_.body->as<Seq>())
-    for (const auto& s : q->stmts) {
-      if (s.get() == f)
-        break;
-      if (auto* l = s->as<LetStmt>())
-        line("const " + type_name(l->var->type) + " " + name(l->var->name) + " = " +
-             expr(l->value) + ";");
-    }
+  emit_lets_before(f);
   const std::string v = name(f->var->name);
   line("const int64_t tg_n = " + expr(f->extent) + ";");
   open("for (int64_t tg_it = 0; tg_it < tg_n; ++tg_it, ++tg_pipe)");
@@ -154,7 +147,19 @@ void CudaEmitter::emit_producer_branch() {
   line("return;");
   close();
   line(need("tg_setmaxnreg_inc") + "<" +
-       std::to_string(consumer_regs(threads_, t_.gpu.regs_per_sm)) + ">();");
+       std::to_string(consumer_regs(threads_ * groups(), t_.gpu.regs_per_sm)) + ">();");
+}
+
+// Top-level lets before the loop may appear in its extent or the copies' offsets.
+void CudaEmitter::emit_lets_before(const For* f) {
+  if (auto* q = k_.body->as<Seq>())
+    for (const auto& s : q->stmts) {
+      if (s.get() == f)
+        break;
+      if (auto* l = s->as<LetStmt>())
+        line("const " + type_name(l->var->type) + " " + name(l->var->name) + " = " +
+             expr(l->value) + ";");
+    }
 }
 
 // ---- the consumers' loop -----------------------------------------------------------------------
@@ -193,6 +198,16 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   // before i-1's are waited for, and i-1's stage is released then.
   if (only_wgmma)
     line("// the body is wgmma alone: one group stays in flight across iterations");
+  const int64_t G = groups();
+  if (G > 1) {
+    // Groups take their main loops in tile order: a group starts waiting on the stages of
+    // its tile only once the group before it has consumed the previous tile's, so every
+    // mbarrier it waits on is at most one phase ahead (parity waits cannot tell more apart),
+    // and one group's wgmmas overlap the other's epilogue.
+    line("// wait for the previous tile's group to finish its main loop");
+    line("if (tg_grp > 0) " + need("tg_mbar_wait") + "(&tg_order[tg_grp], (unsigned)(tg_turn & 1));");
+    line("else if (tg_turn > 0) tg_mbar_wait(&tg_order[0], (unsigned)((tg_turn - 1) & 1));");
+  }
   open("for (int64_t tg_it = 0; tg_it < tg_n; ++tg_it, ++tg_pipe)");
   line("const int tg_st = (int)(tg_pipe % " + S + ");");
   line(need("tg_mbar_wait") + "(&tg_full[tg_st], (unsigned)((tg_pipe / " + S + ") & 1));");
@@ -222,6 +237,9 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
     line("if (tg_tid % 32 == 0) " + need("tg_mbar_arrive") + "(&tg_empty[tg_st]);");
   }
   close();
+  if (G > 1)
+    line("if (tg_tid % 32 == 0) " + need("tg_mbar_arrive") + "(&tg_order[(tg_grp + 1) % " +
+         std::to_string(G) + "]); // the next tile's group may start");
   if (wgmma_pending_) {
     wait_wgmma(0);
     line("// the last iteration's stage");
@@ -379,8 +397,9 @@ std::string CudaEmitter::hopper_helpers_source() const {
     os << "/* Orders this thread's generic-proxy shared-memory writes before async-proxy reads (wgmma). */\n"
           "TG_DEV void tg_fence_proxy_async() { asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\"); }\n";
   if (has("tg_bar_consumers"))
-    os << "/* The consumer warpgroups' barrier (named barrier 1): the producer has left. */\n"
-          "TG_DEV void tg_bar_consumers() { asm volatile(\"bar.sync 1, " << threads_ << ";\\n\" ::: \"memory\"); }\n";
+    os << "/* A consumer group's barrier (named barrier 1 + group): the producer has left. */\n"
+          "TG_DEV void tg_bar_consumers(int grp) { asm volatile(\"bar.sync %0, " << threads_
+       << ";\\n\" ::\"r\"(1 + grp) : \"memory\"); }\n";
   if (has("tg_wgmma_desc"))
     os << "/* wgmma shared-memory matrix descriptor (PTX ISA 9.7.15.5.1): start address, leading and\n"
           " * stride byte offsets (>> 4), 128-byte swizzle. Tiles are 1024-byte aligned, so the\n"
@@ -525,7 +544,7 @@ std::string CudaEmitter::ws_kernel_text() {
   line("// 128-byte swizzle atoms must be 1024-byte aligned in the shared window");
   line("unsigned char* tg_smem = tg_smem_raw + ((1024u - (" +
        std::string("(unsigned)__cvta_generic_to_shared(tg_smem_raw) & 1023u)) & 1023u);"));
-  line("const int tg_tid = (int)threadIdx.x;");
+  line("const int tg_tid_all = (int)threadIdx.x;");
   line("(void)tg_smem; (void)TG_VEC;");
   kernel_preamble(false);
   line("const int64_t tg_ntiles = tg_p.tg_tiles[0] * tg_p.tg_tiles[1] * tg_p.tg_tiles[2];");
@@ -534,28 +553,51 @@ std::string CudaEmitter::ws_kernel_text() {
   const std::string S = std::to_string(ws_pipe_.stages);
   line("uint64_t* tg_full = (uint64_t*)(tg_smem + " + std::to_string(barrier_offset_) + ");");
   line("uint64_t* tg_empty = tg_full + " + S + ";");
-  open("if (tg_tid == 0)");
+  line("uint64_t* tg_order = tg_empty + " + S + "; // per consumer group: its turn to start");
+  line("(void)tg_order;");
+  open("if (tg_tid_all == 0)");
   open("for (int tg_s = 0; tg_s < " + S + "; ++tg_s)");
   need("tg_mbar_wait");
   line("tg_mbar_init(&tg_full[tg_s], 1);");
   line("tg_mbar_init(&tg_empty[tg_s], " + std::to_string(threads_ / 32) + ");");
   close();
+  line("for (int tg_s = 0; tg_s < " + std::to_string(groups()) + "; ++tg_s)");
+  line("  tg_mbar_init(&tg_order[tg_s], " + std::to_string(threads_ / 32) + ");");
   line("tg_mbar_init_fence();");
   close();
   line("__syncthreads();");
   emit_producer_branch();
-  line("int64_t tg_pipe = 0; // pipeline iterations consumed so far, over all tiles");
-  open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x)");
+  const int64_t G = groups();
+  line("// consumer group tg_grp (" + std::to_string(G) + " of " + std::to_string(threads_) +
+       " threads) takes every " + (G > 1 ? std::to_string(G) + "th tile" : "tile"));
+  line("const int tg_grp = tg_tid_all / " + std::to_string(threads_) + ";");
+  line("const int tg_tid = tg_tid_all % " + std::to_string(threads_) + ";");
+  line("(void)tg_grp;");
+  line("int64_t tg_pipe = 0; // ring positions consumed so far (all groups' tiles)");
+  line("int64_t tg_i = 0;    // this block's tiles so far");
+  line("int64_t tg_turn = 0; // this group's tiles so far");
+  line("(void)tg_turn;");
+  open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x, ++tg_i)");
   decode_tile();
+  if (G > 1) {
+    open("if (tg_i % " + std::to_string(G) + " != tg_grp)");
+    line("// another group's tile: its iterations pass through the ring all the same");
+    emit_lets_before(ws_loop_);
+    line("tg_pipe += " + expr(ws_loop_->extent) + ";");
+    line("continue;");
+    close();
+  }
   stmt(k_.body);
   // The next tile's statements may overwrite shared memory this one read.
   if (smem_dirty_ || smem_read_ || async_pending_)
     barrier();
+  line("++tg_turn;");
   close();
   std::ostringstream os;
-  os << "/* Warp-specialized: " << threads_ << " consumer threads (warpgroups 0.."
-     << threads_ / 128 - 1 << ") and producer warpgroup " << threads_ / 128 << ". */\n"
-     << "__global__ void __launch_bounds__(" << threads_ + 128
+  os << "/* Warp-specialized: " << threads_ * G << " consumer threads (warpgroups 0.."
+     << threads_ * G / 128 - 1 << ", " << G << " group(s)) and producer warpgroup "
+     << threads_ * G / 128 << ". */\n"
+     << "__global__ void __launch_bounds__(" << threads_ * G + 128
      << ", 1) tg_kernel_ws(const __grid_constant__ tg_params tg_p) {\n"
      << out_.str() << "}\n";
   return os.str();

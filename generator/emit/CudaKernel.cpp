@@ -409,6 +409,21 @@ std::string CudaEmitter::kernel_text() {
 std::string CudaEmitter::run() {
   plan_memory();
   if (!plan_.tma_loops.empty()) {
+    // Two consumer groups duplicate the private shared memory; without room, one group.
+    auto& tp = plan_.tma_loops.begin()->second;
+    if (tp.groups > 1 && smem_bytes_ + 1024 > t_.gpu.smem_per_block) {
+      plan_.notes.push_back("one consumer group: " + std::to_string(tp.groups) +
+                            " would need " + std::to_string(smem_bytes_ + 1024) +
+                            " bytes of shared memory");
+      tp.groups = 1;
+      plan_memory();
+    } else if (tp.groups > 1) {
+      plan_.notes.push_back(std::to_string(tp.groups) + " consumer groups (ping-pong): each takes "
+                            "alternate tiles from the same stages; " +
+                            std::to_string(group_bytes_) + " private shared bytes each");
+    }
+  }
+  if (!plan_.tma_loops.empty()) {
     ws_loop_ = plan_.tma_loops.begin()->first->as<For>();
     ws_pipe_ = plan_.tma_loops.begin()->second;
     for (const StmtNode* s : ws_pipe_.producers)
@@ -521,7 +536,7 @@ std::string CudaEmitter::host_source() const {
   // The two kernels of the file: the fast one (vectorized, or warp-specialized TMA) and the
   // one for tensors it cannot take (scalar, or the fallback target's lowering).
   const std::string fast = ws() ? "tg_kernel_ws" : "tg_kernel<true>";
-  const std::string fast_threads = ws() ? std::to_string(threads_ + 128) : T;
+  const std::string fast_threads = ws() ? std::to_string(threads_ * groups() + 128) : T;
   const std::string slow_smem = ws() && fallback_smem_ >= 0 ? "tg_smem_bytes_fallback" : "tg_smem_bytes";
   std::ostringstream os;
   if (ws())

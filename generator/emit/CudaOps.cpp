@@ -420,7 +420,7 @@ void CudaEmitter::gemm_simt(const Gemm* g, const passes::GemmPlan& p) {
     const auto& La = frag(g->a.get());
     before_shared_write();
     open("");
-    line("float* tg_stage = (float*)(tg_smem + " + std::to_string(stage_scratch_offset_) + ");");
+    line("float* tg_stage = (float*)(" + smem_at(stage_scratch_offset_, true) + ");");
     line("const int tg_t0 = " + thread_coord(La, 0) + ", tg_t1 = " + thread_coord(La, 1) + ";");
     line("#pragma unroll");
     open("for (int tg_r0 = 0; tg_r0 < " + std::to_string(La.regs_of_dim(0)) + "; ++tg_r0)");
@@ -432,7 +432,7 @@ void CudaEmitter::gemm_simt(const Gemm* g, const passes::GemmPlan& p) {
     close();
     close();
     close();
-    a_at = "((const float*)(tg_smem + " + std::to_string(stage_scratch_offset_) + "))[tg_m * " +
+    a_at = "((const float*)(" + smem_at(stage_scratch_offset_, true) + "))[tg_m * " +
            std::to_string(K) + " + tg_k]";
   } else {
     std::string A = shared_ptr(g->a.get());
@@ -529,7 +529,7 @@ void CudaEmitter::emit_reduce(const Reduce* r) {
     const int64_t dst_elems = Ls.shape[kd];
     const auto& Ld = frag(r->dst.get());
     before_shared_write();
-    line("float* tg_scr = (float*)(tg_smem + " + std::to_string(reduce_scratch_offset_) + ");");
+    line("float* tg_scr = (float*)(" + smem_at(reduce_scratch_offset_, true) + ");");
     line("const int tg_tk = " + thread_coord(Ls, kd) + ";");
     // One writer per (warp, element): lanes that differ only in reduced or replicated modes
     // hold the same partial.

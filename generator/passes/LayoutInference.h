@@ -44,6 +44,11 @@ struct GemmPlan {
 struct TmaPipeline {
   int64_t stages = 2;
   std::vector<const ir::StmtNode*> producers;
+  // Consumer groups: with 2, two copies of the block's `threads` (one warpgroup each) take
+  // alternate tiles of the persistent loop from the same stage ring ("ping-pong"): one
+  // group's epilogue and softmax overlap the other's wgmmas. Shared buffers the TMA does not
+  // fill are private to each group.
+  int64_t groups = 1;
 };
 
 struct LayoutPlan {

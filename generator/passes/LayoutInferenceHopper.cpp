@@ -180,6 +180,9 @@ std::set<const StmtNode*> plan_hopper(const Kernel& k, const Target& t, LayoutPl
   });
   if (p.producers.empty() || nested)
     return wgmma;
+  // One consumer warpgroup per tile: run two of them, ping-pong (the emitter falls back to
+  // one if the second group's private shared memory does not fit).
+  p.groups = threads == 128 ? 2 : 1;
   plan.tma_loops[loop] = p;
   return wgmma;
 }
