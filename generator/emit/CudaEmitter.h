@@ -122,6 +122,8 @@ private:
   int64_t barrier_offset_ = 0;         // mbarriers full[stages] then empty[stages]
   bool wgmma_pending_ = false;         // committed wgmma groups not waited for
   bool defer_wgmma_wait_ = false;      // a gemm-only pipelined body: the loop waits
+  bool alternate_wgs_ = false;         // warpgroups take turns issuing the body's first gemm
+  bool turn_pending_ = false;          // the next wgmma gemm printed takes the turn
   struct WgmmaShape {
     int64_t n;
     bool bf16, a_regs, trans_b;

@@ -208,9 +208,24 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
     line("if (tg_grp > 0) " + need("tg_mbar_wait") + "(&tg_order[tg_grp], (unsigned)(tg_turn & 1));");
     line("else if (tg_turn > 0) tg_mbar_wait(&tg_order[0], (unsigned)((tg_turn - 1) & 1));");
   }
+  // Two warpgroups sharing a tile with more than its gemms in the body (attention): they take
+  // turns issuing the body's first gemm (FA3's warpgroup ping-pong), so one warpgroup's
+  // softmax runs while the other's gemm does. Named barriers 3 + wg: a warpgroup syncs on its
+  // own before issuing and arrives on the other's after.
+  int wgmmas = 0;
+  for (const auto& c : consumers)
+    if (auto it = plan_.gemms.find(c.get());
+        it != plan_.gemms.end() && it->second.kind == passes::GemmPlan::Wgmma)
+      ++wgmmas;
+  alternate_wgs_ = !only_wgmma && G == 1 && threads_ == 256 && wgmmas >= 2;
+  if (alternate_wgs_) {
+    line("// warpgroups take turns issuing the first gemm; warpgroup 0 goes first");
+    line("if (tg_tid / 128 == 1) " + need("tg_bar_arrive_n") + "(3, 256);");
+  }
   open("for (int64_t tg_it = 0; tg_it < tg_n; ++tg_it, ++tg_pipe)");
   line("const int tg_st = (int)(tg_pipe % " + S + ");");
   line(need("tg_mbar_wait") + "(&tg_full[tg_st], (unsigned)((tg_pipe / " + S + ") & 1));");
+  turn_pending_ = alternate_wgs_;
   open("");
   line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_it;");
   line("(void)" + v + ";");
@@ -237,6 +252,9 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
     line("if (tg_tid % 32 == 0) " + need("tg_mbar_arrive") + "(&tg_empty[tg_st]);");
   }
   close();
+  if (alternate_wgs_)
+    line("if (tg_tid / 128 == 0) " + need("tg_bar_sync_n") + "(3, 256); // warpgroup 1's last turn");
+  alternate_wgs_ = turn_pending_ = false;
   if (G > 1)
     line("if (tg_tid % 32 == 0) " + need("tg_mbar_arrive") + "(&tg_order[(tg_grp + 1) % " +
          std::to_string(G) + "]); // the next tile's group may start");
@@ -331,10 +349,16 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
     calls.push_back(fn + "(" + name(g->c->name) + ", " + a_arg + ", tg_db + " +
                     std::to_string(off_b >> 4) + ", " + (clear ? "0" : "1") + ");");
   }
+  const bool turn = turn_pending_;
+  turn_pending_ = false;
+  if (turn)
+    line(need("tg_bar_sync_n") + "(3 + tg_wg, 256); // this warpgroup's turn");
   line(need("tg_wgmma_fence") + "();");
   for (const auto& c : calls)
     line(c);
   line(need("tg_wgmma_commit") + "();");
+  if (turn)
+    line(need("tg_bar_arrive_n") + "(4 - tg_wg, 256); // the other warpgroup's turn");
   close();
   wgmma_pending_ = true;
   if (std::find(wgmma_accs_.begin(), wgmma_accs_.end(), g->c.get()) == wgmma_accs_.end())
@@ -393,6 +417,10 @@ std::string CudaEmitter::hopper_helpers_source() const {
     os << "/* setmaxnreg: the warpgroup's per-thread register budget (all its warps execute it). */\n"
           "template <int N> TG_DEV void tg_setmaxnreg_dec() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %0;\\n\" ::\"n\"(N)); }\n"
           "template <int N> TG_DEV void tg_setmaxnreg_inc() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %0;\\n\" ::\"n\"(N)); }\n";
+  if (has("tg_bar_sync_n") || has("tg_bar_arrive_n"))
+    os << "/* Named barrier `id` of n threads: wait for all n, or arrive without waiting. */\n"
+          "TG_DEV void tg_bar_sync_n(int id, int n) { asm volatile(\"bar.sync %0, %1;\\n\" ::\"r\"(id), \"r\"(n) : \"memory\"); }\n"
+          "TG_DEV void tg_bar_arrive_n(int id, int n) { asm volatile(\"bar.arrive %0, %1;\\n\" ::\"r\"(id), \"r\"(n) : \"memory\"); }\n";
   if (has("tg_fence_proxy_async"))
     os << "/* Orders this thread's generic-proxy shared-memory writes before async-proxy reads (wgmma). */\n"
           "TG_DEV void tg_fence_proxy_async() { asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\"); }\n";
