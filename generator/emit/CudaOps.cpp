@@ -4,6 +4,8 @@
 #include "emit/CudaEmitter.h"
 
 #include "ir/IRPrinter.h"
+#include "ir/Simplify.h"
+#include "passes/RangeAnalysis.h"
 #include "support/InternalError.h"
 
 #include <cmath>
@@ -58,6 +60,34 @@ const char* vec_type(int64_t bytes) {
   case 16: return "uint4";
   }
   return nullptr;
+}
+
+// "Every element of region r lies inside its tensor", as a predicate over the region's
+// offsets (block and loop indices, dims) derived by passes/RangeAnalysis: each offset and the
+// offset plus the tile extent minus one are in bounds. nullptr when there is none, or when it
+// is false. Copies test it once and then move the tile without per-element bounds checks.
+Expr region_in_bounds(const Region& r, const passes::RangeEnv& env) {
+  const Buffer& b = *r.buffer;
+  const size_t n = b.rank(), lead = n - r.tile_rank();
+  passes::TileVars tile;
+  std::vector<VarPtr> points; // keeps the tile vars alive while `tile` refers to them
+  Expr cond;
+  for (size_t d = 0; d < n; ++d) {
+    Expr idx = r.offsets[d];
+    if (d >= lead) {
+      auto ext = as_const_int(r.extents[d - lead]);
+      if (!ext || *ext < 1)
+        return nullptr;
+      points.push_back(make_var("tg_p" + std::to_string(d), VarKind::ParallelVar, DType::i64()));
+      tile[points.back().get()] = passes::Interval::of(0, *ext - 1);
+      idx = Binary::make(BinaryOp::Add, idx, VarRef::make(points.back()));
+    }
+    Expr in = Binary::make(BinaryOp::And, Binary::make(BinaryOp::Le, make_i64(0), idx),
+                           Binary::make(BinaryOp::Lt, idx, b.shape[d]));
+    cond = cond ? Binary::make(BinaryOp::And, cond, in) : in;
+  }
+  Expr p = passes::uniform_predicate(cond, true, tile, env);
+  return p && !is_const_int(p, 0) ? p : nullptr;
 }
 
 } // namespace
@@ -147,18 +177,51 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async) {
   if (vec_ok) {
     const int64_t chunks = R * C / V, per = (chunks + threads_ - 1) / threads_;
     open("if constexpr (TG_VEC)");
-    line("#pragma unroll");
-    open("for (int tg_c = 0; tg_c < " + std::to_string(per) + "; ++tg_c)");
-    line("const int tg_q = tg_tid + tg_c * " + std::to_string(threads_) + ";");
-    if (chunks % threads_ != 0)
-      line("if (tg_q >= " + std::to_string(chunks) + ") break;");
-    line("const int tg_row = tg_q / " + std::to_string(C / V) + ", tg_col = (tg_q % " +
-         std::to_string(C / V) + ") * " + std::to_string(V) + ";");
-    auto idx = gidx("tg_row", "tg_col");
-    line("const bool tg_in = " + global_in_bounds(g, idx) + ";");
-    line(need("tg_cp_async16") + "(" + dst + " + " + shared_offset(sb, "tg_row", "tg_col") + ", " +
-         name(g.name) + " + (tg_in ? " + global_index(g, idx) + " : 0), tg_in ? 16 : 0);");
-    close();
+    // Interior tiles (the whole tile inside the tensor, tested once) skip the per-chunk
+    // bounds test and zero-fill.
+    std::string in_tile = "tg_col";
+    auto chunk_loop = [&](bool checked) {
+      line("#pragma unroll");
+      open("for (int tg_c = 0; tg_c < " + std::to_string(per) + "; ++tg_c)");
+      line("const int tg_q = tg_tid + tg_c * " + std::to_string(threads_) + ";");
+      if (chunks % threads_ != 0)
+        line("if (tg_q >= " + std::to_string(chunks) + ") break;");
+      line("const int tg_row = tg_q / " + std::to_string(C / V) + ", tg_col = (tg_q % " +
+           std::to_string(C / V) + ") * " + std::to_string(V) + ";");
+      auto idx = gidx("tg_row", "tg_col");
+      const std::string at = shared_offset(sb, "tg_row", "tg_col");
+      if (checked) {
+        line("const bool tg_in = " + global_in_bounds(g, idx) + ";");
+        line(need("tg_cp_async16") + "(" + dst + " + " + at + ", " + name(g.name) + " + (tg_in ? " +
+             global_index(g, idx) + " : 0), tg_in ? 16 : 0);");
+      } else {
+        line(need("tg_cp_async16") + "(" + dst + " + " + at + ", tg_src + " + in_tile + ", 16);");
+      }
+      close();
+    };
+    const passes::RangeEnv env = passes::body_ranges(k_);
+    if (Expr inside = region_in_bounds(c->src, env)) {
+      open("if (" + expr(inside) + ")");
+      // The tile's first element once (64-bit), then offsets inside the tile: 32-bit where
+      // the range analysis proves the last one fits.
+      line("const " + storage_type_name(g.dtype) + "* tg_src = " + name(g.name) + " + " +
+           global_index(g, gidx("0", "0")) + ";");
+      if (tr == 2) {
+        Expr last = Binary::make(BinaryOp::Add,
+                                 Binary::make(BinaryOp::Mul, make_i64(R - 1), g.shape[n - 1]),
+                                 make_i64(C - 1));
+        in_tile = passes::bounds_of(last, env).fits_i32()
+                      ? "tg_row * (int)" + expr(g.shape[n - 1], kUnary) + " + tg_col"
+                      : "(int64_t)tg_row * " + expr(g.shape[n - 1], kMul) + " + tg_col";
+      }
+      chunk_loop(false);
+      close("} else {");
+      ++indent_;
+      chunk_loop(true);
+      close();
+    } else {
+      chunk_loop(true);
+    }
     line(need("tg_cp_async_commit") + "();");
     close("} else {");
     ++indent_;
@@ -211,70 +274,86 @@ void CudaEmitter::copy_global_fragment(const Copy* c, bool load) {
     open("if (" + leader + ")");
   declare_thread_coords(L);
   const int64_t R0 = fr == 2 ? L.regs_of_dim(0) : 1, R1 = L.regs_of_dim(fr - 1);
-  line("#pragma unroll");
-  open("for (int tg_r0 = 0; tg_r0 < " + std::to_string(R0) + "; ++tg_r0)");
-  line("#pragma unroll");
-  open("for (int tg_g = 0; tg_g < " + std::to_string(R1 / vec) + "; ++tg_g)");
-  line("const int tg_r1 = tg_g * " + std::to_string(vec) + ";");
-  std::vector<std::string> idx(off.begin(), off.end());
-  if (fr == 2)
-    idx[n - 2] = "(" + off[n - 2] + ") + tg_t0 + " + reg_coord(L, 0, "tg_r0");
-  idx[n - 1] = "(" + off[n - 1] + ") + tg_t" + std::to_string(fr - 1) + " + " +
-               reg_coord(L, fr - 1, "tg_r1");
-  line("const int64_t tg_col = " + idx[n - 1] + ";");
-  idx[n - 1] = "tg_col";
-  std::string reg0 = fr == 2 ? "tg_r0 * " + std::to_string(R1) + " + tg_r1" : "tg_r1";
-  std::string fname = name(f.name);
-  std::string pad = c->pad ? expr(c->pad) : "0.0f";
-  auto scalar = [&](const std::string& e) {
-    std::vector<std::string> ix = idx;
-    ix[n - 1] = "tg_col + " + e;
-    std::string at = name(g.name) + "[" + global_index(g, ix) + "]";
-    std::string reg = fname + "[" + reg0 + " + " + e + "]";
-    if (load) {
-      std::string v = "(" + global_in_bounds(g, ix) + " ? " + to_float(at, g.dtype) + " : " + pad + ")";
-      line(reg + " = " + from_float(v, f.dtype) + ";");
+  // checked = false: the whole tile is inside the tensor (tested once, below), so neither the
+  // vector runs nor the single elements need a bounds check.
+  auto loops = [&](bool checked) {
+    line("#pragma unroll");
+    open("for (int tg_r0 = 0; tg_r0 < " + std::to_string(R0) + "; ++tg_r0)");
+    line("#pragma unroll");
+    open("for (int tg_g = 0; tg_g < " + std::to_string(R1 / vec) + "; ++tg_g)");
+    line("const int tg_r1 = tg_g * " + std::to_string(vec) + ";");
+    std::vector<std::string> idx(off.begin(), off.end());
+    if (fr == 2)
+      idx[n - 2] = "(" + off[n - 2] + ") + tg_t0 + " + reg_coord(L, 0, "tg_r0");
+    idx[n - 1] = "(" + off[n - 1] + ") + tg_t" + std::to_string(fr - 1) + " + " +
+                 reg_coord(L, fr - 1, "tg_r1");
+    line("const int64_t tg_col = " + idx[n - 1] + ";");
+    idx[n - 1] = "tg_col";
+    std::string reg0 = fr == 2 ? "tg_r0 * " + std::to_string(R1) + " + tg_r1" : "tg_r1";
+    std::string fname = name(f.name);
+    std::string pad = c->pad ? expr(c->pad) : "0.0f";
+    auto scalar = [&](const std::string& e) {
+      std::vector<std::string> ix = idx;
+      ix[n - 1] = "tg_col + " + e;
+      std::string at = name(g.name) + "[" + global_index(g, ix) + "]";
+      std::string reg = fname + "[" + reg0 + " + " + e + "]";
+      if (load) {
+        std::string v = checked ? "(" + global_in_bounds(g, ix) + " ? " + to_float(at, g.dtype) +
+                                      " : " + pad + ")"
+                                : to_float(at, g.dtype);
+        line(reg + " = " + from_float(v, f.dtype) + ";");
+      } else {
+        line((checked ? "if (" + global_in_bounds(g, ix) + ") " : std::string()) + at + " = " +
+             from_float(to_float(reg, f.dtype), g.dtype) + ";");
+      }
+    };
+    if (vec > 1) {
+      std::vector<std::string> lead = idx;
+      lead[n - 1] = "tg_col";
+      std::string all_in = global_in_bounds(g, lead) + " && tg_col + " + std::to_string(vec) +
+                           " <= " + expr(g.shape[n - 1]);
+      std::string vt = vec_type(vec * eb);
+      open(checked ? "if (TG_VEC && " + all_in + ")" : "if (TG_VEC)");
+      std::string at = name(g.name) + " + " + global_index(g, lead);
+      if (load) {
+        line("const " + vt + " tg_v = *reinterpret_cast<const " + vt + "*>(" + at + ");");
+        line("const " + storage_type_name(g.dtype) + "* tg_x = reinterpret_cast<const " +
+             storage_type_name(g.dtype) + "*>(&tg_v);");
+        line("#pragma unroll");
+        open("for (int tg_e = 0; tg_e < " + std::to_string(vec) + "; ++tg_e)");
+        line(fname + "[" + reg0 + " + tg_e] = " + from_float(to_float("tg_x[tg_e]", g.dtype), f.dtype) + ";");
+        close();
+      } else {
+        line(storage_type_name(g.dtype) + " tg_x[" + std::to_string(vec) + "];");
+        line("#pragma unroll");
+        open("for (int tg_e = 0; tg_e < " + std::to_string(vec) + "; ++tg_e)");
+        line("tg_x[tg_e] = " + from_float(to_float(fname + "[" + reg0 + " + tg_e]", f.dtype), g.dtype) + ";");
+        close();
+        line("*reinterpret_cast<" + vt + "*>(" + at + ") = *reinterpret_cast<const " + vt + "*>(tg_x);");
+      }
+      close("} else {");
+      ++indent_;
+      line("#pragma unroll");
+      open("for (int tg_e = 0; tg_e < " + std::to_string(vec) + "; ++tg_e)");
+      scalar("tg_e");
+      close();
+      close();
     } else {
-      line("if (" + global_in_bounds(g, ix) + ") " + at + " = " +
-           from_float(to_float(reg, f.dtype), g.dtype) + ";");
+      scalar("0");
     }
+    close();
+    close();
   };
-  if (vec > 1) {
-    std::vector<std::string> lead = idx;
-    lead[n - 1] = "tg_col";
-    std::string all_in = global_in_bounds(g, lead) + " && tg_col + " + std::to_string(vec) +
-                         " <= " + expr(g.shape[n - 1]);
-    std::string vt = vec_type(vec * eb);
-    open("if (TG_VEC && " + all_in + ")");
-    std::string at = name(g.name) + " + " + global_index(g, lead);
-    if (load) {
-      line("const " + vt + " tg_v = *reinterpret_cast<const " + vt + "*>(" + at + ");");
-      line("const " + storage_type_name(g.dtype) + "* tg_x = reinterpret_cast<const " +
-           storage_type_name(g.dtype) + "*>(&tg_v);");
-      line("#pragma unroll");
-      open("for (int tg_e = 0; tg_e < " + std::to_string(vec) + "; ++tg_e)");
-      line(fname + "[" + reg0 + " + tg_e] = " + from_float(to_float("tg_x[tg_e]", g.dtype), f.dtype) + ";");
-      close();
-    } else {
-      line(storage_type_name(g.dtype) + " tg_x[" + std::to_string(vec) + "];");
-      line("#pragma unroll");
-      open("for (int tg_e = 0; tg_e < " + std::to_string(vec) + "; ++tg_e)");
-      line("tg_x[tg_e] = " + from_float(to_float(fname + "[" + reg0 + " + tg_e]", f.dtype), g.dtype) + ";");
-      close();
-      line("*reinterpret_cast<" + vt + "*>(" + at + ") = *reinterpret_cast<const " + vt + "*>(tg_x);");
-    }
+  if (Expr inside = region_in_bounds(gr, passes::body_ranges(k_))) {
+    open("if (" + expr(inside) + ")");
+    loops(false);
     close("} else {");
     ++indent_;
-    line("#pragma unroll");
-    open("for (int tg_e = 0; tg_e < " + std::to_string(vec) + "; ++tg_e)");
-    scalar("tg_e");
-    close();
+    loops(true);
     close();
   } else {
-    scalar("0");
+    loops(true);
   }
-  close();
-  close();
   if (!leader.empty())
     close();
   close();

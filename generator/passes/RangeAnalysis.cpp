@@ -1,7 +1,9 @@
-// Interval arithmetic on the IR's integer expressions, and the per-tile symbolic bounds that
-// passes/VersionByRange turns into tile predicates. See RangeAnalysis.h for the contract.
+// Interval arithmetic on the IR's integer expressions (bounds_of), the ranges of a kernel's
+// variables, and pruning of decided conditions. The per-tile half is RangeTile.cpp.
 #include "passes/RangeAnalysis.h"
 
+#include "ir/IRMutator.h"
+#include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 
@@ -89,28 +91,6 @@ Interval compare(BinaryOp op, const Interval& a, const Interval& b) {
   return kBool;
 }
 
-class Mentions : public IRVisitor {
-public:
-  const TileVars* tile = nullptr;
-  bool found = false, load = false;
-
-protected:
-  void visit_VarRef(const VarRef* v) override { found = found || (tile && tile->count(v->var.get())); }
-  void visit_Load(const Load* l) override {
-    load = true;
-    IRVisitor::visit_Load(l);
-  }
-};
-
-bool has_load(const Expr& e) {
-  Mentions m;
-  m.visit(e);
-  return m.load;
-}
-
-Expr imm(DType t, int64_t v) { return IntImm::make(t, v); }
-Expr bin(BinaryOp op, Expr a, Expr b) { return Binary::make(op, std::move(a), std::move(b)); }
-
 } // namespace
 
 // ---- Interval --------------------------------------------------------------------------------
@@ -164,6 +144,11 @@ Interval RangeEnv::range_of(const Var* v) const {
   case VarKind::Flag: return kBool;
   default: return Interval::of_type(v->type);
   }
+}
+
+const Expr* RangeEnv::upper_of(const Var* v) const {
+  auto it = uppers_.find(v);
+  return it == uppers_.end() ? nullptr : &it->second;
 }
 
 const Expr* RangeEnv::let_value(const Var* v) const {
@@ -299,280 +284,94 @@ RangeEnv kernel_ranges(const Kernel& k) {
     if (ext.hi)
       r.hi = std::max<int64_t>(0, *ext.hi - 1);
     env.set(g.index.get(), r);
+    env.set_upper(g.index.get(), g.extent);
   }
   return env;
 }
 
-// ---- symbolic bounds -------------------------------------------------------------------------
-
-bool mentions(const Expr& e, const TileVars& tile) {
-  Mentions m;
-  m.tile = &tile;
-  m.visit(e);
-  return m.found;
-}
-
-std::optional<Affine> linearize(const Expr& e, const TileVars& tile) {
-  const DType t = e->type;
-  if (!t.is_int())
-    return std::nullopt;
-  if (!mentions(e, tile))
-    return Affine{e, {}};
-  auto combine = [&](const Affine& a, const Affine& b, int64_t sign, BinaryOp op) {
-    Affine r{bin(op, a.rest, b.rest), a.coeffs};
-    for (const auto& [v, c] : b.coeffs)
-      if ((r.coeffs[v] += sign * c) == 0)
-        r.coeffs.erase(v);
-    return r;
-  };
-  switch (e->kind) {
-  case ExprKind::VarRef: // a tile var (mentions() said so)
-    return Affine{imm(t, 0), {{e->as<VarRef>()->var.get(), 1}}};
-  case ExprKind::Unary: {
-    auto* u = e->as<Unary>();
-    auto a = linearize(u->a, tile);
-    if (!a || u->op != UnaryOp::Neg)
-      return std::nullopt;
-    for (auto& [v, c] : a->coeffs)
-      c = -c;
-    return Affine{Unary::make(UnaryOp::Neg, a->rest), a->coeffs};
-  }
-  case ExprKind::Binary: {
-    auto* b = e->as<Binary>();
-    if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub) {
-      auto x = linearize(b->a, tile), y = linearize(b->b, tile);
-      if (!x || !y)
-        return std::nullopt;
-      return combine(*x, *y, b->op == BinaryOp::Add ? 1 : -1, b->op);
-    }
-    if (b->op == BinaryOp::Mul) {
-      // One factor must be a constant; the other carries the tile vars.
-      Expr k = b->a, other = b->b;
-      if (!as_const_int(k) || mentions(k, tile))
-        std::swap(k, other);
-      auto c = as_const_int(k);
-      if (!c || mentions(k, tile))
-        return std::nullopt;
-      auto x = linearize(other, tile);
-      if (!x)
-        return std::nullopt;
-      Affine r{bin(BinaryOp::Mul, x->rest, imm(t, *c)), {}};
-      for (const auto& [v, cv] : x->coeffs)
-        if (cv * *c != 0)
-          r.coeffs[v] = cv * *c;
-      return r;
-    }
-    return std::nullopt;
-  }
-  case ExprKind::Cast: {
-    auto* c = e->as<Cast>();
-    // Widening integer casts keep the form (no overflow in the narrower type, docs/ir.md).
-    if (!c->value->type.is_int() || c->value->type.bits() > t.bits())
-      return std::nullopt;
-    auto x = linearize(c->value, tile);
-    if (!x)
-      return std::nullopt;
-    return Affine{Cast::make(t, x->rest), x->coeffs};
-  }
-  default: return std::nullopt;
-  }
-}
-
 namespace {
 
-// sum of min (or max) of c * v over the tile for an affine form's coefficients.
-int64_t extreme(const std::map<const Var*, int64_t>& coeffs, const TileVars& tile, bool max) {
-  I128 s = 0;
-  for (const auto& [v, c] : coeffs) {
-    const Interval& r = tile.at(v);
-    I128 a = static_cast<I128>(c) * *r.lo, b = static_cast<I128>(c) * *r.hi;
-    s += max ? std::max(a, b) : std::min(a, b);
-  }
-  return static_cast<int64_t>(clamp(s)); // tile extents are small; clamping never bites
-}
+class BodyRanges : public IRVisitor {
+public:
+  RangeEnv env;
 
-Expr plus(const Expr& e, int64_t k) {
-  if (k == 0)
-    return e;
-  return k > 0 ? bin(BinaryOp::Add, e, imm(e->type, k)) : bin(BinaryOp::Sub, e, imm(e->type, -k));
-}
-
-} // namespace
-
-std::optional<SymBounds> symbolic_bounds(const Expr& e, const TileVars& tile, const RangeEnv& env) {
-  if (!mentions(e, tile))
-    return SymBounds{e, e};
-  if (!e->type.is_int())
-    return std::nullopt;
-  if (auto a = linearize(e, tile)) {
-    Expr rest = simplify(a->rest);
-    return SymBounds{simplify(plus(rest, extreme(a->coeffs, tile, false))),
-                     simplify(plus(rest, extreme(a->coeffs, tile, true)))};
+protected:
+  void visit_For(const For* f) override {
+    Interval s = bounds_of(f->start, env), e = bounds_of(f->extent, env);
+    Interval r;
+    r.lo = s.lo;
+    if (s.hi && e.hi && *e.hi >= 1)
+      r.hi = *s.hi + (*e.hi - 1);
+    env.set(f->var.get(), r);
+    if (is_const_int(f->start, 0))
+      env.set_upper(f->var.get(), f->extent);
+    IRVisitor::visit_For(f);
   }
-  auto sb = [&](const Expr& x) { return symbolic_bounds(x, tile, env); };
-  auto done = [](Expr lo, Expr hi) { return SymBounds{simplify(lo), simplify(hi)}; };
-  switch (e->kind) {
-  case ExprKind::Unary: {
-    auto* u = e->as<Unary>();
-    auto a = sb(u->a);
-    if (!a || u->op != UnaryOp::Neg)
-      return std::nullopt;
-    return done(Unary::make(UnaryOp::Neg, a->hi), Unary::make(UnaryOp::Neg, a->lo));
-  }
-  case ExprKind::Binary: {
-    auto* b = e->as<Binary>();
-    auto x = sb(b->a), y = sb(b->b);
-    if (!x || !y)
-      return std::nullopt;
-    switch (b->op) {
-    case BinaryOp::Add: return done(bin(BinaryOp::Add, x->lo, y->lo), bin(BinaryOp::Add, x->hi, y->hi));
-    case BinaryOp::Sub: return done(bin(BinaryOp::Sub, x->lo, y->hi), bin(BinaryOp::Sub, x->hi, y->lo));
-    case BinaryOp::Min:
-    case BinaryOp::Max: return done(bin(b->op, x->lo, y->lo), bin(b->op, x->hi, y->hi));
-    case BinaryOp::Mul: {
-      // A tile-free factor of known sign scales the other factor's bounds.
-      Expr f = b->b;
-      const SymBounds* s = &*x;
-      if (mentions(f, tile)) {
-        f = b->a;
-        s = &*y;
-      }
-      if (mentions(f, tile))
-        return std::nullopt;
-      Interval fr = bounds_of(f, env);
-      if (fr.lo && *fr.lo >= 0)
-        return done(bin(BinaryOp::Mul, s->lo, f), bin(BinaryOp::Mul, s->hi, f));
-      if (fr.hi && *fr.hi <= 0)
-        return done(bin(BinaryOp::Mul, s->hi, f), bin(BinaryOp::Mul, s->lo, f));
-      return std::nullopt;
+  void visit_Parallel(const Parallel* p) override {
+    for (size_t i = 0; i < p->vars.size(); ++i) {
+      Interval e = bounds_of(p->extents[i], env);
+      env.set(p->vars[i].get(), e.hi ? Interval::of(0, std::max<int64_t>(0, *e.hi - 1))
+                                      : Interval::at_least(0));
     }
-    case BinaryOp::Div:
-    case BinaryOp::CeilDiv: {
-      // Non-decreasing in the dividend for a positive, tile-free divisor.
-      Interval dr = bounds_of(b->b, env);
-      if (mentions(b->b, tile) || !dr.lo || *dr.lo < 1)
-        return std::nullopt;
-      return done(bin(b->op, x->lo, b->b), bin(b->op, x->hi, b->b));
-    }
+    IRVisitor::visit_Parallel(p);
+  }
+  void visit_LetStmt(const LetStmt* l) override {
+    env.bind_let(l->var.get(), l->value);
+    IRVisitor::visit_LetStmt(l);
+  }
+};
+
+class Prune : public IRMutator {
+public:
+  const RangeEnv* env = nullptr;
+
+protected:
+  Expr decided_or(const Expr& e) {
+    Interval r = bounds_of(e, *env);
+    return r.is_point() ? BoolImm::make(*r.lo != 0, e->loc) : e;
+  }
+  // v < bound (or bound > v) where env knows v < bound; the same negated.
+  std::optional<bool> below_upper(const Binary* n) {
+    const Expr *var = &n->a, *bound = &n->b;
+    bool holds;
+    switch (n->op) {
+    case BinaryOp::Lt: holds = true; break;
+    case BinaryOp::Ge: holds = false; break;
+    case BinaryOp::Gt: holds = true, std::swap(var, bound); break;
+    case BinaryOp::Le: holds = false, std::swap(var, bound); break;
     default: return std::nullopt;
     }
+    auto* v = (*var)->as<VarRef>();
+    const Expr* u = v ? env->upper_of(v->var.get()) : nullptr;
+    if (u && to_string(*u) == to_string(*bound))
+      return holds;
+    return std::nullopt;
   }
-  case ExprKind::Select: {
-    auto* s = e->as<Select>();
-    auto x = sb(s->t), y = sb(s->f);
-    if (!x || !y)
-      return std::nullopt;
-    return done(bin(BinaryOp::Min, x->lo, y->lo), bin(BinaryOp::Max, x->hi, y->hi));
+  Expr mutate_Binary(const Binary* b, const Expr& self) override {
+    Expr e = IRMutator::mutate_Binary(b, self);
+    auto* n = e->as<Binary>();
+    if (!n || !(is_comparison(n->op) || is_logical(n->op)) ||
+        !(n->a->type.is_int() || n->a->type.is_bool()))
+      return e;
+    if (auto known = below_upper(n))
+      return BoolImm::make(*known, e->loc);
+    return decided_or(e);
   }
-  case ExprKind::Cast: {
-    auto* c = e->as<Cast>();
-    if (!c->value->type.is_int() || c->value->type.bits() > e->type.bits())
-      return std::nullopt;
-    auto x = sb(c->value);
-    if (!x)
-      return std::nullopt;
-    return done(Cast::make(e->type, x->lo), Cast::make(e->type, x->hi));
-  }
-  default: return std::nullopt;
-  }
-}
-
-// ---- tile predicates -------------------------------------------------------------------------
-
-namespace {
-
-BinaryOp negate(BinaryOp op) {
-  switch (op) {
-  case BinaryOp::Lt: return BinaryOp::Ge;
-  case BinaryOp::Le: return BinaryOp::Gt;
-  case BinaryOp::Gt: return BinaryOp::Le;
-  case BinaryOp::Ge: return BinaryOp::Lt;
-  case BinaryOp::Eq: return BinaryOp::Ne;
-  default: return BinaryOp::Eq; // Ne
-  }
-}
-
-// `l OP r` with the constant k moved to the side where it is added: (l + k) OP r, or
-// l OP (r - k) when k is negative. Reads like the source: k * BN + 31 < S.
-Expr compare_shifted(BinaryOp op, const Expr& l, int64_t k, const Expr& r) {
-  return k >= 0 ? bin(op, plus(l, k), r) : bin(op, l, plus(r, -k));
-}
-
-// A predicate implying `a OP b` at every point of the tile, or nullptr.
-Expr all_points(BinaryOp op, const Expr& a, const Expr& b, const TileVars& tile, const RangeEnv& env) {
-  auto la = linearize(a, tile), lb = linearize(b, tile);
-  if (la && lb) {
-    // a - b = (ra - rb) + sum(c v): exact extremes of the tile-dependent part.
-    std::map<const Var*, int64_t> c = la->coeffs;
-    for (const auto& [v, cv] : lb->coeffs)
-      if ((c[v] -= cv) == 0)
-        c.erase(v);
-    const int64_t klo = extreme(c, tile, false), khi = extreme(c, tile, true);
-    Expr ra = simplify(la->rest), rb = simplify(lb->rest);
-    switch (op) {
-    case BinaryOp::Lt:
-    case BinaryOp::Le: return compare_shifted(op, ra, khi, rb);
-    case BinaryOp::Gt:
-    case BinaryOp::Ge: return compare_shifted(op, ra, klo, rb);
-    case BinaryOp::Eq:
-      return klo == khi ? compare_shifted(op, ra, klo, rb) : nullptr;
-    case BinaryOp::Ne:
-      return bin(BinaryOp::Or, compare_shifted(BinaryOp::Lt, ra, khi, rb),
-                 compare_shifted(BinaryOp::Gt, ra, klo, rb));
-    default: return nullptr;
-    }
-  }
-  auto sa = symbolic_bounds(a, tile, env), sb = symbolic_bounds(b, tile, env);
-  if (!sa || !sb)
-    return nullptr;
-  switch (op) {
-  case BinaryOp::Lt:
-  case BinaryOp::Le: return bin(op, sa->hi, sb->lo);
-  case BinaryOp::Gt:
-  case BinaryOp::Ge: return bin(op, sa->lo, sb->hi);
-  case BinaryOp::Ne:
-    return bin(BinaryOp::Or, bin(BinaryOp::Lt, sa->hi, sb->lo), bin(BinaryOp::Gt, sa->lo, sb->hi));
-  default: return nullptr; // equality at every point needs both sides constant over the tile
-  }
-}
-
-Expr predicate(const Expr& cond, bool value, const TileVars& tile, const RangeEnv& env) {
-  if (!mentions(cond, tile))
-    return value ? cond : Unary::make(UnaryOp::Not, cond);
-  if (auto* u = cond->as<Unary>(); u && u->op == UnaryOp::Not)
-    return predicate(u->a, !value, tile, env);
-  if (auto* c = cond->as<Cast>(); c && c->value->type.is_int())
-    return value ? all_points(BinaryOp::Ne, c->value, imm(c->value->type, 0), tile, env)
-                 : all_points(BinaryOp::Eq, c->value, imm(c->value->type, 0), tile, env);
-  auto* b = cond->as<Binary>();
-  if (!b)
-    return nullptr;
-  if (is_logical(b->op)) {
-    // x && y is false when either is, true when both are; x || y the other way round.
-    const bool either = (b->op == BinaryOp::And) != value;
-    Expr px = predicate(b->a, value, tile, env), py = predicate(b->b, value, tile, env);
-    if (either) {
-      if (px && py)
-        return bin(BinaryOp::Or, px, py);
-      return px ? px : py;
-    }
-    return px && py ? bin(BinaryOp::And, px, py) : nullptr;
-  }
-  if (is_comparison(b->op) && b->a->type.is_int())
-    return all_points(value ? b->op : negate(b->op), b->a, b->b, tile, env);
-  return nullptr;
-}
+};
 
 } // namespace
 
-Expr uniform_predicate(const Expr& cond, bool value, const TileVars& tile, const RangeEnv& env) {
-  for (const auto& [v, r] : tile)
-    if (!r.bounded() || r.empty())
-      return nullptr;
-  Expr p = predicate(cond, value, tile, env);
-  if (!p || has_load(p))
-    return nullptr;
-  return simplify(p);
+RangeEnv body_ranges(const Kernel& k) {
+  BodyRanges b;
+  b.env = kernel_ranges(k);
+  b.visit(k.body);
+  return b.env;
+}
+
+Expr prune_decided(const Expr& e, const RangeEnv& env) {
+  Prune p;
+  p.env = &env;
+  return simplify(p.mutate(e));
 }
 
 } // namespace tilegen::passes

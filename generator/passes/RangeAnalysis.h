@@ -64,10 +64,16 @@ public:
   void bind_let(const ir::Var* v, ir::Expr value) { lets_[v] = std::move(value); }
   Interval range_of(const ir::Var* v) const; // the listed range, else the default above
   const ir::Expr* let_value(const ir::Var* v) const;
+  // A symbolic exclusive upper bound: v < bound always (a grid index below its grid extent, a
+  // loop index from 0 below its extent). Used by prune_decided for `v < bound`, which
+  // intervals cannot decide when the bound is a runtime dim.
+  void set_upper(const ir::Var* v, ir::Expr bound) { uppers_[v] = std::move(bound); }
+  const ir::Expr* upper_of(const ir::Var* v) const;
 
 private:
   std::map<const ir::Var*, Interval> ranges_;
   std::map<const ir::Var*, ir::Expr> lets_;
+  std::map<const ir::Var*, ir::Expr> uppers_;
 };
 
 // The interval of e's values over every assignment of its variables within `env`. Integer and
@@ -78,6 +84,17 @@ Interval bounds_of(const ir::Expr& e, const RangeEnv& env);
 // The kernel-level ranges: dims from their declared min/max (default [0, +inf)), value params
 // over their values, grid indices in [0, extent - 1] where the extent's bound is known.
 RangeEnv kernel_ranges(const ir::Kernel& k);
+
+// kernel_ranges plus every loop variable ([start, start + extent - 1] over the bounds of start
+// and extent), parallel variable ([0, extent - 1]) and let (its value) of the body. Variables
+// are unique objects, so one flat map serves every program point: use it where the point's
+// own scope is not at hand (emitters).
+RangeEnv body_ranges(const ir::Kernel& k);
+
+// e with every comparison and logical operator that `env` decides replaced by its constant,
+// then simplified (`0 <= bx * 64` is true for a grid index, and so is `bx < B` when B is bx's
+// grid extent).
+ir::Expr prune_decided(const ir::Expr& e, const RangeEnv& env);
 
 // ---- per-tile (symbolic) bounds --------------------------------------------------------------
 
@@ -108,8 +125,8 @@ std::optional<SymBounds> symbolic_bounds(const ir::Expr& e, const TileVars& tile
 // every point of the tile; nullptr if none can be derived. Built from comparisons of integer
 // expressions (a OP b decided by the symbolic bounds of a - b, or of a and b separately),
 // combined through && || ! (a condition with no tile var is its own predicate). The result
-// is simplified; it mentions no load (cheap to evaluate once per tile). Lets must have been
-// substituted by the caller.
+// is simplified, with the parts `env` decides folded (prune_decided); it mentions no load
+// (cheap to evaluate once per tile). Lets must have been substituted by the caller.
 ir::Expr uniform_predicate(const ir::Expr& cond, bool value, const TileVars& tile,
                            const RangeEnv& env);
 

@@ -182,6 +182,8 @@ protected:
     if (s.hi && e.hi && *e.hi >= 1)
       r.hi = *s.hi + (*e.hi - 1);
     env_.set(n->var.get(), r);
+    if (is_const_int(n->start, 0))
+      env_.set_upper(n->var.get(), n->extent);
     return IRMutator::mutate_For(n, self);
   }
   Stmt mutate_LetStmt(const LetStmt* n, const Stmt& self) override {

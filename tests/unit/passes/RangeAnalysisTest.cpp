@@ -223,6 +223,41 @@ TEST(RangeAnalysis, KernelRangesUseDimConstraintsAndGrid) {
                   .fits_i32());
 }
 
+// body_ranges: loop and parallel variables get their bounds, and "index below its extent"
+// facts decide comparisons against runtime dims that intervals alone cannot.
+TEST(RangeAnalysis, BodyRangesAndPruning) {
+  Kernel k;
+  DimParam m, n;
+  m.var = make_var("M", VarKind::Dim, DType::i64());
+  n.var = make_var("N", VarKind::Dim, DType::i64());
+  k.dims = {m, n};
+  GridDim g;
+  g.index = make_var("bx", VarKind::BlockIndex, DType::i64());
+  g.extent = bin(BinaryOp::CeilDiv, vr(m.var), c(64));
+  k.grid.push_back(g);
+  VarPtr kv = make_var("k", VarKind::LoopVar, DType::i64());
+  VarPtr j = make_var("j", VarKind::ParallelVar, DType::i64());
+  BufferPtr x = make_buffer("x", MemScope::Fragment, DType::f32(), {c(32)});
+  Stmt par = Parallel::make({j}, {c(32)}, Store::make(x, {vr(j)}, make_f32(0), StoreOp::Assign));
+  k.body = For::make(kv, c(0), bin(BinaryOp::CeilDiv, vr(n.var), c(32)), nullptr, par);
+  RangeEnv env = body_ranges(k);
+  // k < cdiv(N, 32) with N up to INT64_MAX: k < 2^58, far from 32 bits.
+  EXPECT_EQ(env.range_of(kv.get()), Interval::of(0, (int64_t(1) << 58) - 1));
+  EXPECT_EQ(env.range_of(j.get()), Interval::of(0, 31));
+  // 0 <= bx * 64 (a grid index is >= 0), bx < cdiv(M, 64) (its extent), k < cdiv(N, 32)
+  // (its loop's extent) are decided; k * 32 + 31 < N is the real question.
+  Expr e = bin(BinaryOp::And,
+               bin(BinaryOp::And, bin(BinaryOp::Le, c(0), bin(BinaryOp::Mul, vr(g.index), c(64))),
+                   bin(BinaryOp::Lt, vr(g.index), g.extent)),
+               bin(BinaryOp::And, bin(BinaryOp::Gt, bin(BinaryOp::CeilDiv, vr(n.var), c(32)), vr(kv)),
+                   bin(BinaryOp::Lt, bin(BinaryOp::Add, bin(BinaryOp::Mul, vr(kv), c(32)), c(31)),
+                       vr(n.var))));
+  EXPECT_EQ(to_string(prune_decided(e, env)), "k * 32 + 31 < N");
+  EXPECT_EQ(to_string(prune_decided(bin(BinaryOp::Ge, vr(g.index), g.extent), env)), "false");
+  // Not the extent: undecided.
+  EXPECT_EQ(to_string(prune_decided(bin(BinaryOp::Lt, vr(g.index), vr(m.var)), env)), "bx < M");
+}
+
 // Property: for random expressions and ranges, every evaluated value lies in bounds_of.
 TEST(RangeAnalysis, BoundsContainEveryValue) {
   Vars v;
