@@ -101,7 +101,9 @@ std::string CudaEmitter::print_call(const Call* c, int& prec) {
   // range reduction costs several times more; the extra rounding of x log2 e adds about
   // |x| 2^-24 relative error (docs/cuda-backend.md "Math").
   if (c->fn == Intrinsic::Exp && c->type == DType::f32())
-    return "exp2f(" + expr(c->args[0], kMul) + " * 1.4426950408889634f)";
+    return need("tg_ex2") + "(" + expr(c->args[0], kMul) + " * 1.4426950408889634f)";
+  if (c->fn == Intrinsic::Exp2 && c->type == DType::f32())
+    return need("tg_ex2") + "(" + expr(c->args[0]) + ")";
   if (c->fn == Intrinsic::Rsqrt)
     return math_name(c->fn, c->type) + "(" + expr(c->args[0]) + ")";
   return CFamilyPrinter::print_call(c, prec);

@@ -292,6 +292,11 @@ std::string CudaEmitter::helpers_source() const {
   if (has("tg_inb"))
     s += "/* 0 <= i < n, in one unsigned comparison (n >= 0). */\n"
          "TG_HD bool tg_inb(int64_t i, int64_t n) { return (uint64_t)i < (uint64_t)n; }\n";
+  if (has("tg_ex2"))
+    s += "/* 2^x in one MUFU.EX2 (ex2.approx.ftz: relative error ~2^-22; results below 2^-126\n"
+         " * flush to 0). exp2f adds a denormal-range fix-up around the same instruction. */\n"
+         "TG_DEV float tg_ex2(float x) {\n  float y;\n"
+         "  asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x));\n  return y;\n}\n";
   if (has("tg_round_bf16"))
     s += "/* f32 rounded to the nearest bf16 value (ties to even), held as f32. */\n"
          "TG_DEV float tg_round_bf16(float f) { return __bfloat162float(__float2bfloat16_rn(f)); }\n";
