@@ -124,11 +124,11 @@ std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const T
   check(out, "legalization", true);
 
   // Interior tiles skip the masks and guards only edge tiles need: parallel loops with a
-  // tile-uniform condition are versioned (passes/VersionByRange).
-  if (target.backend == Backend::C || target.backend == Backend::CUDA) {
-    out = simplify(version_by_range(out));
-    check(out, "versioning", true);
-  }
+  // tile-uniform condition are versioned (passes/VersionByRange). The predicate is uniform
+  // (dims, scalars, block and loop indices), so a barrier the WGSL emitter puts after a loop
+  // stays in uniform control flow.
+  out = simplify(version_by_range(out));
+  check(out, "versioning", true);
 
   // GPU targets: thread mappings and swizzles must exist before anything is written (the
   // emitter recomputes the same plan; a conflict is a located user error here).

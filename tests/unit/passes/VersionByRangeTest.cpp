@@ -187,9 +187,13 @@ TEST(VersionByRange, FoldsTowardTheArmDoingTheWork) {
   EXPECT_NE(to_string(k).find("j % 2 == 0"), std::string::npos);
 }
 
-TEST(VersionByRange, NotAppliedOnWgsl) {
-  Kernel k = from_text(kClamp, "", "wgsl");
-  EXPECT_TRUE(versions(k).empty());
+TEST(VersionByRange, AppliedOnEveryBackend) {
+  for (const char* target : {"c", "c_avx2", "sm_80", "sm_90a", "wgsl"}) {
+    Kernel k = from_text(kClamp, "", target);
+    auto vs = versions(k);
+    ASSERT_EQ(vs.size(), 1u) << target;
+    EXPECT_EQ(to_string(vs[0]->cond), "bx * 64 + 63 < N") << target;
+  }
 }
 
 } // namespace
