@@ -109,6 +109,7 @@ private:
   void tma_issue(const ir::Copy* c, const std::string& stage, const std::string& bar);
   void gemm_wgmma(const ir::Gemm* g, const passes::GemmPlan& p);
   void wait_wgmma(int pending);                     // wgmma.wait_group + accumulator fences
+  void fence_async_proxy_writes();                  // thread-written smem -> wgmma reads
   std::string hopper_helpers_source() const;
   std::string tma_params_source() const;            // tensor-map members of tg_params
   std::string tma_setup_source();                   // encodes them on the host

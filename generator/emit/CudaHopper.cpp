@@ -179,15 +179,8 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
     auto it = plan_.gemms.find(s.get());
     only_wgmma = only_wgmma && it != plan_.gemms.end() && it->second.kind == passes::GemmPlan::Wgmma;
   }
-  // Shared memory the consumers wrote before the loop (attention's Q tile) is read by wgmma
-  // through the async proxy: fence the generic-proxy writes, then one barrier.
-  if (smem_dirty_ || async_pending_) {
-    if (async_pending_)
-      line(need("tg_cp_async_wait") + "<0>();");
-    line(need("tg_fence_proxy_async") + "();");
-    async_pending_ = false;
-    barrier();
-  }
+  // Shared memory the consumers wrote before the loop (attention's Q tile): settled once here.
+  fence_async_proxy_writes();
   const std::string v = name(f->var->name), S = std::to_string(tp.stages);
   std::vector<const Buffer*> staged;
   for (const StmtNode* s : tp.producers)
@@ -272,6 +265,18 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
 
 // ---- wgmma -------------------------------------------------------------------------------------
 
+// Shared memory written by threads (cp.async or stores: the generic proxy) and read next by
+// wgmma (the async proxy): wait for the copies, fence the proxies, then one barrier.
+void CudaEmitter::fence_async_proxy_writes() {
+  if (!smem_dirty_ && !async_pending_)
+    return;
+  if (async_pending_)
+    line(need("tg_cp_async_wait") + "<0>();");
+  line(need("tg_fence_proxy_async") + "();");
+  async_pending_ = false;
+  barrier();
+}
+
 void CudaEmitter::wait_wgmma(int pending) {
   line(need("tg_wgmma_wait") + "<" + std::to_string(pending) + ">();");
   if (pending > 0)
@@ -296,13 +301,7 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
   auto staged = [&](const Buffer* b) { return stage_expr_.count(b) > 0 && ws(); };
   // Operands written by threads (not TMA) need their writes fenced for the async proxy.
   if ((!a_regs && !staged(A)) || !staged(B)) {
-    if (smem_dirty_ || async_pending_) {
-      if (async_pending_)
-        line(need("tg_cp_async_wait") + "<0>();");
-      line(need("tg_fence_proxy_async") + "();");
-      async_pending_ = false;
-      barrier();
-    }
+    fence_async_proxy_writes();
     smem_read_ = true;
   }
   if (wgmma_pending_ && !defer_wgmma_wait_)

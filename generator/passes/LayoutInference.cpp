@@ -422,7 +422,14 @@ private:
   }
 
   void plan_swizzles() {
-    for (const auto& [b, pc] : plan_.panels) {
+    // In allocation order (the map is keyed by pointer): generated comments are deterministic.
+    for (const auto& st : stmts_) {
+      auto* a = st->as<Alloc>();
+      auto pit = a ? plan_.panels.find(a->buffer.get()) : plan_.panels.end();
+      if (pit == plan_.panels.end())
+        continue;
+      const Buffer* b = pit->first;
+      const int64_t pc = pit->second;
       // 128-byte swizzle inside each panel: 16-byte chunk c of row r lands at c ^ (r % 8).
       int m = 0;
       while ((int64_t(1) << m) * b->dtype.bytes() < 16)

@@ -1,6 +1,7 @@
 /* CPU feature detection for selecting C variants. Each feature is probed once; the answer is
  * cached in an int per feature, read and written with relaxed atomics: two threads racing on
  * the first call both compute the same value, so either store is right. */
+#include "env_list.h"
 #include "tilegen/runtime.h"
 
 #include <stdlib.h>
@@ -35,10 +36,9 @@ static const feature features[] = {{"", 0}};
 #define TG_NFEATURES (sizeof(features) / sizeof(features[0]))
 static int cache[TG_NFEATURES]; /* 0 = unknown, 1 = absent, 2 = present */
 
-/* 1 if `name` is listed in TILEGEN_CPU_DISABLE (comma-separated). */
-static int disabled_by_env(const char* name) {
-  const char* list = getenv("TILEGEN_CPU_DISABLE");
-  if (!list)
+int tg_env_list_has(const char* var, const char* name) {
+  const char* list = getenv(var);
+  if (!list || !name)
     return 0;
   size_t len = strlen(name);
   for (const char* p = list; *p;) {
@@ -52,6 +52,9 @@ static int disabled_by_env(const char* name) {
   }
   return 0;
 }
+
+/* 1 if `name` is listed in TILEGEN_CPU_DISABLE (comma-separated). */
+static int disabled_by_env(const char* name) { return tg_env_list_has("TILEGEN_CPU_DISABLE", name); }
 
 int tg_cpu_has(const char* name) {
   if (!name)

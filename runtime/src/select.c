@@ -1,6 +1,8 @@
 /* Variant selection for generated dispatch code (see tilegen/dispatch.h, docs/dispatch.md). */
 #include "tilegen/dispatch.h"
 
+#include "env_list.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,20 +32,7 @@ static void why_add(why_buf* w, const char* fmt, ...) {
  * e.g. "sm_90a"): for comparing a kernel's variants on one device, and for working around a
  * variant. Read when a selection is made (selections are cached: set it before the first call). */
 static int gpu_disabled_by_env(const char* target) {
-  const char* list = getenv("TILEGEN_GPU_DISABLE");
-  if (!list || !target)
-    return 0;
-  size_t len = strlen(target);
-  for (const char* p = list; *p;) {
-    const char* end = strchr(p, ',');
-    size_t n = end ? (size_t)(end - p) : strlen(p);
-    if (n == len && strncmp(p, target, n) == 0)
-      return 1;
-    if (!end)
-      break;
-    p = end + 1;
-  }
-  return 0;
+  return tg_env_list_has("TILEGEN_GPU_DISABLE", target);
 }
 
 int tg_gpu_row_runs_on(const tg_variant_entry* e, int cc) {

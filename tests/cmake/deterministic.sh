@@ -17,4 +17,13 @@ before=$(snapshot "$d/one")
 sleep 1.1
 (cd "$TILEGEN_SRC" && "$TILEGEN" generate --lib det --targets c,c_avx2,c_avx512 --out "$d/one" "${specs[@]}")
 [ "$before" = "$(snapshot "$d/one")" ] || fail "rerun touched unchanged files"
+# GPU and WGSL targets, every shipped kernel, three separate processes: decisions kept in maps
+# keyed by pointers (layouts, panels) must not leak their order into the output (ASLR moves
+# the pointers between runs).
+for i in 1 2 3; do
+  (cd "$TILEGEN_SRC" && "$TILEGEN" generate --lib gpu --targets sm_80,sm_90,sm_90a,wgsl \
+     --out "$d/gpu$i" kernels/*.yaml) || fail "GPU generation failed"
+done
+diff -r "$d/gpu1" "$d/gpu2" >/dev/null && diff -r "$d/gpu1" "$d/gpu3" >/dev/null ||
+  fail "GPU/WGSL generation is not deterministic"
 echo "deterministic OK"
