@@ -16,7 +16,6 @@
 #include "support/InternalError.h"
 
 #include <algorithm>
-#include <functional>
 #include <sstream>
 
 namespace tilegen::emit {
@@ -45,35 +44,21 @@ const Copy* as_copy(const StmtNode* s) { return s->as<Copy>(); }
 
 // Whether s writes shared memory (a copy or a store into a shared buffer).
 bool writes_shared(const Stmt& s) {
-  class Finder : public IRVisitor {
-  public:
+  struct Finder : IRVisitor {
     bool found = false;
 
   protected:
+    void visit_Copy(const Copy* c) override {
+      found = found || c->dst.buffer->scope == MemScope::Shared;
+      IRVisitor::visit_Copy(c);
+    }
     void visit_Store(const Store* st) override {
       found = found || st->buffer->scope == MemScope::Shared;
       IRVisitor::visit_Store(st);
     }
   } f;
-  bool copy = false;
-  std::function<void(const Stmt&)> walk = [&](const Stmt& x) {
-    if (!x)
-      return;
-    if (auto* c = x->as<Copy>())
-      copy = copy || c->dst.buffer->scope == MemScope::Shared;
-    if (auto* q = x->as<Seq>())
-      for (const auto& y : q->stmts)
-        walk(y);
-    else if (auto* fo = x->as<For>())
-      walk(fo->body);
-    else if (auto* i = x->as<IfThenElse>()) {
-      walk(i->then_case);
-      walk(i->else_case);
-    }
-  };
-  walk(s);
   f.visit(s);
-  return copy || f.found;
+  return f.found;
 }
 
 } // namespace
@@ -506,7 +491,8 @@ std::string CudaEmitter::tma_setup_source() {
      << "        const cuuint64_t*, const cuuint64_t*, const cuuint32_t*, const cuuint32_t*,\n"
      << "        CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,\n"
      << "        CUtensorMapFloatOOBfill);\n"
-     << "    tg_encode_fn tg_encode = (tg_encode_fn)tg_cuda_driver_entry(\"cuTensorMapEncodeTiled\");\n"
+     << "    /* looked up once per process (thread-safe static initialization) */\n"
+     << "    static const tg_encode_fn tg_encode = (tg_encode_fn)tg_cuda_driver_entry(\"cuTensorMapEncodeTiled\");\n"
      << "    bool tg_ok = tg_encode != NULL;\n";
   for (const auto& m : tma_maps_) {
     const Buffer& g = *m.copy->src.buffer;

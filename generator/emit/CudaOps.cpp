@@ -16,18 +16,6 @@ using namespace ir;
 
 namespace {
 
-bool is_zero(const Expr& e) {
-  if (!e)
-    return true;
-  if (auto* f = e->as<FloatImm>())
-    return f->value == 0.0 && !std::signbit(f->value);
-  if (auto* i = e->as<IntImm>())
-    return i->value == 0;
-  if (auto* c = e->as<Cast>())
-    return is_zero(c->value);
-  return false;
-}
-
 // True if e is a multiple of m for every value of its variables.
 bool multiple_of(const Expr& e, int64_t m) {
   if (m <= 1)
@@ -172,7 +160,7 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async) {
   std::string dst = shared_ptr(sb);
   std::string pad = c->pad ? expr(c->pad) : "0.0f";
   open("");
-  bool vec_ok = async && same_type && is_zero(c->pad) && C % V == 0 &&
+  bool vec_ok = async && same_type && is_const_zero(c->pad) && C % V == 0 &&
                 multiple_of(c->src.offsets[n - 1], V) && eb <= 16;
   if (vec_ok) {
     const int64_t chunks = R * C / V, per = (chunks + threads_ - 1) / threads_;

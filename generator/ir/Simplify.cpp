@@ -304,4 +304,16 @@ bool is_const_int(const Expr& e, int64_t v) {
   return c && *c == v;
 }
 
+bool is_const_zero(const Expr& e) {
+  if (!e)
+    return true;
+  if (auto* f = e->as<FloatImm>())
+    return f->value == 0.0 && !std::signbit(f->value);
+  if (auto* i = e->as<IntImm>())
+    return i->value == 0;
+  if (auto* c = e->as<Cast>())
+    return is_const_zero(c->value);
+  return false;
+}
+
 } // namespace tilegen::ir

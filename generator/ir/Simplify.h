@@ -22,5 +22,7 @@ Kernel simplify(const Kernel& k);
 // The value of an expression that simplifies to an integer/bool constant, else nullopt.
 std::optional<int64_t> as_const_int(const Expr& e);
 bool is_const_int(const Expr& e, int64_t v);
+// Null, or a constant +0 (integer or float, through casts): a copy's default padding.
+bool is_const_zero(const Expr& e);
 
 } // namespace tilegen::ir

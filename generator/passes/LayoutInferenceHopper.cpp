@@ -13,10 +13,11 @@
 //    a warp-specialized TMA pipeline. Everything else keeps the sm_80 lowering.
 #include "passes/LayoutInference.h"
 
+#include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
 #include "support/InternalError.h"
 
 #include <algorithm>
-#include <functional>
 
 namespace tilegen::passes {
 
@@ -24,37 +25,24 @@ using namespace ir;
 
 namespace {
 
-int64_t const_or(const Expr& e, int64_t fallback) {
-  auto* i = e ? e->as<IntImm>() : nullptr;
-  return i ? i->value : fallback;
-}
+int64_t const_or(const Expr& e, int64_t fallback) { return as_const_int(e).value_or(fallback); }
 
-bool is_zero_pad(const Expr& e) {
-  if (!e)
-    return true;
-  if (auto* f = e->as<FloatImm>())
-    return f->value == 0.0;
-  if (auto* i = e->as<IntImm>())
-    return i->value == 0;
-  if (auto* c = e->as<Cast>())
-    return is_zero_pad(c->value);
-  return false;
-}
+// The gemms, and the copies into shared memory, of a statement (IRVisitor walks them all).
+struct OpCollector : IRVisitor {
+  std::vector<const Gemm*> gemms;
+  std::vector<const Copy*> shared_fills;
 
-void each_stmt(const Stmt& s, const std::function<void(const Stmt&)>& f) {
-  if (!s)
-    return;
-  f(s);
-  if (auto* q = s->as<Seq>())
-    for (const auto& c : q->stmts)
-      each_stmt(c, f);
-  else if (auto* fo = s->as<For>())
-    each_stmt(fo->body, f);
-  else if (auto* i = s->as<IfThenElse>()) {
-    each_stmt(i->then_case, f);
-    each_stmt(i->else_case, f);
+protected:
+  void visit_Gemm(const Gemm* g) override {
+    gemms.push_back(g);
+    IRVisitor::visit_Gemm(g);
   }
-}
+  void visit_Copy(const Copy* c) override {
+    if (c->dst.buffer->scope == MemScope::Shared)
+      shared_fills.push_back(c);
+    IRVisitor::visit_Copy(c);
+  }
+};
 
 // Elements per 128-byte panel row of a shared buffer, 0 if it cannot be cut into panels
 // along its columns (rank 2, columns whole panels, rows a multiple of the 8-row atom).
@@ -94,7 +82,7 @@ bool tma_copy(const Copy& c) {
   const Buffer& s = *c.dst.buffer;
   if (g.scope != MemScope::Global || s.scope != MemScope::Shared || g.dtype != s.dtype)
     return false;
-  if (c.src.tile_rank() != 2 || g.rank() < 2 || g.rank() > 5 || !is_zero_pad(c.pad))
+  if (c.src.tile_rank() != 2 || g.rank() < 2 || g.rank() > 5 || !is_const_zero(c.pad))
     return false;
   int64_t pc = panel_of(s);
   return pc != 0 && const_or(s.shape[0], 0) <= 256;
@@ -107,19 +95,19 @@ std::set<const StmtNode*> plan_hopper(const Kernel& k, const Target& t, LayoutPl
   if (t.gpu.mma != MatrixInst::Wgmma)
     return wgmma;
   const int64_t threads = const_or(k.threads, 0);
-  each_stmt(k.body, [&](const Stmt& s) {
-    if (auto* g = s->as<Gemm>(); g && wgmma_eligible(*g, threads))
-      wgmma.insert(s.get());
-  });
+  OpCollector ops;
+  ops.visit(k.body);
+  for (const Gemm* g : ops.gemms)
+    if (wgmma_eligible(*g, threads))
+      wgmma.insert(g);
   // Shared buffers read by a gemm that stays on mma.sync keep the ldmatrix swizzle, so a
   // buffer shared by both kinds disqualifies its wgmma readers.
   std::set<const Buffer*> mma_read;
-  each_stmt(k.body, [&](const Stmt& s) {
-    if (auto* g = s->as<Gemm>(); g && !wgmma.count(s.get())) {
+  for (const Gemm* g : ops.gemms)
+    if (!wgmma.count(g)) {
       mma_read.insert(g->a.get());
       mma_read.insert(g->b.get());
     }
-  });
   for (auto it = wgmma.begin(); it != wgmma.end();) {
     auto* g = (*it)->as<Gemm>();
     if (mma_read.count(g->a.get()) || mma_read.count(g->b.get()))
@@ -171,13 +159,11 @@ std::set<const StmtNode*> plan_hopper(const Kernel& k, const Target& t, LayoutPl
   }
   // Producers nested deeper than the loop body's top level stay synchronous on sm_80; a TMA
   // pipeline needs every shared fill of the loop at its top.
+  OpCollector fills;
+  fills.visit(loop->body);
   bool nested = false;
-  each_stmt(loop->body, [&](const Stmt& s) {
-    auto* c = s->as<Copy>();
-    if (c && c->dst.buffer->scope == MemScope::Shared &&
-        std::find(p.producers.begin(), p.producers.end(), s.get()) == p.producers.end())
-      nested = true;
-  });
+  for (const Copy* c : fills.shared_fills)
+    nested = nested || std::find(p.producers.begin(), p.producers.end(), c) == p.producers.end();
   if (p.producers.empty() || nested)
     return wgmma;
   // One consumer warpgroup per tile: run two of them, ping-pong (the emitter falls back to
