@@ -447,10 +447,8 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
   for (const auto& d : k.dims)
     dims.push_back(d.var->name);
   for (const auto& s : k.scalars) {
-    if (s->type.kind == ir::ScalarKind::F16)
-      scalars.push_back("(double)tg_f16_to_float(" + s->name + ")");
-    else if (s->type.kind == ir::ScalarKind::BF16)
-      scalars.push_back("(double)tg_bf16_to_float(" + s->name + ")");
+    if (s->type.is_narrow_float()) // tg_f16_to_float, tg_e4m3_to_float, ...
+      scalars.push_back("(double)tg_" + std::string(s->type.name()) + "_to_float(" + s->name + ")");
     else
       scalars.push_back("(double)" + s->name);
   }

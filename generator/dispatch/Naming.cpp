@@ -78,6 +78,8 @@ const char* c_type_name(ir::DType t) {
   case ir::ScalarKind::BF16: return "tg_bf16";
   case ir::ScalarKind::F32: return "float";
   case ir::ScalarKind::F64: return "double";
+  case ir::ScalarKind::E4M3: return "tg_e4m3";
+  case ir::ScalarKind::E5M2: return "tg_e5m2";
   }
   internal_error("c_type_name: unknown dtype");
 }

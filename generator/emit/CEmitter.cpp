@@ -105,10 +105,8 @@ std::string CEmitter::access(const BufferPtr& b, const std::vector<Expr>& idx) {
 
 std::string CEmitter::load_value(const BufferPtr& b, const std::vector<Expr>& idx) {
   std::string a = access(b, idx);
-  if (b->scope == MemScope::Global && b->dtype == DType::bf16())
-    return need("tg_bf16_to_f32") + "(" + a + ")";
-  if (b->scope == MemScope::Global && b->dtype == DType::f16())
-    return need("tg_f16_to_f32") + "(" + a + ")";
+  if (b->scope == MemScope::Global && b->dtype.is_narrow_float())
+    return need(std::string("tg_") + b->dtype.name() + "_to_f32") + "(" + a + ")";
   return a;
 }
 
@@ -127,9 +125,9 @@ std::string CEmitter::print_load(const Load* l, int& prec) {
   int zp = 0;
   std::string other = l->type.is_float() ? print_float(0.0, l->type, zp) : "0";
   if (load_pad_) {
-    DType vt = l->type.is_16bit_float() ? DType::f32() : l->type;
+    DType vt = l->type.is_narrow_float() ? DType::f32() : l->type;
     Expr p = load_pad_;
-    if (p->type != vt && !(p->type.is_16bit_float() && vt == DType::f32()))
+    if (p->type != vt && !(p->type.is_narrow_float() && vt == DType::f32()))
       p = simplify(Cast::make(vt, p));
     other = expr(p, kCond);
   }
@@ -138,17 +136,17 @@ std::string CEmitter::print_load(const Load* l, int& prec) {
 }
 
 std::string CEmitter::store_value(const BufferPtr& b, const Expr& v) {
-  if (b->dtype.is_16bit_float() && b->scope == MemScope::Global) {
+  if (b->dtype.is_narrow_float() && b->scope == MemScope::Global) {
     // Stored as bits: round the f32 value to nearest even. A Cast to the same type already
     // in the value is the same rounding, done once here.
     Expr x = v;
     if (auto c = x->as<Cast>(); c && c->type == b->dtype)
       x = c->value;
-    if (!(x->type == DType::f32() || x->type.is_16bit_float()))
+    if (!(x->type == DType::f32() || x->type.is_narrow_float()))
       x = Cast::make(DType::f32(), x);
-    return need(b->dtype == DType::bf16() ? "tg_f32_to_bf16" : "tg_f32_to_f16") + "(" + expr(x) + ")";
+    return need(std::string("tg_f32_to_") + b->dtype.name()) + "(" + expr(x) + ")";
   }
-  TG_ASSERT(!(b->dtype.is_16bit_float()), "C emitter: on-chip 16-bit buffer '" + b->name +
+  TG_ASSERT(!(b->dtype.is_narrow_float()), "C emitter: on-chip narrow float buffer '" + b->name +
                                               "' survived LegalizeC");
   return expr(v->type == b->dtype ? v : simplify(Cast::make(b->dtype, v)), kAssign);
 }

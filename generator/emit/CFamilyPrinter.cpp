@@ -13,7 +13,7 @@ using namespace ir;
 
 namespace {
 // Helper functions are typed by suffix; 16-bit floats are computed as f32 in C-like code.
-std::string helper_suffix(DType t) { return t.is_16bit_float() ? "f32" : t.name(); }
+std::string helper_suffix(DType t) { return t.is_narrow_float() ? "f32" : t.name(); }
 } // namespace
 
 int c_binary_prec(BinaryOp op, DType t) {
@@ -50,7 +50,9 @@ std::string CFamilyPrinter::type_name(DType t) const {
   case ScalarKind::I32: return "int32_t";
   case ScalarKind::I64: return "int64_t";
   case ScalarKind::F16:
-  case ScalarKind::BF16: // held as float, with values representable in the 16-bit type
+  case ScalarKind::BF16: // held as float, with values representable in the narrow type
+  case ScalarKind::E4M3:
+  case ScalarKind::E5M2:
   case ScalarKind::F32: return "float";
   case ScalarKind::F64: return "double";
   }
@@ -58,7 +60,7 @@ std::string CFamilyPrinter::type_name(DType t) const {
 }
 
 std::string CFamilyPrinter::storage_type_name(DType t) const {
-  return t.is_16bit_float() ? "uint16_t" : type_name(t);
+  return t.is_16bit_float() ? "uint16_t" : t.is_fp8() ? "uint8_t" : type_name(t);
 }
 
 std::string CFamilyPrinter::float_suffix(DType t) const { return t == DType::f64() ? "" : "f"; }
@@ -223,14 +225,14 @@ std::string CFamilyPrinter::print_cast(const Cast* c, int& prec) {
     prec = kPrimary;
     return "(" + expr(c->value, kEq) + " != 0)";
   }
-  if (to.is_16bit_float()) {
-    // Round through the 16-bit type; the result is held as float.
-    std::string v = from == DType::f32() || from.is_16bit_float()
+  if (to.is_narrow_float()) {
+    // Round through the narrow type; the result is held as float.
+    std::string v = from == DType::f32() || from.is_narrow_float()
                         ? expr(c->value)
                         : "(float)" + expr(c->value, kUnary);
-    return need(to == DType::bf16() ? "tg_round_bf16" : "tg_round_f16") + "(" + v + ")";
+    return need(std::string("tg_round_") + to.name()) + "(" + v + ")";
   }
-  if (to == DType::f32() && from.is_16bit_float())
+  if (to == DType::f32() && from.is_narrow_float())
     return print(c->value, prec); // already a float holding the exact value
   prec = kUnary;
   return "(" + type_name(to) + ")" + expr(c->value, kUnary);

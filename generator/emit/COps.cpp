@@ -279,7 +279,7 @@ void CEmitter::emit_store(const Store* n) {
   const auto& b = n->buffer;
   std::string lhs = access(b, n->indices);
   std::string st;
-  if (n->op == StoreOp::Add && b->scope == MemScope::Global && b->dtype.is_16bit_float()) {
+  if (n->op == StoreOp::Add && b->scope == MemScope::Global && b->dtype.is_narrow_float()) {
     // 16-bit tensor: load, add in f32, round once.
     Expr sum = Binary::make(BinaryOp::Add, Cast::make(DType::f32(), Load::make(b, n->indices)),
                             n->value->type == DType::f32() ? n->value : Cast::make(DType::f32(), n->value));

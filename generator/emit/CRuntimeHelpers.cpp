@@ -128,6 +128,53 @@ static inline float tg_select_f32(int c, float a, float b) {
   return tg_bits_f32((tg_f32_bits(a) & m) | (tg_f32_bits(b) & ~m));
 }
 )"},
+      // The OCP FP8 formats (ir/DType.h), matching ir/FloatBits.cpp bit for bit. Decoding is
+      // branch-free (it sits in the gemm's tile loads); encoding is only used for fp8 outputs.
+      {"tg_e4m3_to_f32", {"tg_f32_bits"}, R"(/* e4m3 bits -> f32 (exact): bias 7, S.1111.111 is NaN, no infinities. */
+static inline float tg_e4m3_to_f32(uint8_t b) {
+  const uint32_t e = (b >> 3) & 15u, m = b & 7u;
+  float v = tg_select_f32(e != 0, tg_bits_f32(((e + 120u) << 23) | (m << 20)), (float)m * 0x1p-9f);
+  v = tg_select_f32((b & 0x7fu) == 0x7fu, NAN, v);
+  return tg_select_f32(b & 0x80u, -v, v);
+}
+)"},
+      {"tg_e5m2_to_f32", {"tg_f16_to_f32"}, R"(/* e5m2 bits -> f32 (exact): the high byte of an f16. */
+static inline float tg_e5m2_to_f32(uint8_t b) { return tg_f16_to_f32((uint16_t)((uint16_t)b << 8)); }
+)"},
+      {"tg_f32_to_fp8", {"tg_f32_bits"}, R"(/* f32 -> FP8 bits with `mbits` mantissa bits and exponent bias `bias`: round to nearest even,
+   finite overflow and infinities saturate to max_code (PTX cvt.rn.satfinite), NaN -> NaN. */
+static inline uint8_t tg_f32_to_fp8(float f, int mbits, int bias, uint32_t max_code) {
+  const uint32_t sign = (tg_f32_bits(f) >> 24) & 0x80u;
+  if (f != f)
+    return (uint8_t)(sign | 0x7fu);
+  const float a = fabsf(f);
+  if (a > 0x1p100f)
+    return (uint8_t)(sign | max_code);
+  int x = 0;
+  (void)frexpf(a, &x); /* a = r 2^x, r in [0.5, 1) */
+  int e = x - 1 < 1 - bias ? 1 - bias : x - 1; /* subnormals share the smallest normal's quantum */
+  float q = nearbyintf(ldexpf(a, mbits - e)); /* exact scaling, then round to nearest even */
+  if (q >= (float)(2 << mbits)) {
+    q *= 0.5f;
+    ++e;
+  }
+  uint32_t code = q < (float)(1 << mbits)
+                      ? (uint32_t)q
+                      : ((uint32_t)(e + bias) << mbits) | ((uint32_t)q - (1u << mbits));
+  code = code > max_code ? max_code : code;
+  return (uint8_t)(sign | code);
+}
+)"},
+      {"tg_f32_to_e4m3", {"tg_f32_to_fp8"}, R"(static inline uint8_t tg_f32_to_e4m3(float f) { return tg_f32_to_fp8(f, 3, 7, 0x7eu); }
+)"},
+      {"tg_f32_to_e5m2", {"tg_f32_to_fp8"}, R"(static inline uint8_t tg_f32_to_e5m2(float f) { return tg_f32_to_fp8(f, 2, 15, 0x7bu); }
+)"},
+      {"tg_round_e4m3", {"tg_e4m3_to_f32", "tg_f32_to_e4m3"}, R"(/* f32 rounded to the nearest e4m3 value (saturating), held as f32. */
+static inline float tg_round_e4m3(float f) { return tg_e4m3_to_f32(tg_f32_to_e4m3(f)); }
+)"},
+      {"tg_round_e5m2", {"tg_e5m2_to_f32", "tg_f32_to_e5m2"}, R"(/* f32 rounded to the nearest e5m2 value (saturating), held as f32. */
+static inline float tg_round_e5m2(float f) { return tg_e5m2_to_f32(tg_f32_to_e5m2(f)); }
+)"},
       {"tg_scale2_f32", {"tg_f32_bits"}, R"(/* p * 2^n for p in [0.5, 2] and n in [-152, 130], as two power-of-two factors that are
    normal floats: p * 2^n1 is exact, the second product rounds once, so a subnormal result
    is correctly rounded (gradual underflow) and a too large one becomes +inf. n >> 1 (one

@@ -58,7 +58,7 @@ CudaEmitter::CudaEmitter(const Kernel& k, const Target& t, const VariantInfo& in
 // ---- dialect tables ----------------------------------------------------------------------------
 
 std::string CudaEmitter::type_name(DType t) const {
-  if (t.is_16bit_float())
+  if (t.is_narrow_float())
     return "float"; // values are computed in f32 and rounded where the IR says so
   return CFamilyPrinter::type_name(t);
 }
@@ -68,6 +68,10 @@ std::string CudaEmitter::storage_type_name(DType t) const {
     return "__nv_bfloat16";
   if (t == DType::f16())
     return "__half";
+  if (t == DType::e4m3())
+    return "__nv_fp8_e4m3";
+  if (t == DType::e5m2())
+    return "__nv_fp8_e5m2";
   return CFamilyPrinter::type_name(t);
 }
 
@@ -111,11 +115,11 @@ std::string CudaEmitter::print_call(const Call* c, int& prec) {
 
 std::string CudaEmitter::print_cast(const Cast* c, int& prec) {
   const DType to = c->type, from = c->value->type;
-  if (to.is_16bit_float() && to != from) {
-    std::string v = from == DType::f32() || from.is_16bit_float()
+  if (to.is_narrow_float() && to != from) {
+    std::string v = from == DType::f32() || from.is_narrow_float()
                         ? expr(c->value)
                         : "(float)" + expr(c->value, kUnary);
-    return need(to == DType::bf16() ? "tg_round_bf16" : "tg_round_f16") + "(" + v + ")";
+    return need(std::string("tg_round_") + to.name()) + "(" + v + ")";
   }
   return CFamilyPrinter::print_cast(c, prec);
 }
@@ -125,6 +129,8 @@ std::string CudaEmitter::to_float(const std::string& v, DType t) const {
     return "__bfloat162float(" + v + ")";
   if (t == DType::f16())
     return "__half2float(" + v + ")";
+  if (t.is_fp8()) // cuda_fp8.h: one cvt on sm_89+, emulated before
+    return "(float)(" + v + ")";
   return v;
 }
 
@@ -133,6 +139,8 @@ std::string CudaEmitter::from_float(const std::string& v, DType t) const {
     return "__float2bfloat16_rn(" + v + ")";
   if (t == DType::f16())
     return "__float2half_rn(" + v + ")";
+  if (t.is_fp8()) // round to nearest even, satfinite (the cuda_fp8.h constructor)
+    return std::string(t == DType::e4m3() ? "__nv_fp8_e4m3" : "__nv_fp8_e5m2") + "(" + v + ")";
   return v;
 }
 
@@ -268,7 +276,7 @@ std::string CudaEmitter::print_load(const Load* l, int& prec) {
   switch (b.scope) {
   case MemScope::Fragment: {
     std::string r = fragment_reg(&b, l->indices);
-    return b.dtype.is_16bit_float() ? to_float(r, b.dtype) : r;
+    return b.dtype.is_narrow_float() ? to_float(r, b.dtype) : r;
   }
   case MemScope::Local: {
     std::vector<std::string> idx;

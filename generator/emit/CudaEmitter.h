@@ -127,7 +127,8 @@ private:
   bool turn_pending_ = false;          // the next wgmma gemm printed takes the turn
   struct WgmmaShape {
     int64_t n;
-    bool bf16, a_regs, trans_b;
+    ir::ScalarKind a, b; // operand types (f16/bf16: equal; FP8: any mix)
+    bool a_regs, trans_b;
     auto operator<=>(const WgmmaShape&) const = default;
   };
   std::set<WgmmaShape> wgmma_shapes_;  // instruction helpers to print

@@ -33,11 +33,17 @@ int consumer_regs(int64_t consumer_threads, int regs_per_sm) {
   return static_cast<int>(r / 8 * 8);
 }
 
-const char* ptx_type(DType t) { return t == DType::bf16() ? "bf16" : "f16"; }
+// PTX type names of the wgmma operand types; all but f16 are spelled as in ir/DType.h.
+const char* ptx_type(DType t) { return t.name(); }
+// K of one wgmma: 32 bytes of either operand type (k16 for 16-bit, k32 for FP8).
+int64_t wgmma_k(DType t) { return 32 / t.bytes(); }
 
-std::string wgmma_fn_name(int64_t n, DType t, bool a_regs, bool trans_b) {
-  return "tg_wgmma_m64n" + std::to_string(n) + "k16_" + ptx_type(t) + (a_regs ? "_rs" : "_ss") +
-         (trans_b ? "_tb" : "");
+std::string wgmma_fn_name(int64_t n, DType a, DType b, bool a_regs, bool trans_b) {
+  std::string types = ptx_type(a);
+  if (a != b)
+    types += std::string("_") + ptx_type(b);
+  return "tg_wgmma_m64n" + std::to_string(n) + "k" + std::to_string(wgmma_k(a)) + "_" + types +
+         (a_regs ? "_rs" : "_ss") + (trans_b ? "_tb" : "");
 }
 
 const Copy* as_copy(const StmtNode* s) { return s->as<Copy>(); }
@@ -291,9 +297,11 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
   }
   if (wgmma_pending_ && !defer_wgmma_wait_)
     wait_wgmma(0);
-  const std::string fn = wgmma_fn_name(N, B->dtype, a_regs, trans_b);
+  const std::string fn = wgmma_fn_name(N, A->dtype, B->dtype, a_regs, trans_b);
   need(fn);
-  wgmma_shapes_.insert({N, B->dtype == DType::bf16(), a_regs, trans_b});
+  wgmma_shapes_.insert({N, A->dtype.kind, B->dtype.kind, a_regs, trans_b});
+  const int64_t ks = wgmma_k(B->dtype);
+  TG_ASSERT(!trans_b || ks == 16, "CUDA emitter: FP8 wgmma with an N-major B");
   open("");
   line("const int tg_wg = tg_tid / 128;");
   line("(void)tg_wg;");
@@ -307,8 +315,8 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
   const auto* La = a_regs ? &frag(A) : nullptr;
   std::string pack = a_regs ? need(A->dtype == DType::bf16() ? "tg_pack_bf16" : "tg_pack_f16") : "";
   std::vector<std::string> calls;
-  for (int64_t kk = 0; kk < K / 16; ++kk) {
-    const int64_t k0 = kk * 16;
+  for (int64_t kk = 0; kk < K / ks; ++kk) {
+    const int64_t k0 = kk * ks;
     // K-major operand: panel k0 / pc, then k0 % pc elements into the swizzled 128-byte row.
     auto kmajor = [&](int64_t rows) { return (k0 / pc) * rows * passes::kPanelBytes + (k0 % pc) * eb; };
     const int64_t off_b = trans_b ? k0 * passes::kPanelBytes : kmajor(b_rows);
@@ -429,10 +437,12 @@ std::string CudaEmitter::hopper_helpers_source() const {
     os << "TG_DEV void tg_fence_reg(float& r) { asm volatile(\"\" : \"+f\"(r)::\"memory\"); }\n";
   for (const auto& w : wgmma_shapes_) {
     const int64_t n = w.n;
-    const DType t = w.bf16 ? DType::bf16() : DType::f16();
-    const std::string fn = wgmma_fn_name(n, t, w.a_regs, w.trans_b);
-    const int64_t nd = n / 2, r1 = n / 4;
-    os << "/* D[64 x " << n << "] (+)= A[64 x 16] * B[16 x " << n << "], " << ptx_type(t)
+    const DType ta(w.a), tb(w.b);
+    const std::string fn = wgmma_fn_name(n, ta, tb, w.a_regs, w.trans_b);
+    const int64_t nd = n / 2, r1 = n / 4, kw = wgmma_k(ta);
+    const bool fp8 = ta.is_fp8();
+    os << "/* D[64 x " << n << "] (+)= A[64 x " << kw << "] * B[" << kw << " x " << n << "], "
+       << ptx_type(ta) << (ta != tb ? std::string(" x ") + ptx_type(tb) : std::string())
        << " inputs, f32 accumulators, per warpgroup; A " << (w.a_regs ? "from registers" : "by descriptor")
        << ", B by descriptor (" << (w.trans_b ? "N-major" : "K-major") << ").\n"
        << " * d is the mma.sync-ordered accumulator: operand 4j+2h+e is d[h*" << r1 << " + 2j + e]. */\n";
@@ -453,9 +463,12 @@ std::string CudaEmitter::hopper_helpers_source() const {
     std::string b_str = "%" + std::to_string(next++);
     std::string s_str = "%" + std::to_string(next++);
     os << "  asm volatile(\"{\\n .reg .pred p;\\n setp.ne.b32 p, " << s_str << ", 0;\\n"
-       << " wgmma.mma_async.sync.aligned.m64n" << n << "k16.f32." << ptx_type(t) << "." << ptx_type(t)
-       << " {" << list << "}, " << a_str << ", " << b_str << ", p, 1, 1, "
-       << (w.a_regs ? "" : "0, ") << (w.trans_b ? 1 : 0) << ";\\n}\\n\"\n      : ";
+       << " wgmma.mma_async.sync.aligned.m64n" << n << "k" << kw << ".f32." << ptx_type(ta) << "."
+       << ptx_type(tb) << " {" << list << "}, " << a_str << ", " << b_str << ", p, 1, 1";
+    // The transpose immediates exist for 16-bit types only (FP8 operands are K-major).
+    if (!fp8)
+      os << ", " << (w.a_regs ? "" : "0, ") << (w.trans_b ? 1 : 0);
+    os << ";\\n}\\n\"\n      : ";
     for (int64_t q = 0; q < nd; ++q) {
       int64_t j = q / 4, h = (q / 2) % 2, e = q % 2;
       os << (q ? ", " : "") << "\"+f\"(d[" << h * r1 + 2 * j + e << "])";
@@ -510,8 +523,9 @@ std::string CudaEmitter::tma_setup_source() {
       box += std::string(i ? ", " : "") + (i == 0 ? std::to_string(pc) : i == 1 ? std::to_string(sl.rows) : "1");
       ones += std::string(i ? ", " : "") + "1";
     }
-    const char* dt = g.dtype == DType::bf16() ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"
-                                              : "CU_TENSOR_MAP_DATA_TYPE_FLOAT16";
+    const char* dt = g.dtype == DType::bf16()  ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"
+                     : g.dtype == DType::f16() ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"
+                                               : "CU_TENSOR_MAP_DATA_TYPE_UINT8"; // FP8: bytes
     os << "    {\n"
        << "      const cuuint64_t dims[" << n << "] = {" << dims << "};\n"
        << "      const cuuint64_t strides[" << n - 1 << "] = {" << strides << "};\n"

@@ -4,6 +4,7 @@
 
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "passes/LegalizeCuda.h"
 #include "support/InternalError.h"
 
 namespace tilegen::emit {
@@ -297,6 +298,12 @@ std::string CudaEmitter::helpers_source() const {
          " * flush to 0). exp2f adds a denormal-range fix-up around the same instruction. */\n"
          "TG_DEV float tg_ex2(float x) {\n  float y;\n"
          "  asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x));\n  return y;\n}\n";
+  if (has("tg_round_e4m3"))
+    s += "/* f32 rounded to the nearest e4m3 value (round to nearest even, satfinite), held as f32. */\n"
+         "TG_DEV float tg_round_e4m3(float f) { return (float)__nv_fp8_e4m3(f); }\n";
+  if (has("tg_round_e5m2"))
+    s += "/* f32 rounded to the nearest e5m2 value (round to nearest even, satfinite), held as f32. */\n"
+         "TG_DEV float tg_round_e5m2(float f) { return (float)__nv_fp8_e5m2(f); }\n";
   if (has("tg_round_bf16"))
     s += "/* f32 rounded to the nearest bf16 value (ties to even), held as f32. */\n"
          "TG_DEV float tg_round_bf16(float f) { return __bfloat162float(__float2bfloat16_rn(f)); }\n";
@@ -443,9 +450,10 @@ std::string CudaEmitter::run() {
     const Target* fb = t_.fallbacks.empty() ? nullptr : find_target(t_.fallbacks.front());
     std::ostringstream quiet;
     DiagEngine diag(quiet);
-    auto fplan = fb ? passes::infer_layouts(k_, *fb, diag) : std::nullopt;
+    const Kernel fk = fb ? passes::legalize_cuda(k_, *fb) : k_;
+    auto fplan = fb ? passes::infer_layouts(fk, *fb, diag) : std::nullopt;
     if (fplan) {
-      CudaEmitter f(k_, *fb, info_, std::move(*fplan));
+      CudaEmitter f(fk, *fb, info_, std::move(*fplan));
       f.plan_memory();
       kernels += "\n/* The fallback for tensors TMA cannot describe: " + fb->name + "'s lowering. */\n" +
                  f.kernel_text();
@@ -478,12 +486,16 @@ std::string CudaEmitter::run() {
                  "];\n  (void)" + name(k_.dims[i].var->name) + ";\n";
   std::string tma_setup = ws() ? tma_setup_source() : "";
 
+  const std::string helpers = helpers_source() + hopper_helpers_source();
+  // cuda_fp8.h only where FP8 types appear (the other files stay as they were).
+  const bool fp8 = (kernels + helpers).find("__nv_fp8_") != std::string::npos;
   std::ostringstream os;
   os << header_comment() << "\n";
   os << "#include <cuda_runtime.h>\n#include <cuda_bf16.h>\n#include <cuda_fp16.h>\n"
+     << (fp8 ? "#include <cuda_fp8.h>\n" : "")
      << (ws() ? "#include <cuda.h> /* CUtensorMap and its enums only: nothing links libcuda */\n" : "")
      << "#include <math_constants.h>\n#include <stdint.h>\n\n#include \"tilegen/variant.h\"\n\n";
-  os << "namespace {\n\n" << helpers_source() << hopper_helpers_source();
+  os << "namespace {\n\n" << helpers;
   // Values fixed at instantiation, by name (generated code prints tile constants by name).
   for (const auto& [n, v] : k_.bindings)
     os << "[[maybe_unused]] constexpr int64_t " << name(n) << " = " << v << ";\n";

@@ -243,7 +243,7 @@ void WgslEmitter::plan_storage() {
                           "is not host-shareable)";
       continue;
     }
-    const bool sub_word = d == DType::bf16() || d == DType::i8() ||
+    const bool sub_word = d == DType::bf16() || d == DType::i8() || d.is_fp8() ||
                           (d == DType::f16() && !target_.wgsl.shader_f16);
     WgslStorage s = WgslStorage::Plain;
     if (atomic_dst.count(t.get())) {
@@ -291,6 +291,8 @@ std::string WgslEmitter::type_name(DType t) const {
   case ScalarKind::I64: return "i32"; // no 64-bit types: the host checks extents < 2^31
   case ScalarKind::F16:
   case ScalarKind::BF16:
+  case ScalarKind::E4M3:
+  case ScalarKind::E5M2:
   case ScalarKind::F32: return "f32";
   case ScalarKind::F64: break;
   }
@@ -300,7 +302,7 @@ std::string WgslEmitter::type_name(DType t) const {
 std::string WgslEmitter::storage_type_name(DType t) const {
   if (t == DType::f16() && target_.wgsl.shader_f16)
     return "f16";
-  return t.is_16bit_float() || t == DType::i8() ? "u32" : type_name(t);
+  return t.is_narrow_float() || t == DType::i8() ? "u32" : type_name(t);
 }
 
 std::string WgslEmitter::inf_literal(DType) const {
@@ -443,16 +445,16 @@ std::string WgslEmitter::print_cast(const Cast* c, int& prec) {
   const DType to = c->type, from = c->value->type;
   prec = kPrimary;
   if (to == from || type_name(to) == type_name(from)) {
-    if (to.is_16bit_float() && !from.is_16bit_float())
+    if (to.is_narrow_float() && !from.is_narrow_float())
       ; // rounding below
     else
       return print(c->value, prec);
   }
   if (to.is_bool())
     return "(" + expr(c->value) + " != " + (from.is_float() ? "0.0f" : "0") + ")";
-  if (to.is_16bit_float()) {
+  if (to.is_narrow_float()) {
     std::string v = type_name(from) == "f32" ? expr(c->value) : "f32(" + expr(c->value) + ")";
-    return need(to == DType::bf16() ? "tg_round_bf16" : "tg_round_f16") + "(" + v + ")";
+    return need(std::string("tg_round_") + to.name()) + "(" + v + ")";
   }
   if (to == DType::i8()) // wraps like C's conversion to int8_t
     return "extractBits(" + (from.is_float() ? "i32(" + expr(c->value) + ")" : expr(c->value)) +
@@ -502,8 +504,8 @@ std::string WgslEmitter::load_raw(const BufferPtr& b, const std::vector<Expr>& i
   case WgslStorage::Packed:
   case WgslStorage::PackedAtomic: {
     const bool atomic = storage_.at(b.get()) == WgslStorage::PackedAtomic;
-    const std::string fn = d == DType::bf16() ? "tg_ld_bf16" : d == DType::f16() ? "tg_ld_f16" : "tg_ld_i8";
-    const int per_word = d == DType::i8() ? 4 : 2;
+    const std::string fn = std::string("tg_ld_") + d.name(); // bf16, f16, i8, e4m3, e5m2
+    const int per_word = 4 / d.bytes();
     const std::string word = n + "[(" + e + ") / " + std::to_string(per_word) + "]";
     return need(fn) + "(" + (atomic ? "atomicLoad(&" + word + ")" : word) + ", " + e + ")";
   }
@@ -530,12 +532,13 @@ std::string WgslEmitter::store_raw(const BufferPtr& b, const std::vector<Expr>& 
   case WgslStorage::PackedAtomic: {
     // Two (four) invocations may own the halves (bytes) of one word: clear ours, then set
     // it, each an atomic read-modify-write of the whole word.
-    const std::string fn = d == DType::bf16() ? "tg_bits_bf16" : d == DType::f16() ? "tg_bits_f16" : "tg_bits_i8";
-    const int per_word = d == DType::i8() ? 4 : 2;
-    const std::string width = d == DType::i8() ? "8u" : "16u";
+    const std::string fn = std::string("tg_bits_") + d.name();
+    const int per_word = 4 / d.bytes();
+    const bool byte = d.bytes() == 1;
+    const std::string width = byte ? "8u" : "16u";
     return "{ let tg_w = &" + n + "[(" + e + ") / " + std::to_string(per_word) +
            "]; let tg_sh = u32((" + e + ") % " + std::to_string(per_word) + ") * " + width +
-           "; atomicAnd(tg_w, ~(" + (d == DType::i8() ? "0xffu" : "0xffffu") +
+           "; atomicAnd(tg_w, ~(" + (byte ? "0xffu" : "0xffffu") +
            " << tg_sh)); atomicOr(tg_w, " + need(fn) + "(" + v + ") << tg_sh); }";
   }
   }
@@ -544,8 +547,8 @@ std::string WgslEmitter::store_raw(const BufferPtr& b, const std::vector<Expr>& 
 
 std::string WgslEmitter::value_for(const BufferPtr& b, const Expr& v) {
   Expr x = v;
-  if (b->scope == MemScope::Global && b->dtype.is_16bit_float()) {
-    // store_raw rounds to the 16-bit type: a cast to it already in the value is that same
+  if (b->scope == MemScope::Global && b->dtype.is_narrow_float()) {
+    // store_raw rounds to the narrow type: a cast to it already in the value is that same
     // rounding, done once there.
     if (auto c = x->as<Cast>(); c && c->type == b->dtype)
       x = c->value;
@@ -565,11 +568,11 @@ std::string WgslEmitter::print_load(const Load* l, int& prec) {
     return v;
   // Out-of-bounds global reads give 0, or a copy's pad value (docs/ir.md, Load). WebGPU's
   // robust buffer access makes the unguarded read itself harmless.
-  std::string other = l->type.is_float() || l->type.is_16bit_float() ? "0.0f" : "0";
+  std::string other = l->type.is_float() ? "0.0f" : "0";
   if (load_pad_) {
     Expr p = load_pad_;
     if (type_name(p->type) != type_name(l->type))
-      p = simplify(Cast::make(l->type.is_16bit_float() ? DType::f32() : l->type, p));
+      p = simplify(Cast::make(l->type.is_narrow_float() ? DType::f32() : l->type, p));
     other = expr(p);
   }
   return "select(" + other + ", " + v + ", " + in_bounds(l->buffer, l->indices) + ")";

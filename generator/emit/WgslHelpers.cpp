@@ -81,6 +81,50 @@ fn tg_bits_bf16(v: f32) -> u32 {
       {"tg_bits_i8", {}, R"(// The low byte of an i32 (C's conversion to int8_t wraps the same way).
 fn tg_bits_i8(v: i32) -> u32 { return u32(v) & 0xffu; }
 )"},
+      // The OCP FP8 formats (ir/DType.h), as the C backend computes them (emit/CRuntimeHelpers.cpp).
+      {"tg_e4m3_value", {}, R"(// e4m3 bits (the low byte of b) -> f32, exact: bias 7, S.1111.111 is NaN, no infinities.
+fn tg_e4m3_value(b: u32) -> f32 {
+  let e = (b >> 3u) & 15u;
+  let m = b & 7u;
+  var v = select(f32(m) * 0x1p-9f, bitcast<f32>(((e + 120u) << 23u) | (m << 20u)), e != 0u);
+  v = select(v, bitcast<f32>(0x7fc00000u), (b & 0x7fu) == 0x7fu);
+  return select(v, -v, (b & 0x80u) != 0u);
+}
+)"},
+      {"tg_fp8_bits", {}, R"(// f32 -> FP8 bits with `mbits` mantissa bits and exponent bias `bias`: round to nearest even,
+// finite overflow and infinities saturate to max_code, NaN -> NaN.
+fn tg_fp8_bits(v: f32, mbits: u32, bias: i32, max_code: u32) -> u32 {
+  let u = bitcast<u32>(v);
+  let sign = (u >> 24u) & 0x80u;
+  if ((u & 0x7fffffffu) > 0x7f800000u) { return sign | 0x7fu; }
+  let a = abs(v);
+  if (a > 0x1p100f) { return sign | max_code; }
+  var e = max(frexp(a).exp - 1, 1 - bias); // subnormals share the smallest normal's quantum
+  var q = round(ldexp(a, i32(mbits) - e)); // WGSL round(): ties to even
+  if (q >= f32(2u << mbits)) {
+    q = q * 0.5f;
+    e = e + 1;
+  }
+  let code = select((u32(e + bias) << mbits) | (u32(q) - (1u << mbits)), u32(q), q < f32(1u << mbits));
+  return sign | min(code, max_code);
+}
+)"},
+      {"tg_bits_e4m3", {"tg_fp8_bits"}, R"(fn tg_bits_e4m3(v: f32) -> u32 { return tg_fp8_bits(v, 3u, 7, 0x7eu); }
+)"},
+      {"tg_bits_e5m2", {"tg_fp8_bits"}, R"(fn tg_bits_e5m2(v: f32) -> u32 { return tg_fp8_bits(v, 2u, 15, 0x7bu); }
+)"},
+      {"tg_round_e4m3", {"tg_e4m3_value", "tg_bits_e4m3"}, R"(// v rounded to the nearest e4m3 (saturating), as f32.
+fn tg_round_e4m3(v: f32) -> f32 { return tg_e4m3_value(tg_bits_e4m3(v)); }
+)"},
+      {"tg_round_e5m2", {"tg_f16_value", "tg_bits_e5m2"}, R"(// v rounded to the nearest e5m2 (saturating), as f32.
+fn tg_round_e5m2(v: f32) -> f32 { return tg_f16_value(tg_bits_e5m2(v) << 8u); }
+)"},
+      {"tg_ld_e4m3", {"tg_e4m3_value"}, R"(// Element e of a packed e4m3 tensor, from its word w (byte e % 4).
+fn tg_ld_e4m3(w: u32, e: i32) -> f32 { return tg_e4m3_value(extractBits(w, u32(e & 3) * 8u, 8u)); }
+)"},
+      {"tg_ld_e5m2", {"tg_f16_value"}, R"(// Element e of a packed e5m2 tensor, from its word w (byte e % 4): the high byte of an f16.
+fn tg_ld_e5m2(w: u32, e: i32) -> f32 { return tg_f16_value(extractBits(w, u32(e & 3) * 8u, 8u) << 8u); }
+)"},
       {"tg_round_f16", {"tg_f16_value", "tg_bits_f16"}, R"(// v rounded to the nearest f16, as f32.
 fn tg_round_f16(v: f32) -> f32 { return tg_f16_value(tg_bits_f16(v)); }
 )"},

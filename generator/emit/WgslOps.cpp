@@ -434,7 +434,7 @@ void WgslEmitter::emit_store(const Store* n) {
   Expr v = n->value;
   if (n->op == StoreOp::Add) {
     Expr old = Load::make(b, n->indices);
-    if (old->type.is_16bit_float())
+    if (old->type.is_narrow_float())
       old = Cast::make(DType::f32(), old);
     if (v->type != old->type)
       v = Cast::make(old->type, v);

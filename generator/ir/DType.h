@@ -1,5 +1,12 @@
-// DType: the scalar element types of the tile IR. Storage types (i8, f16, bf16) may appear in
-// tensors and buffers; arithmetic on 16-bit floats is done in f32 (the front end inserts casts).
+// DType: the scalar element types of the tile IR. Storage types (i8, f16, bf16, e4m3, e5m2) may
+// appear in tensors and buffers; arithmetic on the narrow floats (16- and 8-bit) is done in f32
+// (the front end inserts casts).
+//
+// The 8-bit floats are the OCP FP8 formats that PTX, torch and the OCP MX spec call e4m3 and
+// e5m2: e4m3 (bias 7) has no infinity, NaN is S.1111.111, largest finite 448; e5m2 (bias 15)
+// is IEEE-like with infinities, largest finite 57344. Conversion to either rounds to nearest
+// even and saturates finite overflow (and infinities) to the largest finite value, as PTX's
+// cvt.rn.satfinite does; NaN stays NaN.
 #pragma once
 
 #include <optional>
@@ -8,7 +15,7 @@
 
 namespace tilegen::ir {
 
-enum class ScalarKind { Bool, I8, I32, I64, F16, BF16, F32, F64 };
+enum class ScalarKind { Bool, I8, I32, I64, F16, BF16, F32, F64, E4M3, E5M2 };
 
 struct DType {
   ScalarKind kind = ScalarKind::F32;
@@ -24,8 +31,10 @@ struct DType {
   static constexpr DType bf16() { return DType(ScalarKind::BF16); }
   static constexpr DType f32() { return DType(ScalarKind::F32); }
   static constexpr DType f64() { return DType(ScalarKind::F64); }
+  static constexpr DType e4m3() { return DType(ScalarKind::E4M3); }
+  static constexpr DType e5m2() { return DType(ScalarKind::E5M2); }
 
-  // "bool", "i8", "i32", "i64", "f16", "bf16", "f32", "f64"
+  // "bool", "i8", "i32", "i64", "f16", "bf16", "f32", "f64", "e4m3", "e5m2"
   static std::optional<DType> from_name(std::string_view name);
   const char* name() const;
 
@@ -37,9 +46,12 @@ struct DType {
   }
   bool is_float() const {
     return kind == ScalarKind::F16 || kind == ScalarKind::BF16 || kind == ScalarKind::F32 ||
-           kind == ScalarKind::F64;
+           kind == ScalarKind::F64 || is_fp8();
   }
   bool is_16bit_float() const { return kind == ScalarKind::F16 || kind == ScalarKind::BF16; }
+  bool is_fp8() const { return kind == ScalarKind::E4M3 || kind == ScalarKind::E5M2; }
+  // A float type that is only stored: values are held and computed as f32 (16- and 8-bit).
+  bool is_narrow_float() const { return is_16bit_float() || is_fp8(); }
 
   friend constexpr bool operator==(DType a, DType b) { return a.kind == b.kind; }
   friend constexpr bool operator!=(DType a, DType b) { return a.kind != b.kind; }

@@ -2,6 +2,7 @@
 // folded constant and a value computed at run time agree bit for bit.
 #include "ir/FloatBits.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace tilegen::ir {
@@ -74,11 +75,66 @@ float f16_bits_to_f32(uint16_t h) {
   return r;
 }
 
+namespace {
+// Exponent and mantissa bits, bias and largest finite code of an FP8 format.
+struct Fp8Format {
+  int ebits, mbits, bias;
+  uint8_t max_code; // largest finite magnitude
+};
+Fp8Format fp8_format(DType t) {
+  return t == DType::e4m3() ? Fp8Format{4, 3, 7, 0x7e} : Fp8Format{5, 2, 15, 0x7b};
+}
+} // namespace
+
+uint8_t f32_to_fp8_bits(float f, DType t) {
+  const Fp8Format F = fp8_format(t);
+  const uint8_t sign = std::signbit(f) ? 0x80 : 0x00;
+  if (std::isnan(f))
+    return sign | 0x7f;
+  const double a = std::fabs(static_cast<double>(f));
+  const int emin = 1 - F.bias; // exponent of the smallest normal
+  // Quantum of the binade holding a (subnormals share the smallest normal's quantum).
+  int e = a == 0 ? emin : std::max(emin, std::ilogb(a));
+  double q = std::nearbyint(std::ldexp(a, F.mbits - e)); // round to nearest even
+  if (q >= std::ldexp(1.0, F.mbits + 1)) { // rounded up into the next binade
+    q /= 2;
+    ++e;
+  }
+  uint32_t code;
+  if (q < std::ldexp(1.0, F.mbits)) // subnormal (or zero)
+    code = static_cast<uint32_t>(q);
+  else
+    code = (static_cast<uint32_t>(e + F.bias) << F.mbits) | (static_cast<uint32_t>(q) - (1u << F.mbits));
+  if (std::isinf(f) || code > F.max_code)
+    code = F.max_code; // satfinite
+  return sign | static_cast<uint8_t>(code);
+}
+
+float fp8_bits_to_f32(uint8_t b, DType t) {
+  const Fp8Format F = fp8_format(t);
+  const bool neg = b & 0x80;
+  const int e = (b & 0x7f) >> F.mbits, m = b & ((1 << F.mbits) - 1);
+  double v;
+  if ((b & 0x7f) > F.max_code) { // e4m3: only S.1111.111; e5m2: infinities and NaNs
+    if (t == DType::e5m2() && m == 0)
+      v = INFINITY;
+    else
+      return NAN;
+  } else if (e == 0) {
+    v = std::ldexp(m, 1 - F.bias - F.mbits);
+  } else {
+    v = std::ldexp(m + (1 << F.mbits), e - F.bias - F.mbits);
+  }
+  return static_cast<float>(neg ? -v : v);
+}
+
 double round_to_float_type(double v, DType t) {
   switch (t.kind) {
   case ScalarKind::F32: return static_cast<float>(v);
   case ScalarKind::BF16: return bf16_bits_to_f32(f32_to_bf16_bits(static_cast<float>(v)));
   case ScalarKind::F16: return f16_bits_to_f32(f32_to_f16_bits(static_cast<float>(v)));
+  case ScalarKind::E4M3:
+  case ScalarKind::E5M2: return fp8_bits_to_f32(f32_to_fp8_bits(static_cast<float>(v), t), t);
   default: return v;
   }
 }

@@ -19,7 +19,8 @@ struct DTypeInfo {
 constexpr DTypeInfo kDTypes[] = {
     {ScalarKind::Bool, "bool", 1}, {ScalarKind::I8, "i8", 8},     {ScalarKind::I32, "i32", 32},
     {ScalarKind::I64, "i64", 64},  {ScalarKind::F16, "f16", 16},  {ScalarKind::BF16, "bf16", 16},
-    {ScalarKind::F32, "f32", 32},  {ScalarKind::F64, "f64", 64},
+    {ScalarKind::F32, "f32", 32},  {ScalarKind::F64, "f64", 64},  {ScalarKind::E4M3, "e4m3", 8},
+    {ScalarKind::E5M2, "e5m2", 8},
 };
 const DTypeInfo& info(ScalarKind k) {
   for (const auto& d : kDTypes)
@@ -279,6 +280,8 @@ int promotion_rank(DType t) {
   case ScalarKind::I64: return 3;
   case ScalarKind::F16: return 4;
   case ScalarKind::BF16: return 4;
+  case ScalarKind::E4M3: return 4;
+  case ScalarKind::E5M2: return 4;
   case ScalarKind::F32: return 5;
   case ScalarKind::F64: return 6;
   }
@@ -293,9 +296,9 @@ Expr make_binary_promoting(BinaryOp op, Expr a, Expr b, SourceLoc loc) {
   if (ta.is_bool() != tb.is_bool())
     return nullptr;
   DType t = promotion_rank(ta) >= promotion_rank(tb) ? ta : tb;
-  // f16 and bf16 have the same rank but no common 16-bit type; arithmetic on 16-bit floats
-  // happens in f32 anyway.
-  if (t.is_16bit_float() || (ta.is_16bit_float() && tb.is_16bit_float() && ta != tb))
+  // The narrow floats share a rank but have no common narrow type; their arithmetic happens in
+  // f32 anyway.
+  if (t.is_narrow_float())
     t = DType::f32();
   if (a->type != t)
     a = Cast::make(t, a, a->loc);

@@ -63,6 +63,10 @@ struct LayoutPlan {
   std::vector<std::string> notes; // one line per decision, for generated comments
 };
 
+// Whether gemm `g` of a block of `threads` lowers to wgmma on a target that has it (64 rows per
+// warpgroup, N <= 256, f16/bf16 or FP8 operands with B in shared memory; docs/hopper.md).
+bool wgmma_eligible(const ir::Gemm& g, int64_t threads);
+
 // The wgmma and TMA decisions (LayoutInferenceHopper.cpp), made before the gemms are planned:
 // fills plan.panels and plan.tma_loops, and returns the gemms that lower to wgmma.
 std::set<const ir::StmtNode*> plan_hopper(const ir::Kernel& k, const Target& target,

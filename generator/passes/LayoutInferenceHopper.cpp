@@ -47,7 +47,7 @@ protected:
 // Elements per 128-byte panel row of a shared buffer, 0 if it cannot be cut into panels
 // along its columns (rank 2, columns whole panels, rows a multiple of the 8-row atom).
 int64_t panel_of(const Buffer& b) {
-  if (b.scope != MemScope::Shared || b.rank() != 2 || !b.dtype.is_16bit_float())
+  if (b.scope != MemScope::Shared || b.rank() != 2 || !b.dtype.is_narrow_float())
     return 0;
   int64_t rows = const_or(b.shape[0], -1), cols = const_or(b.shape[1], -1);
   int64_t pc = kPanelBytes / b.dtype.bytes();
@@ -56,16 +56,24 @@ int64_t panel_of(const Buffer& b) {
   return pc;
 }
 
+} // namespace
+
 bool wgmma_eligible(const Gemm& g, int64_t threads) {
   DType a = g.a->dtype, b = g.b->dtype;
-  if (!(a == b && a.is_16bit_float() && g.c->dtype == DType::f32() &&
-        g.c->scope == MemScope::Fragment && g.c->rank() == 2))
+  // f16/bf16 (both operands the same type), or FP8 in any mix of e4m3 and e5m2.
+  const bool fp8 = a.is_fp8() && b.is_fp8();
+  if (!((a == b && a.is_16bit_float()) || fp8) || g.c->dtype != DType::f32() ||
+      g.c->scope != MemScope::Fragment || g.c->rank() != 2)
     return false;
   if (g.transpose_a || threads % 128 != 0)
     return false;
   int64_t M = const_or(g.c->shape[0], -1), N = const_or(g.c->shape[1], -1);
   int64_t K = const_or(g.a->shape[1], -1);
-  if (M != 64 * (threads / 128) || N <= 0 || N % 8 != 0 || N > 256 || K <= 0 || K % 16 != 0)
+  const int64_t k_step = fp8 ? 32 : 16; // one instruction's K: 32 bytes of either type
+  if (M != 64 * (threads / 128) || N <= 0 || N % 8 != 0 || N > 256 || K <= 0 || K % k_step != 0)
+    return false;
+  // FP8 wgmma reads both operands K-major from shared memory (no transpose, no A registers).
+  if (fp8 && (g.a->scope != MemScope::Shared || !g.transpose_b))
     return false;
   // A: K-major panels along K from shared memory, or registers (the warp-row fragment).
   if (g.a->scope == MemScope::Shared && panel_of(*g.a) == 0)
@@ -75,6 +83,8 @@ bool wgmma_eligible(const Gemm& g, int64_t threads) {
   // B: [K, N] N-major (panels along N) or, transposed, [N, K] K-major (panels along K).
   return g.b->scope == MemScope::Shared && panel_of(*g.b) != 0;
 }
+
+namespace {
 
 // A producer copy a TMA box can perform: 2-D tile of the last two dims, zero padding.
 bool tma_copy(const Copy& c) {

@@ -10,11 +10,14 @@ using namespace ir;
 namespace {
 
 bool is_narrow_on_chip(const BufferPtr& b) {
-  return b->scope != MemScope::Global && b->dtype.is_16bit_float();
+  return b->scope != MemScope::Global && b->dtype.is_narrow_float();
 }
 
-// Whether every value of `from` is exactly representable in the 16-bit float type `to`.
-bool exact_in(DType from, DType to) { return from == to || from == DType::i8(); }
+// Whether every value of `from` is exactly representable in the narrow float type `to` (i8 and
+// both FP8 formats fit f16 and bf16).
+bool exact_in(DType from, DType to) {
+  return from == to || (to.is_16bit_float() && (from == DType::i8() || from.is_fp8()));
+}
 
 Expr as_f32(const Expr& v) { return v->type == DType::f32() ? v : Cast::make(DType::f32(), v, v->loc); }
 
@@ -37,9 +40,9 @@ protected:
   // A 16-bit value next to an f32 one (a legalized load) is widened, which is exact.
   std::pair<Expr, Expr> unify(Expr a, Expr b) {
     if (a->type != b->type) {
-      if (a->type.is_16bit_float() && b->type == DType::f32())
+      if (a->type.is_narrow_float() && b->type == DType::f32())
         a = as_f32(a);
-      else if (b->type.is_16bit_float() && a->type == DType::f32())
+      else if (b->type.is_narrow_float() && a->type == DType::f32())
         b = as_f32(b);
     }
     return {a, b};

@@ -7,6 +7,7 @@
 #include "ir/Substitute.h"
 #include "passes/LayoutInference.h"
 #include "passes/LegalizeC.h"
+#include "passes/LegalizeCuda.h"
 #include "passes/LegalizeWgsl.h"
 #include "passes/ScheduleResolver.h"
 #include "passes/TileRecommend.h"
@@ -80,8 +81,9 @@ Kernel legalize_for(const Kernel& k, const Target& target) {
   switch (target.backend) {
   case Backend::C: return legalize_c(k);
   // CUDA computes 16-bit floats in f32 registers by itself (emit/Cuda*): it keeps the
-  // declared dtypes because mma operands and shared tiles stay 16-bit.
-  case Backend::CUDA: return k;
+  // declared dtypes because mma operands and shared tiles stay 16-bit; only FP8 gemm operands
+  // that wgmma does not take become f16.
+  case Backend::CUDA: return legalize_cuda(k, target);
   case Backend::WGSL: return legalize_wgsl(k, target);
   default: internal_error(std::string("no legalization for backend ") + backend_name(target.backend));
   }

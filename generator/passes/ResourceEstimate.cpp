@@ -196,6 +196,9 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
       sb.name = b->name;
       sb.elems = n;
       sb.dtype_bytes = b->dtype.bytes();
+      // LegalizeCuda widens FP8 gemm operands to f16 where wgmma does not take them.
+      if (b->dtype.is_fp8() && target.backend == Backend::CUDA && target.gpu.mma != MatrixInst::Wgmma)
+        sb.dtype_bytes = 2;
       auto it = w.pipeline_factor.find(b.get());
       sb.factor = async && it != w.pipeline_factor.end() ? it->second : 1;
       sb.bytes = round_up(sat_mul(sat_mul(n, sb.dtype_bytes), sb.factor), kSmemAlign);
@@ -228,8 +231,8 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
       auto it = plan->gemms.find(w.gemm_nodes[i]);
       is_staged = it != plan->gemms.end() && it->second.a_staged;
     } else {
-      bool mma = target.gpu.mma != MatrixInst::None && g->a->dtype.is_16bit_float() &&
-                 g->b->dtype == g->a->dtype && g->c->dtype == DType::f32();
+      bool mma = target.gpu.mma != MatrixInst::None && g->a->dtype.is_narrow_float() &&
+                 g->b->dtype.is_narrow_float() && g->c->dtype == DType::f32();
       is_staged = g->a->scope == MemScope::Fragment && !mma;
     }
     if (is_staged) {
@@ -243,7 +246,7 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
 
   if (target.gpu.mma != MatrixInst::None) {
     for (const Gemm* g : w.gemms) {
-      if (!g->a->dtype.is_16bit_float())
+      if (!g->a->dtype.is_narrow_float())
         continue; // f32 gemms run on FMA pipes straight from shared memory
       // c is [m, n]; one k16 slice of a ([m, 16]) and b ([16, n]), 16-bit elements.
       int64_t mm = 0, nn = 0;

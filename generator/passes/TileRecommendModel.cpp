@@ -102,7 +102,7 @@ public:
       double mm = eval(g->c->shape[0], 0), nn = eval(g->c->shape[1], 0);
       double kk = eval(g->transpose_a ? g->a->shape[0] : g->a->shape[1], 0);
       double f = 2 * mm * nn * kk * trips;
-      (mma_ && g->a->dtype.is_16bit_float() ? flops_mma : flops_fma) += f;
+      (mma_ && g->a->dtype.is_narrow_float() ? flops_mma : flops_fma) += f;
       return 0;
     }
     case StmtKind::Parallel: {

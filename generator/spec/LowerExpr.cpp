@@ -29,7 +29,7 @@ int rank_of(DType t) {
     return 2;
   if (t == DType::i64())
     return 3;
-  if (t == DType::f32() || t.is_16bit_float())
+  if (t == DType::f32() || t.is_narrow_float())
     return 5;
   return 6; // f64
 }
@@ -37,7 +37,7 @@ int rank_of(DType t) {
 // The common arithmetic type of two non-bool types: 16-bit floats compute in f32.
 DType common_type(DType a, DType b) {
   DType t = rank_of(a) >= rank_of(b) ? a : b;
-  if (t.is_16bit_float())
+  if (t.is_narrow_float())
     t = DType::f32();
   return t;
 }
@@ -61,7 +61,7 @@ Expr cast_to(DType t, Expr e) {
 
 // Arithmetic happens in f32 for 16-bit floats (docs/internals.md "Typing").
 Expr widen(Expr e) {
-  if (e && e->type.is_16bit_float())
+  if (e && e->type.is_narrow_float())
     return cast_to(DType::f32(), e);
   return e;
 }
@@ -589,7 +589,7 @@ Expr Lowerer::call(const SExpr& e, Where where) {
   Expr a = args[0];
   if (fn->fn != ir::Intrinsic::Abs && !(a->type == DType::f32() || a->type == DType::f64()))
     a = cast_to(DType::f32(), a); // integers (and 16-bit floats) compute in f32
-  if (fn->fn == ir::Intrinsic::Abs && a->type.is_16bit_float())
+  if (fn->fn == ir::Intrinsic::Abs && a->type.is_narrow_float())
     a = cast_to(DType::f32(), a);
   return ir::Call::make(fn->fn, {a}, e.loc);
 }

@@ -1,6 +1,7 @@
-/* Launch-handle helpers and 16-bit float conversions shared by dispatch code and variants. */
+/* Launch-handle helpers and 16- and 8-bit float conversions shared by dispatch code and variants. */
 #include "tilegen/runtime.h"
 
+#include <math.h>
 #include <string.h>
 
 int tg_launch_num_threads(const tg_launch* launch) {
@@ -73,3 +74,41 @@ tg_f16 tg_float_to_f16(float f) {
   uint32_t r = abs + 0xFFFu + ((abs >> 13) & 1u) - 0x38000000u; /* rebias 127 -> 15, round */
   return (tg_f16)(sign | (r >> 13));
 }
+
+/* FP8 (ir/FloatBits.cpp has the same algorithms; the generated code carries its own copies). */
+static float fp8_to_float(uint8_t b, int mbits, int bias, uint32_t max_code, int has_inf) {
+  const int e = (b & 0x7F) >> mbits, m = b & ((1 << mbits) - 1);
+  float v;
+  if ((uint32_t)(b & 0x7F) > max_code)
+    v = has_inf && m == 0 ? INFINITY : NAN;
+  else if (e == 0)
+    v = ldexpf((float)m, 1 - bias - mbits);
+  else
+    v = ldexpf((float)(m + (1 << mbits)), e - bias - mbits);
+  return (b & 0x80) ? -v : v;
+}
+
+static uint8_t float_to_fp8(float f, int mbits, int bias, uint32_t max_code) {
+  const uint8_t sign = signbit(f) ? 0x80 : 0x00;
+  if (isnan(f))
+    return sign | 0x7F;
+  const float a = fabsf(f);
+  if (a > 0x1p100f)
+    return (uint8_t)(sign | max_code);
+  int x = 0;
+  (void)frexpf(a, &x);
+  int e = x - 1 < 1 - bias ? 1 - bias : x - 1;
+  float q = nearbyintf(ldexpf(a, mbits - e));
+  if (q >= (float)(2 << mbits)) {
+    q *= 0.5f;
+    ++e;
+  }
+  uint32_t code = q < (float)(1 << mbits) ? (uint32_t)q
+                                          : ((uint32_t)(e + bias) << mbits) | ((uint32_t)q - (1u << mbits));
+  return (uint8_t)(sign | (code > max_code ? max_code : code));
+}
+
+float tg_e4m3_to_float(tg_e4m3 b) { return fp8_to_float(b, 3, 7, 0x7E, 0); }
+float tg_e5m2_to_float(tg_e5m2 b) { return fp8_to_float(b, 2, 15, 0x7B, 1); }
+tg_e4m3 tg_float_to_e4m3(float f) { return float_to_fp8(f, 3, 7, 0x7E); }
+tg_e5m2 tg_float_to_e5m2(float f) { return float_to_fp8(f, 2, 15, 0x7B); }

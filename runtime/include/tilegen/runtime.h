@@ -14,6 +14,10 @@ extern "C" {
 /* 16-bit floats cross the C API as their bit patterns (IEEE binary16 and bfloat16). */
 typedef uint16_t tg_f16;
 typedef uint16_t tg_bf16;
+/* 8-bit floats (OCP FP8) likewise: e4m3 (bias 7, no infinities, max 448) and e5m2 (bias 15,
+ * IEEE-like, max 57344). */
+typedef uint8_t tg_e4m3;
+typedef uint8_t tg_e5m2;
 
 typedef enum tg_status {
   TG_OK = 0,
@@ -69,6 +73,12 @@ float tg_f16_to_float(tg_f16 h);
 float tg_bf16_to_float(tg_bf16 h);
 tg_f16 tg_float_to_f16(float f);
 tg_bf16 tg_float_to_bf16(float f);
+/* FP8: exact on the way up; on the way down round to nearest even, saturate finite overflow
+ * and infinities to the largest finite value (PTX cvt.rn.satfinite), NaN stays NaN. */
+float tg_e4m3_to_float(tg_e4m3 b);
+float tg_e5m2_to_float(tg_e5m2 b);
+tg_e4m3 tg_float_to_e4m3(float f);
+tg_e5m2 tg_float_to_e5m2(float f);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,21 @@
+// LegalizeCuda: rewrites the IR into what the CUDA lowering of one target can emit.
+//
+// FP8 (e4m3, e5m2) gemm operands: only wgmma (sm_90a) multiplies FP8 tiles here. On every
+// other CUDA target, and for a gemm that does not lower to wgmma (passes/LayoutInference.h,
+// wgmma_eligible), each FP8 shared buffer such a gemm reads becomes an f16 buffer: every FP8
+// value is exactly an f16 value, so the copy that fills it converts exactly and the gemm runs
+// on mma.sync f16 with the same result. Widening one operand of a gemm widens its other FP8
+// operand too (mma.sync needs both the same), repeated until nothing changes.
+// Other FP8 buffers (fragments, shared buffers no gemm reads) keep their type: the emitter
+// holds their values as f32 and rounds writes through the type.
+// Precondition: an instantiated kernel (constant block size and shapes).
+#pragma once
+
+#include "ir/IR.h"
+#include "targets/Target.h"
+
+namespace tilegen::passes {
+
+ir::Kernel legalize_cuda(const ir::Kernel& k, const Target& target);
+
+} // namespace tilegen::passes
