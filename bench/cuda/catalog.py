@@ -10,9 +10,11 @@ import math
 
 import torch
 
-DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
-UNIT_ROUNDOFF = {"f32": 2.0 ** -24, "f16": 2.0 ** -11, "bf16": 2.0 ** -8}
-ELEM_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
+          "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}
+UNIT_ROUNDOFF = {"f32": 2.0 ** -24, "f16": 2.0 ** -11, "bf16": 2.0 ** -8, "e4m3": 2.0 ** -4,
+                 "e5m2": 2.0 ** -3}
+ELEM_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1}
 EPS = 1e-5
 LOG2E = 1.4426950408889634
 
@@ -29,8 +31,8 @@ def f32(x):
 def random_tensor(shape, types, device, gen, lo=-1.0, hi=1.0):
     """Uniform in [lo, hi], rounded to T; elements that round to 0 become 0.5 (never zero)."""
     x = torch.rand(shape, generator=gen, device=device, dtype=torch.float32) * (hi - lo) + lo
-    x = x.to(DTYPES[types])
-    return torch.where(x == 0, torch.full_like(x, 0.5), x)
+    x = x.to(DTYPES[types]).to(torch.float32)  # rounded (FP8 has no torch.where)
+    return torch.where(x == 0, torch.full_like(x, 0.5), x).to(DTYPES[types])
 
 
 class Kernel:
@@ -49,6 +51,13 @@ class Kernel:
         """Dims, scalars and flags by name, for the call."""
         return dict(zip(self.dims, shape))
 
+    def tensor_type(self, name, types):
+        """The element type of tensor `name` in the variant for `types` (default: all T)."""
+        return types
+
+    def tolerance(self, types, length):
+        return tolerance(types, length)
+
     def reduction_length(self, shape):
         raise NotImplementedError
 
@@ -61,7 +70,8 @@ class Kernel:
 
     def make_inputs(self, shape, types, device, gen):
         lo, hi = self.input_range
-        return {n: random_tensor(self.shape_of(e, shape), types, device, gen, lo, hi)
+        return {n: random_tensor(self.shape_of(e, shape), self.tensor_type(n, types), device,
+                                 gen, lo, hi)
                 for n, e in self.inputs}
 
     def flops(self, shape, values):
@@ -70,9 +80,9 @@ class Kernel:
     def bytes_moved(self, shape, types):
         """The fewest bytes a call must move: each input read once, each output written once."""
         n = 0
-        for _, e in self.inputs + self.outputs:
-            n += math.prod(self.shape_of(e, shape))
-        return n * ELEM_BYTES[types]
+        for name, e in self.inputs + self.outputs:
+            n += math.prod(self.shape_of(e, shape)) * ELEM_BYTES[self.tensor_type(name, types)]
+        return n
 
     def label(self, shape, values):
         return "x".join(str(s) for s in shape)
@@ -106,6 +116,29 @@ class GemmBiasGelu(Gemm):
     def reference(self, x, shape, values):
         y = x["A"] @ x["B"] + x["bias"][None, :]
         return {"C": 0.5 * y * (1.0 + torch.erf(y / math.sqrt(2.0)))}
+
+
+class GemmFp8(Gemm):
+    """C (bf16) = (A @ B^T) * scale_a * scale_b, A [M, K] and B [N, K] in FP8. The inputs are
+    exact FP8 values, so the error is the f32 accumulation's and the bf16 output's: the
+    tolerance is tol(bf16, K)."""
+    name = "gemm_fp8"
+    inputs = (("A", ("M", "K")), ("B", ("N", "K")))
+
+    def tensor_type(self, name, types):
+        return "bf16" if name == "C" else types
+
+    def tolerance(self, types, length):
+        return tolerance("bf16", length)
+
+    def values(self, shape):
+        v = super().values(shape)
+        v["scale_a"], v["scale_b"] = 0.37, 2.5
+        return v
+
+    def reference(self, x, shape, values):
+        s = f32(f32(values["scale_a"]) * f32(values["scale_b"]))  # one f32 product, as ours
+        return {"C": (x["A"] @ x["B"].transpose(0, 1)) * s}
 
 
 class Softmax(Kernel):
@@ -193,7 +226,7 @@ class FlashAttentionFwd(Kernel):
         return f"B{b} H{h} S{s} D{d}" + (" causal" if values["causal"] else "")
 
 
-KERNELS = {k.name: k for k in (Gemm(), GemmBiasGelu(), Softmax(), RmsNorm(),
+KERNELS = {k.name: k for k in (Gemm(), GemmBiasGelu(), GemmFp8(), Softmax(), RmsNorm(),
                                FlashAttentionFwd())}
 
 

@@ -78,6 +78,9 @@ def default_cases():
         gemm_bar = (("anchor:cublas", 1.0),)
         fa_bar = (("anchor:cudnn", 1.0),)
         extra = [
+            Case("gemm_fp8", "e4m3", (8192, 8192, 8192), anchors=("scaled_mm",),
+                 targets=(("anchor:scaled_mm", 1.0),)),
+            Case("gemm_fp8", "e4m3", (4096, 4096, 4096), anchors=("scaled_mm",)),
             Case("gemm", "bf16", (8192, 8192, 8192), anchors=("cublas",), targets=gemm_bar),
             Case("gemm", "bf16", (4096, 4096, 512), anchors=("cublas",), targets=gemm_bar),
             Case("flash_attention_fwd", "bf16", (1, 32, 16384, 128),
@@ -117,6 +120,13 @@ def make_anchor(name, case, x, out):
     k, v = case.kernel.name, case.values
     if k == "gemm" and name == "cublas":
         return lambda: torch.mm(x["A"], x["B"], out=out["C"]), ""
+    if k == "gemm_fp8" and name == "scaled_mm":
+        # cuBLASLt FP8 through torch: B must be column-major, i.e. our [N, K] transposed
+        sa = torch.tensor(v["scale_a"], dtype=torch.float32, device="cuda")
+        sb = torch.tensor(v["scale_b"], dtype=torch.float32, device="cuda")
+        A, Bt = x["A"], x["B"].t()
+        return (lambda: torch._scaled_mm(A, Bt, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16),
+                "torch._scaled_mm (per-tensor scales, bf16 out)")
     if k == "gemm_bias_gelu" and name == "torch":
         return lambda: F.gelu(torch.addmm(x["bias"], x["A"], x["B"])), "addmm + gelu (2 kernels)"
     if k == "softmax" and name == "torch":
@@ -170,7 +180,7 @@ def run_case(api, case, launch, gen, log=print):
     n_sets = max(1, math.ceil(2 * L2_BYTES / max(set_bytes, 1)))
     sets = [one] + [kernel.make_inputs(shape, types, "cuda", gen) for _ in range(n_sets - 1)]
     outs = [{n: torch.full(kernel.shape_of(e, shape), float("nan"),
-                           dtype=catalog.DTYPES[types], device="cuda")
+                           dtype=catalog.DTYPES[kernel.tensor_type(n, types)], device="cuda")
              for n, e in kernel.outputs} for _ in sets]
     args = [dict({n: t.data_ptr() for n, t in list(s.items()) + list(o.items())}, **values)
             for s, o in zip(sets, outs)]
@@ -196,7 +206,7 @@ def run_case(api, case, launch, gen, log=print):
         errs.append((got - ref[n]).abs().max().item() / (kernel.scale(ref[n], x64) or 1.0))
     del x64, ref
     res["err"] = max(errs)
-    res["tol"] = catalog.tolerance(types, kernel.reduction_length(shape))
+    res["tol"] = kernel.tolerance(types, kernel.reduction_length(shape))
     if res["err"] > res["tol"]:
         res["why"] = f"error {res['err']:.3g} > tol {res['tol']:.3g} at the timed shape"
     anchors = {}  # name -> ([callable per input set] or None, how)
@@ -248,7 +258,8 @@ def profile(api, launch, only=(), log=print):
             continue
         k = case.kernel
         x = k.make_inputs(case.shape, case.types, "cuda", gen)
-        o = {n: torch.empty(k.shape_of(e, case.shape), dtype=catalog.DTYPES[case.types],
+        o = {n: torch.empty(k.shape_of(e, case.shape),
+                            dtype=catalog.DTYPES[k.tensor_type(n, case.types)],
                             device="cuda") for n, e in k.outputs}
         args = dict({n: t.data_ptr() for n, t in list(x.items()) + list(o.items())},
                     **case.values)

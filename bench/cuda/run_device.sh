@@ -83,7 +83,7 @@ if ldd "$dist/libtgb.so" | grep -q 'not found'; then
   echo "using $dist/fallback for: $(ldd "$dist/libtgb.so" | grep 'not found')" >> "$OUT/env.txt"
 fi
 
-kernels="gemm gemm_bias_gelu softmax rmsnorm flash_attention_fwd"
+kernels="gemm gemm_bias_gelu gemm_fp8 softmax rmsnorm flash_attention_fwd"
 
 if [[ $mode == all || $mode == bench ]]; then
   if [[ -x $dist/tgb_host_cost ]]; then

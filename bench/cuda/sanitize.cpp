@@ -35,10 +35,16 @@ int g_fail = 0;
     }                                                                                            \
   } while (0)
 
-enum class Ty { f32, f16, bf16 };
-const char* ty_name(Ty t) { return t == Ty::f32 ? "f32" : t == Ty::f16 ? "f16" : "bf16"; }
-size_t ty_bytes(Ty t) { return t == Ty::f32 ? 4 : 2; }
-double ty_u(Ty t) { return t == Ty::f32 ? std::ldexp(1.0, -24) : t == Ty::f16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8); }
+enum class Ty { f32, f16, bf16, e4m3, e5m2 };
+const char* ty_name(Ty t) {
+  const char* names[] = {"f32", "f16", "bf16", "e4m3", "e5m2"};
+  return names[int(t)];
+}
+size_t ty_bytes(Ty t) { return t == Ty::f32 ? 4 : t == Ty::f16 || t == Ty::bf16 ? 2 : 1; }
+double ty_u(Ty t) {
+  const int bits[] = {24, 11, 8, 4, 3}; // unit roundoff 2^-p
+  return std::ldexp(1.0, -bits[int(t)]);
+}
 
 float load(Ty t, const unsigned char* p, size_t i) {
   if (t == Ty::f32) {
@@ -46,6 +52,8 @@ float load(Ty t, const unsigned char* p, size_t i) {
     std::memcpy(&f, p + 4 * i, 4);
     return f;
   }
+  if (t == Ty::e4m3 || t == Ty::e5m2)
+    return t == Ty::e4m3 ? tg_e4m3_to_float(p[i]) : tg_e5m2_to_float(p[i]);
   uint16_t h;
   std::memcpy(&h, p + 2 * i, 2);
   return t == Ty::f16 ? tg_f16_to_float(h) : tg_bf16_to_float(h);
@@ -53,6 +61,10 @@ float load(Ty t, const unsigned char* p, size_t i) {
 void store(Ty t, unsigned char* p, size_t i, float v) {
   if (t == Ty::f32) {
     std::memcpy(p + 4 * i, &v, 4);
+    return;
+  }
+  if (t == Ty::e4m3 || t == Ty::e5m2) {
+    p[i] = t == Ty::e4m3 ? tg_float_to_e4m3(v) : tg_float_to_e5m2(v);
     return;
   }
   uint16_t h = t == Ty::f16 ? tg_float_to_f16(v) : tg_float_to_bf16(v);
@@ -93,6 +105,17 @@ using Call = tg_status (*)(const tg_launch*, void* const*, const int64_t*, float
 DEFINE_CALLS(float, f32)
 DEFINE_CALLS(tg_f16, f16)
 DEFINE_CALLS(tg_bf16, bf16)
+#undef DEFINE_CALLS
+// gemm_fp8: FP8 A [M, K] and B [N, K], bf16 C; scale_a = the scalar, scale_b fixed.
+#define DEFINE_FP8_CALL(T, t)                                                                    \
+  tg_status gemm_fp8_##t(SIG) {                                                                  \
+    (void)f;                                                                                     \
+    return CALL_OR_QUERY(tgb_gemm_fp8_##t, (const T*)p[0], (const T*)p[1], (tg_bf16*)p[2], d[0], \
+                         d[1], d[2], s, 2.5f);                                                   \
+  }
+DEFINE_FP8_CALL(tg_e4m3, e4m3)
+DEFINE_FP8_CALL(tg_e5m2, e5m2)
+#undef DEFINE_FP8_CALL
 
 struct Shape {
   std::vector<int64_t> dims;
@@ -112,6 +135,9 @@ struct Kernel {
   float lo, hi;
   float (*scalar)(const int64_t*);
   std::vector<Shape> shapes;
+  int out = -1; // the output's Ty where it differs from the inputs'
+  Ty out_ty() const { return out < 0 ? ty : Ty(out); }
+  Ty ty_of(size_t i, size_t nt) const { return i + 1 == nt ? out_ty() : ty; }
 };
 
 std::vector<size_t> mm_sizes(const int64_t* d) {
@@ -119,6 +145,9 @@ std::vector<size_t> mm_sizes(const int64_t* d) {
 }
 std::vector<size_t> mmb_sizes(const int64_t* d) {
   return {size_t(d[0] * d[2]), size_t(d[2] * d[1]), size_t(d[1]), size_t(d[0] * d[1])};
+}
+std::vector<size_t> mmt_sizes(const int64_t* d) { // B transposed: [N, K]
+  return {size_t(d[0] * d[2]), size_t(d[1] * d[2]), size_t(d[0] * d[1])};
 }
 std::vector<size_t> row_sizes(const int64_t* d) { return {size_t(d[0] * d[1]), size_t(d[0] * d[1])}; }
 std::vector<size_t> roww_sizes(const int64_t* d) {
@@ -134,6 +163,7 @@ int64_t len_att(const int64_t* d) { return d[2] + d[3]; }
 float no_scalar(const int64_t*) { return 0.f; }
 float eps_scalar(const int64_t*) { return 1e-5f; }
 float att_scale(const int64_t* d) { return 1.f / std::sqrt(float(d[3])); }
+float fp8_scale(const int64_t*) { return 0.37f; }
 
 std::vector<Kernel> kernels() {
   // The first shape of each list is the one --shapes 1 keeps (racecheck): several blocks, a
@@ -155,6 +185,10 @@ std::vector<Kernel> kernels() {
   ADD_TYPE(f16)
   ADD_TYPE(bf16)
 #undef ADD_TYPE
+  ks.push_back({"gemm_fp8", Ty::e4m3, gemm_fp8_e4m3, mmt_sizes, len_k, -1, -1, 1, fp8_scale, mm,
+                int(Ty::bf16)});
+  ks.push_back({"gemm_fp8", Ty::e5m2, gemm_fp8_e5m2, mmt_sizes, len_k, -1, -1, 1, fp8_scale, mm,
+                int(Ty::bf16)});
   return ks;
 }
 
@@ -162,7 +196,8 @@ std::vector<Kernel> kernels() {
 void run(const Kernel& k, const Shape& sh, int off, std::mt19937& rng) {
   const int64_t* d = sh.dims.data();
   std::vector<size_t> n = k.sizes(d);
-  size_t es = ty_bytes(k.ty), nt = n.size();
+  const size_t nt = n.size();
+  auto es = [&](size_t i) { return ty_bytes(k.ty_of(i, nt)); };
   std::vector<std::vector<unsigned char>> host(nt);
   struct DevBufs { // freed on every path: memcheck --leak-check must see no leak
     std::vector<void*> v;
@@ -176,16 +211,18 @@ void run(const Kernel& k, const Shape& sh, int off, std::mt19937& rng) {
   std::vector<void*> dptr(nt), hptr(nt);
   std::uniform_real_distribution<float> u(k.lo, k.hi);
   for (size_t i = 0; i < nt; ++i) {
-    host[i].assign((n[i] + off) * es, 0xFF);
+    host[i].assign((n[i] + off) * es(i), 0xFF);
     if (i + 1 < nt)
       for (size_t j = 0; j < n[i]; ++j) {
         float v = u(rng);
-        store(k.ty, host[i].data() + off * es, j, v == 0.f ? 0.5f : v);
+        store(k.ty, host[i].data() + off * es(i), j, v == 0.f ? 0.5f : v);
+        if (load(k.ty, host[i].data() + off * es(i), j) == 0.f) // rounded to 0 (FP8)
+          store(k.ty, host[i].data() + off * es(i), j, 0.5f);
       }
     CK(cudaMalloc(&dev[i], host[i].size() + 16));
     CK(cudaMemcpy(dev[i], host[i].data(), host[i].size(), cudaMemcpyHostToDevice));
-    dptr[i] = (unsigned char*)dev[i] + off * es;
-    hptr[i] = host[i].data() + off * es;
+    dptr[i] = (unsigned char*)dev[i] + off * es(i);
+    hptr[i] = host[i].data() + off * es(i);
   }
   tg_launch gpu{sizeof(tg_launch), 0, nullptr, 0}, cpu{sizeof(tg_launch), -1, nullptr, 0};
   std::string what = k.name + " " + ty_name(k.ty);
@@ -220,22 +257,25 @@ void run(const Kernel& k, const Shape& sh, int off, std::mt19937& rng) {
     ++g_fail;
     return;
   }
-  const unsigned char* g = got.data() + off * es;
-  const unsigned char* c = host.back().data() + off * es;
+  const Ty ot = k.out_ty();
+  const unsigned char* g = got.data() + off * es(nt - 1);
+  const unsigned char* c = host.back().data() + off * es(nt - 1);
   double scale = 0, err = 0;
   size_t sn = k.scale_tensor < 0 ? n.back() : n[k.scale_tensor];
-  const unsigned char* sp = k.scale_tensor < 0 ? c : host[k.scale_tensor].data() + off * es;
+  const unsigned char* sp = k.scale_tensor < 0 ? c : host[k.scale_tensor].data() + off * es(k.scale_tensor);
+  const Ty st = k.scale_tensor < 0 ? ot : k.ty;
   for (size_t j = 0; j < sn; ++j)
-    scale = std::max(scale, (double)std::fabs(load(k.ty, sp, j)));
+    scale = std::max(scale, (double)std::fabs(load(st, sp, j)));
   size_t nonfinite = 0;
   for (size_t j = 0; j < n.back(); ++j) {
-    double a = load(k.ty, g, j), b = load(k.ty, c, j);
+    double a = load(ot, g, j), b = load(ot, c, j);
     if (!std::isfinite(a))
       ++nonfinite;
     err = std::max(err, std::fabs(a - b));
   }
   err /= scale > 0 ? scale : 1;
-  double tol = 2 * (3 * ty_u(k.ty) + 4 * std::ldexp(1.0, -24) * std::sqrt((double)k.length(d)));
+  // FP8 inputs are exact values: the error is the f32 accumulation's and the output's rounding.
+  double tol = 2 * (3 * ty_u(ot) + 4 * std::ldexp(1.0, -24) * std::sqrt((double)k.length(d)));
   bool ok = nonfinite == 0 && err <= tol;
   std::printf("%s %s: variant-vs-cpu err %.3g (tol %.3g)%s\n", ok ? "ok  " : "FAIL", what.c_str(),
               err, tol, nonfinite ? ", non-finite outputs" : "");
@@ -257,7 +297,7 @@ int main(int argc, char** argv) {
   }
   if (which.empty() || which == "?") {
     std::fprintf(stderr, "usage: %s [--shapes N] "
-                 "<gemm|gemm_bias_gelu|softmax|rmsnorm|flash_attention_fwd|all>\n", argv[0]);
+                 "<gemm|gemm_bias_gelu|gemm_fp8|softmax|rmsnorm|flash_attention_fwd|all>\n", argv[0]);
     return 2;
   }
   int n = 0;

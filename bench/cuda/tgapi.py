@@ -39,6 +39,7 @@ _SCALAR_TYPES = {
     "int32_t": ("scalar", ctypes.c_int32), "int8_t": ("scalar", ctypes.c_int8),
 }
 _ELEM_TYPES = {"float": "f32", "double": "f64", "tg_f16": "f16", "tg_bf16": "bf16",
+               "tg_e4m3": "e4m3", "tg_e5m2": "e5m2",
                "int8_t": "i8", "int32_t": "i32", "int64_t": "i64"}
 
 _PROTO = re.compile(r"tg_status\s+(\w+)\s*\(([^;]*?)\)\s*;", re.S)

@@ -57,8 +57,10 @@ def is_gpu_target(target):
 def run_case(api, kernel, types, shape, values, off, device, launch, gen):
     """Runs one call; returns a dict row (see ROW_KEYS)."""
     x = kernel.make_inputs(shape, types, device, gen)
-    ins = {n: Guarded(x[n].shape, types, device, off, x[n], fill=0xFE) for n in x}
-    outs = {n: Guarded(kernel.shape_of(e, shape), types, device, off) for n, e in kernel.outputs}
+    ins = {n: Guarded(x[n].shape, kernel.tensor_type(n, types), device, off, x[n], fill=0xFE)
+           for n in x}
+    outs = {n: Guarded(kernel.shape_of(e, shape), kernel.tensor_type(n, types), device, off)
+            for n, e in kernel.outputs}
     args = {n: g.ptr() for n, g in list(ins.items()) + list(outs.items())}
     args.update(values)
     row = {"kernel": kernel.name, "types": types, "shape": kernel.label(shape, values),
@@ -89,7 +91,7 @@ def run_case(api, kernel, types, shape, values, off, device, launch, gen):
         if not g.unchanged():
             problems.append(f"{n}: input or its guards modified")
     length = kernel.reduction_length(shape)
-    row["tol"] = catalog.tolerance(types, length)
+    row["tol"] = kernel.tolerance(types, length)
     x64 = {n: t.to(torch.float64) for n, t in x.items()}
     err = 0.0
     if all(g.n for g in outs.values()):

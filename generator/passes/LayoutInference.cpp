@@ -162,7 +162,7 @@ private:
       p.wn = 1;
       p.a_in_regs = is_fragment(g.a);
       acc = layout::mma_m16n8k16_accumulator(M, N, p.wm, 1);
-      acc.origin = "wgmma m64n" + std::to_string(N) + "k16 accumulator, " + std::to_string(p.wg) +
+      acc.origin = "wgmma m64n" + std::to_string(N) + "k" + std::to_string(32 / g.a->dtype.bytes()) + " accumulator, " + std::to_string(p.wg) +
                    " warpgroup(s) of 64 rows";
     } else if (mma_eligible(g)) {
       p.kind = GemmPlan::Mma;
