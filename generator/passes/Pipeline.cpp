@@ -9,9 +9,11 @@
 #include "passes/LegalizeC.h"
 #include "passes/LegalizeCuda.h"
 #include "passes/LegalizeWgsl.h"
+#include "passes/RedundantLoadElim.h"
 #include "passes/ScheduleResolver.h"
 #include "passes/TileRecommend.h"
 #include "passes/VersionByRange.h"
+#include "passes/VersionSingleTrip.h"
 #include "support/InternalError.h"
 
 #include <algorithm>
@@ -124,6 +126,12 @@ std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const T
   // Rewrite what the backend lacks, then fold what the rewrite exposed.
   out = simplify(legalize_for(out, target));
   check(out, "legalization", true);
+
+  // Row loops that can run once (cdiv(N, BN) == 1) are versioned so that the single-trip
+  // bodies stand in one straight line, where a second copy of the same tile is dropped
+  // (passes/VersionSingleTrip, passes/RedundantLoadElim). The condition is uniform, as below.
+  out = simplify(eliminate_redundant_loads(version_single_trip(out)));
+  check(out, "single-trip versioning", true);
 
   // Interior tiles skip the masks and guards only edge tiles need: parallel loops with a
   // tile-uniform condition are versioned (passes/VersionByRange). The predicate is uniform

@@ -7,7 +7,9 @@
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 #include "passes/LayoutInference.h"
+#include "passes/RedundantLoadElim.h"
 #include "passes/ScheduleResolver.h"
+#include "passes/VersionSingleTrip.h"
 
 #include <algorithm>
 #include <cmath>
@@ -468,12 +470,15 @@ std::optional<Recommendation> recommend(const Kernel& k,
   auto reps = shape_class_reps(k, instance_values, diag);
   if (!reps)
     return std::nullopt;
+  // The model sees the code instantiate() emits: a row loop versioned for one trip reads its
+  // tile once where the class's shape takes that branch (passes/VersionSingleTrip).
+  const Kernel modeled = eliminate_redundant_loads(version_single_trip(k));
   for (auto& rep : *reps) {
     ClassChoice cc;
     cc.shape = std::move(rep);
     for (size_t i = 0; i < rec.configs.size(); ++i)
       if (rec.configs[i].eligible)
-        cc.ranked.emplace_back(i, model_config(k, maps[i], rec.configs[i].use, cc.shape, target));
+        cc.ranked.emplace_back(i, model_config(modeled, maps[i], rec.configs[i].use, cc.shape, target));
     std::stable_sort(cc.ranked.begin(), cc.ranked.end(), [](const auto& a, const auto& b) {
       return a.second.time_us < b.second.time_us;
     });
