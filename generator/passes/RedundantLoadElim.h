@@ -10,7 +10,7 @@
 //  2. the buffers are the same objects as those of S' and D', the offsets and extents of both
 //  regions
 //     are structurally equal (same_expr: same operators, constants and variables, by identity),
-//     and so are the pads (an absent pad and a constant +0 are the same pad);
+//     and so are the pads (two constant +0 pads are the same pad, however written);
 //  3. no offset, extent or pad of the copy mentions a Load (the loaded value could change);
 //  4. between the earlier copy and this one no statement, at any depth, writes D's buffer
 //     (store, fill, copy, reduce, gemm or atomic_add destination, or a new alloc of it), and
@@ -45,7 +45,7 @@ ir::Stmt eliminate_redundant_loads(const ir::Stmt& s, LoadElimStats* stats = nul
 // Structural equality of expressions: same kinds, types, operators and constants (IntImm names
 // ignored, floats compared by value with nan equal to nan), the same Var and Buffer objects.
 bool same_expr(const ir::Expr& a, const ir::Expr& b);
-// Both absent or a constant +0 (is_const_zero), or same_expr.
+// Both constant +0 (is_const_zero, through casts), or same_expr.
 bool same_pad(const ir::Expr& a, const ir::Expr& b);
 // Same buffer object and structurally equal offsets and extents.
 bool same_region(const ir::Region& a, const ir::Region& b);
