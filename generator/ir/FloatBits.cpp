@@ -91,6 +91,8 @@ uint8_t f32_to_fp8_bits(float f, DType t) {
   const uint8_t sign = std::signbit(f) ? 0x80 : 0x00;
   if (std::isnan(f))
     return sign | 0x7f;
+  if (std::isinf(f)) // satfinite (and ilogb(inf) = INT_MAX would overflow `e` below)
+    return sign | F.max_code;
   const double a = std::fabs(static_cast<double>(f));
   const int emin = 1 - F.bias; // exponent of the smallest normal
   // Quantum of the binade holding a (subnormals share the smallest normal's quantum).
@@ -105,7 +107,7 @@ uint8_t f32_to_fp8_bits(float f, DType t) {
     code = static_cast<uint32_t>(q);
   else
     code = (static_cast<uint32_t>(e + F.bias) << F.mbits) | (static_cast<uint32_t>(q) - (1u << F.mbits));
-  if (std::isinf(f) || code > F.max_code)
+  if (code > F.max_code)
     code = F.max_code; // satfinite
   return sign | static_cast<uint8_t>(code);
 }
