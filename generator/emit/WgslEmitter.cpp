@@ -646,7 +646,7 @@ std::string WgslEmitter::module_decls() {
     const std::string access = layout_.binding_types[i] == "storage" ? "read_write" : "read";
     std::string note = t->dtype.name();
     if (storage_.at(t.get()) == WgslStorage::Packed || storage_.at(t.get()) == WgslStorage::PackedAtomic)
-      note += std::string(", ") + (t->dtype == DType::i8() ? "4" : "2") + " per u32 word, little-endian";
+      note += std::string(", ") + (t->dtype.bytes() == 1 ? "4" : "2") + " per u32 word, little-endian";
     s += "@group(0) @binding(" + std::to_string(i + 1) + ") var<storage, " + access + "> " +
          name(t->name) + ": array<" + elem + ">; // " + note + "\n";
   }

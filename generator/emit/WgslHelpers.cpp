@@ -87,7 +87,8 @@ fn tg_e4m3_value(b: u32) -> f32 {
   let e = (b >> 3u) & 15u;
   let m = b & 7u;
   var v = select(f32(m) * 0x1p-9f, bitcast<f32>(((e + 120u) << 23u) | (m << 20u)), e != 0u);
-  v = select(v, bitcast<f32>(0x7fc00000u), (b & 0x7fu) == 0x7fu);
+  // The NaN depends on m (7 here): a constant NaN is a shader-creation error in WGSL.
+  v = select(v, bitcast<f32>(0x7f800000u | (m << 20u)), (b & 0x7fu) == 0x7fu);
   return select(v, -v, (b & 0x80u) != 0u);
 }
 )"},
