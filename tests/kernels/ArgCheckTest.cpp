@@ -176,6 +176,69 @@ TEST(ArgCheck, MalformedLaunch) {
   EXPECT_TRUE(h.C.guards_intact());
 }
 
+// gemm_fp8: FP8 tensors are 1-byte elements (any address is aligned), bf16 output (2 bytes).
+TEST(ArgCheck, GemmFp8) {
+  for (Dt dt : kFp8Dts) {
+    SCOPED_TRACE(dt_name(dt));
+    const Fp8KernelSet& k8 = all_libs()[0].fp8(dt);
+    GuardedBuffer A(dt, 64 + 1), B(dt, 64), C(Dt::BF16, 64);
+    std::mt19937_64 rng(4);
+    fill_random_fp8(A, rng);
+    fill_random_fp8(B, rng);
+    tg_selection sel{};
+    tg_status q = k8.gemm_fp8_query(nullptr, nullptr, B.data(), C.data(), 8, 8, 8, 1, 1, &sel);
+    tg_status r = k8.gemm_fp8(nullptr, nullptr, B.data(), C.data(), 8, 8, 8, 1, 1);
+    expect_rejected(r, q, sel, TG_ERR_NULL_POINTER, C);
+    q = k8.gemm_fp8_query(nullptr, A.data(), B.data(), C.data(), 8, -1, 8, 1, 1, &sel);
+    r = k8.gemm_fp8(nullptr, A.data(), B.data(), C.data(), 8, -1, 8, 1, 1);
+    expect_rejected(r, q, sel, TG_ERR_INVALID_DIM, C);
+    void* c_odd = static_cast<char*>(C.data()) + 1; // bf16 at an odd address
+    EXPECT_EQ(k8.gemm_fp8(nullptr, A.data(), B.data(), c_odd, 8, 8, 8, 1, 1), TG_ERR_MISALIGNED);
+    EXPECT_TRUE(C.untouched());
+    // An FP8 input at an odd address is fine (1-byte elements).
+    const void* a_odd = static_cast<const char*>(A.data()) + 1;
+    EXPECT_EQ(k8.gemm_fp8(nullptr, a_odd, B.data(), C.data(), 8, 8, 8, 1, 1), TG_OK);
+    EXPECT_TRUE(C.guards_intact());
+    // K = 0: A and B are empty (NULL is fine) and C is all zeros, whatever the scales.
+    GuardedBuffer Z(Dt::BF16, 3 * 5);
+    EXPECT_EQ(k8.gemm_fp8(nullptr, nullptr, nullptr, Z.data(), 3, 5, 0, 0.37f, 2.5f), TG_OK);
+    for (size_t i = 0; i < Z.count(); ++i)
+      EXPECT_EQ(Z.get(i), 0.0) << i;
+    EXPECT_TRUE(Z.guards_intact());
+    // M = 0 or N = 0: nothing to write.
+    EXPECT_EQ(k8.gemm_fp8(nullptr, nullptr, B.data(), nullptr, 0, 8, 8, 1, 1), TG_OK);
+    EXPECT_EQ(k8.gemm_fp8(nullptr, A.data(), nullptr, nullptr, 8, 0, 8, 1, 1), TG_OK);
+  }
+}
+
+// FP8 special codes reach the output as IEEE rules say: a NaN code in row 0 of A makes row 0 of
+// C NaN (e4m3: S.1111.111; e5m2: E = 31, M != 0); an e5m2 infinity in row 1 of A times
+// positive B values makes row 1 +inf (the bf16 store keeps infinities; only FP8 stores saturate).
+TEST(ArgCheck, GemmFp8SpecialCodes) {
+  for (Dt dt : kFp8Dts) {
+    SCOPED_TRACE(dt_name(dt));
+    const Fp8KernelSet& k8 = all_libs()[0].fp8(dt);
+    const int64_t M = 3, N = 4, K = 5;
+    GuardedBuffer A(dt, M * K), B(dt, N * K), C(Dt::BF16, M * N);
+    for (size_t i = 0; i < A.count(); ++i)
+      A.set(i, 1.0);
+    for (size_t i = 0; i < B.count(); ++i)
+      B.set(i, 0.5);
+    static_cast<unsigned char*>(A.data())[2] = 0x7F; // A[0, 2]: NaN in both formats
+    if (dt == Dt::E5M2)
+      static_cast<unsigned char*>(A.data())[K + 1] = 0x7C; // A[1, 1] = +inf
+    ASSERT_EQ(k8.gemm_fp8(nullptr, A.data(), B.data(), C.data(), M, N, K, 1.0f, 2.0f), TG_OK);
+    for (int64_t j = 0; j < N; ++j) {
+      EXPECT_TRUE(std::isnan(C.get(j))) << j;
+      if (dt == Dt::E5M2)
+        EXPECT_EQ(C.get(N + j), INFINITY) << j;
+      else
+        EXPECT_EQ(C.get(N + j), 5.0) << j;
+      EXPECT_EQ(C.get(2 * N + j), 5.0) << j; // 5 * (1 * 0.5) * 2
+    }
+  }
+}
+
 // The all-targets library picks the most specific target this CPU runs.
 TEST(Selection, AllTargetsLibraryPicksBest) {
   GemmCall g(Dt::F32);

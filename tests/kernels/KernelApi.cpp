@@ -68,11 +68,29 @@ namespace tgtest {
     },                                                                                           \
   }
 
+#define TGK_FP8_SET(LIB, TY)                                                                     \
+  Fp8KernelSet {                                                                                 \
+    .gemm_fp8 = [](const tg_launch* l, const void* A, const void* B, void* C, int64_t M,         \
+                   int64_t N, int64_t K, float sa, float sb) {                                   \
+      return LIB##_gemm_fp8_##TY(l, static_cast<const tg_##TY*>(A),                             \
+                                 static_cast<const tg_##TY*>(B), static_cast<tg_bf16*>(C), M, N, \
+                                 K, sa, sb);                                                     \
+    },                                                                                           \
+    .gemm_fp8_query = [](const tg_launch* l, const void* A, const void* B, void* C, int64_t M,   \
+                         int64_t N, int64_t K, float sa, float sb, tg_selection* s) {            \
+      return LIB##_gemm_fp8_##TY##_query(l, static_cast<const tg_##TY*>(A),                     \
+                                         static_cast<const tg_##TY*>(B),                        \
+                                         static_cast<tg_bf16*>(C), M, N, K, sa, sb, s);          \
+    },                                                                                           \
+  }
+
 #define TGK_LIB(LIB, FORCED)                                                                     \
   LibApi {                                                                                       \
-    #LIB, FORCED, {                                                                              \
-      TGK_KERNEL_SET(LIB, f32, float), TGK_KERNEL_SET(LIB, f16, tg_f16),                         \
-          TGK_KERNEL_SET(LIB, bf16, tg_bf16)                                                     \
+    #LIB, FORCED,                                                                                \
+        {TGK_KERNEL_SET(LIB, f32, float), TGK_KERNEL_SET(LIB, f16, tg_f16),                      \
+         TGK_KERNEL_SET(LIB, bf16, tg_bf16)},                                                    \
+    {                                                                                            \
+      TGK_FP8_SET(LIB, e4m3), TGK_FP8_SET(LIB, e5m2)                                             \
     }                                                                                            \
   }
 

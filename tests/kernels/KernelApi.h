@@ -41,12 +41,23 @@ struct KernelSet {
                            int causal, tg_selection* out);
 };
 
+// gemm_fp8 (A, B in one FP8 type, C bf16), per FP8 type.
+struct Fp8KernelSet {
+  tg_status (*gemm_fp8)(const tg_launch*, const void* A, const void* B, void* C, int64_t M,
+                        int64_t N, int64_t K, float scale_a, float scale_b);
+  tg_status (*gemm_fp8_query)(const tg_launch*, const void* A, const void* B, void* C, int64_t M,
+                              int64_t N, int64_t K, float scale_a, float scale_b,
+                              tg_selection* out);
+};
+
 struct LibApi {
   std::string name;          // "tgk_c", ..., "tgk_all"
   std::string forced_target; // the only target it was built for, or "" (all C targets)
-  std::array<KernelSet, 3> by_dt; // indexed by Dt
+  std::array<KernelSet, 3> by_dt; // indexed by Dt (F32, F16, BF16)
+  std::array<Fp8KernelSet, 2> by_fp8; // E4M3, E5M2
 
   const KernelSet& operator[](Dt dt) const { return by_dt[static_cast<int>(dt)]; }
+  const Fp8KernelSet& fp8(Dt dt) const { return by_fp8[dt == Dt::E4M3 ? 0 : 1]; }
 };
 
 const std::vector<LibApi>& all_libs();

@@ -32,6 +32,14 @@ std::vector<Param> all_params() {
   return out;
 }
 
+std::vector<Param> fp8_params() {
+  std::vector<Param> out;
+  for (size_t l = 0; l < all_libs().size(); ++l)
+    for (Dt dt : kFp8Dts)
+      out.push_back({l, dt});
+  return out;
+}
+
 // Readable parameter values in test listings (instead of gtest's byte dump).
 void PrintTo(const Param& p, std::ostream* os) {
   const LibApi& lib = all_libs()[p.lib];
@@ -166,6 +174,78 @@ TEST_P(GemmBiasGeluTest, RandomSizes) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// gemm_fp8: C (bf16) = (A @ B^T) * scale_a * scale_b, A [M, K] and B [N, K] in e4m3 or e5m2
+
+using GemmFp8Test = KernelTest;
+
+// Every element within the sound bound of Numeric.h fp8_gemm_bound (inputs exact, f32
+// accumulation, bf16 output), and the normwise bf16 rule of the other kernels as well.
+TEST_P(GemmFp8Test, RandomSizes) {
+  const Fp8KernelSet& k8 = lib().fp8(dt());
+  // Non-trivial scales (neither is a power of two, so both multiplies round); the last pass
+  // draws codes from the whole finite range (zeros, subnormals, the largest values) with a
+  // negative scale.
+  struct Pass {
+    float scale_a, scale_b;
+    double lo, hi;
+  };
+  const Pass passes[] = {{0.37f, 2.5f, 0.0625, 4.0}, {-1.3f, 0.01f, 0.0, 0.0}};
+  int n = 0;
+  for (const Pass& pass : passes)
+    for (const auto& [M, N, K] : kGemmSizes) {
+      std::string sizes = fmt("M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " s=%g*%g%s", M, N, K,
+                              pass.scale_a, pass.scale_b, pass.lo == 0 ? " full" : "");
+      SCOPED_TRACE(sizes);
+      std::mt19937_64 rng(seed_of(std::string("gemm_fp8/") + dt_name(dt()) + "/" + sizes));
+      GuardedBuffer A(dt(), M * K), B(dt(), N * K), C(Dt::BF16, M * N);
+      auto a = fill_random_fp8(A, rng, pass.lo, pass.hi), b = fill_random_fp8(B, rng, pass.lo, pass.hi);
+      auto a0 = A.snapshot(), b0 = B.snapshot();
+      tg_selection sel{};
+      const tg_launch* l = launch(n++);
+      expect_selection(k8.gemm_fp8_query(l, A.data(), B.data(), C.data(), M, N, K, pass.scale_a,
+                                         pass.scale_b, &sel),
+                       sel, dt_name(dt()));
+      ASSERT_EQ(k8.gemm_fp8(l, A.data(), B.data(), C.data(), M, N, K, pass.scale_a,
+                            pass.scale_b),
+                TG_OK);
+      EXPECT_TRUE(A.same_as(a0) && B.same_as(b0)) << "an input tensor was modified";
+      EXPECT_TRUE(A.guards_intact() && B.guards_intact() && C.guards_intact());
+      const auto ref = ref::gemm_fp8(a, b, M, N, K, pass.scale_a, pass.scale_b);
+      const auto absref = ref::gemm_fp8(a, b, M, N, K, pass.scale_a, pass.scale_b, true);
+      std::vector<double> bound(ref.size());
+      for (size_t i = 0; i < ref.size(); ++i)
+        bound[i] = fp8_gemm_bound(ref[i], absref[i], K);
+      const auto got = C.values();
+      size_t worst = 0;
+      const double ratio = max_bound_ratio(got, ref, bound, &worst);
+      const ErrorStats s = compare(got, ref);
+      const double tol = tolerance(Dt::BF16, K);
+      std::printf("[numeric] %-20s %-9s %-5s %-34s max_err %.3e rel %.3e tol %.3e "
+                  "err/bound %.3f %s\n",
+                  "gemm_fp8", target_.c_str(), dt_name(dt()), sizes.c_str(), s.max_abs_err, s.rel,
+                  tol, ratio, ratio <= 1 && s.rel <= tol && s.nonfinite == 0 ? "ok" : "FAIL");
+      EXPECT_EQ(s.nonfinite, 0u) << "NaN/inf (or unwritten) output elements, first at index "
+                                 << s.worst;
+      if (!ref.empty()) {
+        EXPECT_LE(ratio, 1.0) << "element " << worst << ": got " << got[worst] << ", expected "
+                              << ref[worst] << " (bound " << bound[worst] << ")";
+        EXPECT_LE(s.rel, tol);
+      }
+      if (K == 0) // an empty sum: exact zeros
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_EQ(got[i], 0.0) << i;
+      // Same call again, other thread count: bitwise identical (blocks are independent).
+      if (M * N > 0 && n == 4) {
+        auto first = C.snapshot();
+        ASSERT_EQ(k8.gemm_fp8(launch(n), A.data(), B.data(), C.data(), M, N, K, pass.scale_a,
+                              pass.scale_b),
+                  TG_OK);
+        EXPECT_TRUE(C.same_as(first)) << "result depends on the thread count";
+      }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // softmax and rmsnorm
 
 struct RowSize {
@@ -267,6 +347,7 @@ TGK_INSTANTIATE(GemmBiasGeluTest);
 TGK_INSTANTIATE(SoftmaxTest);
 TGK_INSTANTIATE(RmsNormTest);
 TGK_INSTANTIATE(FlashAttentionTest);
+INSTANTIATE_TEST_SUITE_P(Kernels, GemmFp8Test, testing::ValuesIn(fp8_params()), param_name);
 
 } // namespace
 } // namespace tgtest

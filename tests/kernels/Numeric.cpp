@@ -12,19 +12,72 @@ const char* dt_name(Dt dt) {
   case Dt::F32: return "f32";
   case Dt::F16: return "f16";
   case Dt::BF16: return "bf16";
+  case Dt::E4M3: return "e4m3";
+  case Dt::E5M2: return "e5m2";
   }
   return "?";
 }
 
-size_t dt_bytes(Dt dt) { return dt == Dt::F32 ? 4 : 2; }
+static bool is_fp8(Dt dt) { return dt == Dt::E4M3 || dt == Dt::E5M2; }
+
+size_t dt_bytes(Dt dt) { return dt == Dt::F32 ? 4 : is_fp8(dt) ? 1 : 2; }
 
 double unit_roundoff(Dt dt) {
   switch (dt) {
   case Dt::F32: return std::ldexp(1.0, -24);
   case Dt::F16: return std::ldexp(1.0, -11);
   case Dt::BF16: return std::ldexp(1.0, -8);
+  case Dt::E4M3: return std::ldexp(1.0, -4);
+  case Dt::E5M2: return std::ldexp(1.0, -3);
   }
   return 1;
+}
+
+// FP8 decoding straight from the field definitions; encoding searches the table of finite
+// values (the non-negative codes are increasing in value), so it does not share a single line
+// of arithmetic with the bit-twiddling conversions it checks.
+float fp8_bits_to_f32(Dt dt, uint8_t b) {
+  const bool e4m3 = dt == Dt::E4M3;
+  const int mbits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15, emax = e4m3 ? 15 : 31;
+  const int e = (b & 0x7F) >> mbits, m = b & ((1 << mbits) - 1);
+  double v;
+  if (e4m3 && e == emax && m == 7)
+    v = std::numeric_limits<double>::quiet_NaN();
+  else if (!e4m3 && e == emax)
+    v = m ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+  else if (e == 0)
+    v = std::ldexp(m, 1 - bias - mbits);
+  else
+    v = std::ldexp(m + (1 << mbits), e - bias - mbits);
+  return static_cast<float>((b & 0x80) ? -v : v);
+}
+
+namespace {
+const std::vector<double>& fp8_magnitudes(Dt dt) { // codes 0 .. largest finite, in order
+  static std::vector<double> table[2];
+  std::vector<double>& t = table[dt == Dt::E4M3 ? 0 : 1];
+  if (t.empty())
+    for (int c = 0; c < 0x80 && std::isfinite(fp8_bits_to_f32(dt, static_cast<uint8_t>(c))); ++c)
+      t.push_back(fp8_bits_to_f32(dt, static_cast<uint8_t>(c)));
+  return t;
+}
+} // namespace
+
+uint8_t f32_to_fp8_bits(Dt dt, float f) {
+  const uint8_t sign = std::signbit(f) ? 0x80 : 0;
+  if (std::isnan(f))
+    return sign | 0x7F;
+  const std::vector<double>& v = fp8_magnitudes(dt);
+  const double a = std::fabs(static_cast<double>(f));
+  size_t hi = std::lower_bound(v.begin(), v.end(), a) - v.begin(); // first value >= a
+  if (hi == v.size()) // above the largest finite value: saturate
+    return sign | static_cast<uint8_t>(v.size() - 1);
+  if (v[hi] == a || hi == 0)
+    return sign | static_cast<uint8_t>(hi);
+  const size_t lo = hi - 1;
+  const double mid = (v[lo] + v[hi]) / 2;
+  const size_t c = a < mid ? lo : a > mid ? hi : (lo % 2 == 0 ? lo : hi);
+  return sign | static_cast<uint8_t>(c);
 }
 
 // f16: 1 sign, 5 exponent (bias 15), 10 mantissa bits. Rounding is done on the exact value in
@@ -92,6 +145,8 @@ double round_to(Dt dt, double v) {
   case Dt::F32: return f;
   case Dt::F16: return f16_bits_to_f32(f32_to_f16_bits(f));
   case Dt::BF16: return bf16_bits_to_f32(f32_to_bf16_bits(f));
+  case Dt::E4M3:
+  case Dt::E5M2: return fp8_bits_to_f32(dt, f32_to_fp8_bits(dt, f));
   }
   return v;
 }
@@ -107,6 +162,8 @@ void GuardedBuffer::set(size_t i, double v) {
   float f = static_cast<float>(v);
   if (dt_ == Dt::F32) {
     std::memcpy(p, &f, 4);
+  } else if (is_fp8(dt_)) {
+    *p = f32_to_fp8_bits(dt_, f);
   } else {
     uint16_t h = dt_ == Dt::F16 ? f32_to_f16_bits(f) : f32_to_bf16_bits(f);
     std::memcpy(p, &h, 2);
@@ -120,6 +177,8 @@ double GuardedBuffer::get(size_t i) const {
     std::memcpy(&f, p, 4);
     return f;
   }
+  if (is_fp8(dt_))
+    return fp8_bits_to_f32(dt_, *p);
   uint16_t h;
   std::memcpy(&h, p, 2);
   return dt_ == Dt::F16 ? f16_bits_to_f32(h) : bf16_bits_to_f32(h);
@@ -171,6 +230,25 @@ std::vector<double> fill_random(GuardedBuffer& b, std::mt19937_64& rng, double l
   return out;
 }
 
+std::vector<double> fill_random_fp8(GuardedBuffer& b, std::mt19937_64& rng, double lo,
+                                    double hi) {
+  std::vector<uint8_t> codes; // the allowed non-negative codes
+  for (int c = 0; c < 0x80; ++c) {
+    const double v = fp8_bits_to_f32(b.dtype(), static_cast<uint8_t>(c));
+    if (std::isfinite(v) && (lo == 0 || (v >= lo && v <= hi)))
+      codes.push_back(static_cast<uint8_t>(c));
+  }
+  std::uniform_int_distribution<size_t> pick(0, codes.size() - 1);
+  std::uniform_int_distribution<int> sign(0, 1);
+  std::vector<double> out(b.count());
+  unsigned char* p = static_cast<unsigned char*>(b.data());
+  for (size_t i = 0; i < b.count(); ++i) {
+    p[i] = static_cast<unsigned char>(codes[pick(rng)] | (sign(rng) ? 0x80 : 0));
+    out[i] = fp8_bits_to_f32(b.dtype(), p[i]);
+  }
+  return out;
+}
+
 uint64_t seed_of(const std::string& what) {
   uint64_t h = 1469598103934665603ull; // FNV-1a: stable across platforms and runs
   for (unsigned char c : what) {
@@ -206,6 +284,34 @@ ErrorStats compare(const std::vector<double>& got, const std::vector<double>& re
 double tolerance(Dt dt, int64_t reduction_len) {
   double n = static_cast<double>(std::max<int64_t>(reduction_len, 1));
   return 3 * unit_roundoff(dt) + 4 * std::ldexp(1.0, -24) * std::sqrt(n);
+}
+
+double fp8_gemm_bound(double ref, double abs_ref, int64_t K) {
+  const double u32 = std::ldexp(1.0, -24), u16 = unit_roundoff(Dt::BF16);
+  const double n = static_cast<double>(std::max<int64_t>(K, 0) + 2);
+  const double g = n * u32 / (1 - n * u32);
+  // + 2^-134: bf16's absolute rounding error below its smallest normal (never reached by
+  // these inputs, whose partial sums are multiples of 2^-35 at least; kept for soundness).
+  return u16 * std::fabs(ref) + (1 + u16) * g * abs_ref + std::ldexp(1.0, -134);
+}
+
+double max_bound_ratio(const std::vector<double>& got, const std::vector<double>& ref,
+                       const std::vector<double>& bound, size_t* worst) {
+  double m = 0;
+  if (worst)
+    *worst = 0;
+  for (size_t i = 0; i < got.size() && i < ref.size() && i < bound.size(); ++i) {
+    const double e = std::fabs(got[i] - ref[i]);
+    const double r = !std::isfinite(got[i]) ? std::numeric_limits<double>::infinity()
+                     : e == 0               ? 0.0
+                                            : e / bound[i];
+    if (r > m) {
+      m = r;
+      if (worst)
+        *worst = i;
+    }
+  }
+  return m;
 }
 
 } // namespace tgtest

@@ -13,17 +13,26 @@
 
 namespace tgtest {
 
-enum class Dt { F32, F16, BF16 };
+// E4M3 and E5M2 are the OCP FP8 formats (gemm_fp8's operands); the other kernels take the
+// three types of kAllDts.
+enum class Dt { F32, F16, BF16, E4M3, E5M2 };
 constexpr Dt kAllDts[] = {Dt::F32, Dt::F16, Dt::BF16};
+constexpr Dt kFp8Dts[] = {Dt::E4M3, Dt::E5M2};
 
-const char* dt_name(Dt dt);       // "f32", "f16", "bf16"
-size_t dt_bytes(Dt dt);           // 4, 2, 2
-double unit_roundoff(Dt dt);      // 2^-24, 2^-11, 2^-8: half an ulp at 1.0
+const char* dt_name(Dt dt);       // "f32", "f16", "bf16", "e4m3", "e5m2"
+size_t dt_bytes(Dt dt);           // 4, 2, 2, 1, 1
+double unit_roundoff(Dt dt);      // 2^-24, 2^-11, 2^-8, 2^-4, 2^-3: half an ulp at 1.0
 
 uint16_t f32_to_f16_bits(float f);   // round to nearest even, overflow to inf
 float f16_bits_to_f32(uint16_t h);
 uint16_t f32_to_bf16_bits(float f);  // round to nearest even
 float bf16_bits_to_f32(uint16_t h);
+
+// FP8, from the format definitions (e4m3: bias 7, no inf, S.1111.111 NaN, max 448; e5m2:
+// bias 15, IEEE-like, max 57344). Encoding rounds to nearest even by searching the code table
+// and saturates everything above the largest finite value to it (satfinite); NaN -> NaN.
+float fp8_bits_to_f32(Dt dt, uint8_t b);
+uint8_t f32_to_fp8_bits(Dt dt, float f);
 
 // Rounds a value to the storage type and back (what the kernel sees when we store `v`).
 double round_to(Dt dt, double v);
@@ -64,6 +73,12 @@ private:
 std::vector<double> fill_random(GuardedBuffer& b, std::mt19937_64& rng, double lo = -1.0,
                                 double hi = 1.0);
 
+// Fills an FP8 buffer with codes drawn uniformly among the finite codes with magnitude in
+// [lo, hi] (both signs; lo > 0: no zeros), or among all finite codes if lo == 0 (zeros,
+// subnormals and the largest values included). Returns the decoded values.
+std::vector<double> fill_random_fp8(GuardedBuffer& b, std::mt19937_64& rng, double lo = 0.0625,
+                                    double hi = 4.0);
+
 // A seed that depends only on the test's inputs (kernel, dtype, sizes), not on the target, so
 // every target library sees identical inputs.
 uint64_t seed_of(const std::string& what);
@@ -86,5 +101,19 @@ ErrorStats compare(const std::vector<double>& got, const std::vector<double>& re
 //                         random sign grow like sqrt(L) (observed: at most 0.7 u sqrt(L) on
 //                         gemm K=513); 4x covers libm ulps and per-target summation orders
 double tolerance(Dt dt, int64_t reduction_len);
+
+// gemm_fp8, a bound per element that holds for any summation order (docs/kernels.md
+// "Verification"): the FP8 inputs are exact in f32 and so are their products (at most 8
+// significant bits, far from f32's range limits), so the only roundings before the output are
+// the K - 1 f32 additions and the two scale multiplies (s = fl(scale_a * scale_b), then
+// fl(acc * s)); the bf16 store then rounds once more. With g = (K + 2) u_f32 / (1 - (K + 2) u_f32)
+// and S = |scale_a scale_b| sum_k |A[i,k] B[j,k]|:
+//   |got - ref| <= u_bf16 |ref| + (1 + u_bf16) g S
+// `abs_ref` is S, `ref` the exact float64 result.
+double fp8_gemm_bound(double ref, double abs_ref, int64_t K);
+
+// max over elements of |got - ref| / bound (0/0 counts as 0; a NaN or inf in got is inf).
+double max_bound_ratio(const std::vector<double>& got, const std::vector<double>& ref,
+                       const std::vector<double>& bound, size_t* worst = nullptr);
 
 } // namespace tgtest

@@ -13,6 +13,11 @@ using Vec = std::vector<double>;
 // C[M, N] = A[M, K] @ B[K, N]
 Vec gemm(const Vec& A, const Vec& B, int64_t M, int64_t N, int64_t K);
 
+// gemm_fp8: C[M, N] = (A[M, K] @ B[N, K]^T) * scale_a * scale_b (B is [N, K]: K-major), and
+// with `abs` set, the same over |A| and |B| and |scale_a scale_b| (the error bound's scale).
+Vec gemm_fp8(const Vec& A, const Vec& B, int64_t M, int64_t N, int64_t K, double scale_a,
+             double scale_b, bool abs = false);
+
 // C[M, N] = gelu(A @ B + bias[None, :]), gelu(x) = 0.5 x (1 + erf(x / sqrt(2)))
 Vec gemm_bias_gelu(const Vec& A, const Vec& B, const Vec& bias, int64_t M, int64_t N, int64_t K);
 

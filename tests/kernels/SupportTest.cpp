@@ -55,6 +55,88 @@ TEST(Conversions, AgreeWithRuntime) {
   }
 }
 
+// FP8 (Numeric.cpp): the format constants, ties to even, saturation, and agreement with the
+// runtime's conversions (launch.c, written separately) on every code and a million floats.
+TEST(Conversions, Fp8KnownValues) {
+  EXPECT_EQ(fp8_bits_to_f32(Dt::E4M3, 0x7E), 448.0f);
+  EXPECT_TRUE(std::isnan(fp8_bits_to_f32(Dt::E4M3, 0xFF)));
+  EXPECT_EQ(fp8_bits_to_f32(Dt::E4M3, 0x01), std::ldexp(1.0f, -9));
+  EXPECT_EQ(fp8_bits_to_f32(Dt::E4M3, 0xB8), -1.0f);
+  EXPECT_EQ(fp8_bits_to_f32(Dt::E5M2, 0x7B), 57344.0f);
+  EXPECT_EQ(fp8_bits_to_f32(Dt::E5M2, 0x7C), INFINITY);
+  EXPECT_EQ(fp8_bits_to_f32(Dt::E5M2, 0x01), std::ldexp(1.0f, -16));
+  EXPECT_EQ(f32_to_fp8_bits(Dt::E4M3, 1.0625f), 0x38);  // tie to even
+  EXPECT_EQ(f32_to_fp8_bits(Dt::E4M3, 1.1875f), 0x3A);  // tie to even
+  EXPECT_EQ(f32_to_fp8_bits(Dt::E4M3, 1e9f), 0x7E);     // satfinite
+  EXPECT_EQ(f32_to_fp8_bits(Dt::E4M3, -INFINITY), 0xFE);
+  EXPECT_EQ(f32_to_fp8_bits(Dt::E4M3, std::ldexp(1.0f, -10)), 0x00); // tie to even (0)
+  EXPECT_EQ(f32_to_fp8_bits(Dt::E5M2, 1.125f), 0x3C);   // tie to even
+  EXPECT_EQ(f32_to_fp8_bits(Dt::E5M2, 60000.0f), 0x7B); // satfinite
+  EXPECT_EQ(round_to(Dt::E4M3, 0.3), 0.3125);
+  EXPECT_EQ(dt_bytes(Dt::E5M2), 1u);
+}
+
+TEST(Conversions, Fp8AgreeWithRuntime) {
+  for (uint32_t c = 0; c < 256; ++c) {
+    const float a = fp8_bits_to_f32(Dt::E4M3, (uint8_t)c), b = fp8_bits_to_f32(Dt::E5M2, (uint8_t)c);
+    if (std::isnan(a))
+      EXPECT_TRUE(std::isnan(tg_e4m3_to_float((uint8_t)c))) << c;
+    else
+      EXPECT_EQ(a, tg_e4m3_to_float((uint8_t)c)) << c;
+    if (std::isnan(b))
+      EXPECT_TRUE(std::isnan(tg_e5m2_to_float((uint8_t)c))) << c;
+    else
+      EXPECT_EQ(b, tg_e5m2_to_float((uint8_t)c)) << c;
+  }
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<uint32_t> bits;
+  std::uniform_real_distribution<float> near(-500.0f, 500.0f); // the interesting range
+  for (int i = 0; i < 1000000; ++i) {
+    uint32_t u = bits(rng);
+    float f;
+    std::memcpy(&f, &u, 4);
+    if (i % 2)
+      f = near(rng);
+    if (std::isnan(f))
+      continue;
+    ASSERT_EQ(f32_to_fp8_bits(Dt::E4M3, f), tg_float_to_e4m3(f)) << std::hexfloat << f;
+    ASSERT_EQ(f32_to_fp8_bits(Dt::E5M2, f), tg_float_to_e5m2(f)) << std::hexfloat << f;
+  }
+}
+
+// Random FP8 fills: only codes of the requested magnitudes, both signs, decoded values returned.
+TEST(Conversions, Fp8RandomFill) {
+  std::mt19937_64 rng(6);
+  for (Dt dt : kFp8Dts) {
+    GuardedBuffer b(dt, 4096);
+    auto v = fill_random_fp8(b, rng);
+    int neg = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      ASSERT_GE(std::fabs(v[i]), 0.0625);
+      ASSERT_LE(std::fabs(v[i]), 4.0);
+      ASSERT_EQ(v[i], b.get(i));
+      neg += v[i] < 0;
+    }
+    EXPECT_GT(neg, 1500);
+    EXPECT_LT(neg, 2600);
+    EXPECT_TRUE(b.guards_intact());
+  }
+}
+
+TEST(Reference, GemmFp8) {
+  // A [2, 2] = [1 2; 3 4], B [N = 2, K = 2] = [5 7; 6 8] (B^T = [5 6; 7 8]):
+  // A @ B^T = [19 22; 43 50], scaled by 0.5 * 3.
+  auto C = ref::gemm_fp8({1, 2, 3, 4}, {5, 7, 6, 8}, 2, 2, 2, 0.5, 3);
+  EXPECT_EQ(C, (ref::Vec{28.5, 33, 64.5, 75}));
+  auto S = ref::gemm_fp8({1, -2, 3, 4}, {5, 7, 6, 8}, 2, 2, 2, -0.5, 3, true);
+  EXPECT_EQ(S, (ref::Vec{28.5, 33, 64.5, 75}));
+  // Error bound: exact output rounding term plus the accumulation term.
+  EXPECT_EQ(fp8_gemm_bound(0, 0, 0), std::ldexp(1.0, -134));
+  EXPECT_NEAR(fp8_gemm_bound(256, 0, 10), 1.0, 1e-30);
+  EXPECT_NEAR(max_bound_ratio({1.5, 2}, {1, 2}, {1, 0}), 0.5, 0);
+  EXPECT_EQ(max_bound_ratio({NAN}, {1}, {1}), INFINITY);
+}
+
 TEST(Reference, Gemm) {
   // [1 2; 3 4] @ [5 6; 7 8] = [19 22; 43 50]
   auto C = ref::gemm({1, 2, 3, 4}, {5, 6, 7, 8}, 2, 2, 2);
