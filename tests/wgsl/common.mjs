@@ -54,6 +54,46 @@ export function f16Value(h) {
   return s * (1 + m / 1024) * 2 ** (e - 15);
 }
 
+// OCP FP8 (docs/wgsl.md): e4m3 (bias 7, no inf, S.1111.111 NaN) and e5m2 (bias 15, IEEE-like).
+export const FP8 = { e4m3: { mbits: 3, bias: 7 }, e5m2: { mbits: 2, bias: 15 } };
+export function fp8Value(code, type) {
+  const { mbits, bias } = FP8[type];
+  const s = code & 0x80 ? -1 : 1, e = (code & 0x7f) >> mbits, m = code & ((1 << mbits) - 1);
+  if (type === 'e4m3' && (code & 0x7f) === 0x7f) return NaN;
+  if (type === 'e5m2' && e === 31) return m ? NaN : s * Infinity;
+  if (e === 0) return s * m * 2 ** (1 - bias - mbits);
+  return s * (1 + m / (1 << mbits)) * 2 ** (e - bias);
+}
+// The non-negative codes whose values lie in [lo, hi].
+export function fp8Codes(type, lo, hi) {
+  const out = [];
+  for (let c = 0; c < 0x80; ++c) {
+    const v = fp8Value(c, type);
+    if (v >= lo && v <= hi) out.push(c);
+  }
+  return out;
+}
+
+// f32 -> FP8 code by search (not bit arithmetic): the nearest finite value, ties to the even
+// code, everything beyond the largest finite value (infinities too) saturates to it, NaN ->
+// S.1111.111 (NaN in both formats).
+const fp8Tables = {};
+export function fp8Encode(v, type) {
+  f32[0] = v;
+  const sign = u32[0] >>> 31 ? 0x80 : 0;
+  if (Number.isNaN(v)) return sign | 0x7f;
+  const t = (fp8Tables[type] ??= fp8Codes(type, 0, Number.MAX_VALUE).map((c) => fp8Value(c, type)));
+  const a = Math.abs(f32[0]);
+  if (a >= t[t.length - 1]) return sign | (t.length - 1);
+  let lo = 0;
+  while (t[lo + 1] <= a) ++lo;
+  if (t[lo] === a) return sign | lo;
+  const mid = (t[lo] + t[lo + 1]) / 2;
+  return sign | (a < mid ? lo : a > mid ? lo + 1 : lo % 2 === 0 ? lo : lo + 1);
+}
+export function f32FromBits(b) { u32[0] = b >>> 0; return f32[0]; }
+export function f32Bits(v) { f32[0] = v; return u32[0]; }
+
 export const DTYPES = {
   f32: { bytes: 4, encode: (a) => new Uint8Array(Float32Array.from(a).buffer),
          decode: (b) => Array.from(new Float32Array(b.buffer, b.byteOffset, b.byteLength / 4)) },

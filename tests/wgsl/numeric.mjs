@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DTYPES, getAdapter, makeBuffer, readBuffer, rng } from './common.mjs';
+import { DTYPES, f32Bits, f32FromBits, fp8Codes, fp8Encode, fp8Value, getAdapter, makeBuffer, readBuffer, rng } from './common.mjs';
 
 const [genDir, runner, scratch, only] = process.argv.slice(2);
 fs.mkdirSync(scratch, { recursive: true });
@@ -19,7 +19,8 @@ console.log(`seed ${seed} (rerun with TGW_SEED=${seed})`);
 const rand = rng(seed);
 const uniform = (lo, hi) => lo + (hi - lo) * rand();
 
-// Kernels: tensors (name, role, element count, value range), dims, scalars, flags, shapes.
+// Kernels: tensors (name, role, element count, value range, fixed type), dims, scalars, flags,
+// shapes, and the types (instances) when not f32, f16 and bf16.
 const KERNELS = {
   gemm: {
     tensors: [['A', 'in', (d) => d.M * d.K], ['B', 'in', (d) => d.K * d.N], ['C', 'out', (d) => d.M * d.N]],
@@ -42,6 +43,13 @@ const KERNELS = {
     dims: ['M', 'N'], scalars: [['eps', () => 1e-5]],
     shapes: [[1, 1], [3, 7], [5, 1000], [9, 1025], [2, 3000], [0, 5], [4, 0]],
   },
+  // FP8 A [M, K] and B [N, K] (codes drawn uniformly among |x| in [2^-4, 4], both signs), bf16 C.
+  gemm_fp8: {
+    tensors: [['A', 'in', (d) => d.M * d.K], ['B', 'in', (d) => d.N * d.K], ['C', 'out', (d) => d.M * d.N, 1, 'bf16']],
+    dims: ['M', 'N', 'K'], scalars: [['scale_a', () => 0.37], ['scale_b', () => 2.5]],
+    types: ['e4m3', 'e5m2'],
+    shapes: [[1, 1, 1], [7, 13, 5], [64, 64, 32], [65, 130, 33], [100, 37, 129], [3, 200, 1], [0, 5, 5], [5, 0, 5], [5, 5, 0]],
+  },
   flash_attention_fwd: {
     tensors: ['Q', 'K', 'V'].map((n) => [n, 'in', (d) => d.B * d.H * d.S * d.D]).concat([['O', 'out', (d) => d.B * d.H * d.S * d.D]]),
     dims: ['B', 'H', 'S', 'D'], scalars: [['sm_scale', (d) => 1 / Math.sqrt(d.D)]], flags: ['causal'],
@@ -55,7 +63,7 @@ const TOL = { f32: [2e-5, 2e-5], f16: [1.5e-3, 1.5e-3], bf16: [1e-2, 1e-2] };
 
 function runC(fn, d, scalars, flags, inputs, outBytes) {
   const dir = fs.mkdtempSync(path.join(scratch, 'case-'));
-  const spec = KERNELS[fn.kernel];
+  const spec = fn.spec ?? KERNELS[fn.kernel];
   fs.writeFileSync(path.join(dir, 'args.txt'), `dims ${spec.dims.map((n) => d[n]).join(' ')}\n` +
     `scalars ${scalars.join(' ')}\nflags ${flags.join(' ')}\n`);
   spec.tensors.forEach(([name, role], i) =>
@@ -88,9 +96,11 @@ let cases = 0, failures = 0;
 const worst = {};
 for (const [kernel, spec] of Object.entries(KERNELS)) {
   if (only && only !== kernel) continue;
-  for (const type of ['f32', 'f16', 'bf16']) {
+  for (const type of spec.types ?? ['f32', 'f16', 'bf16']) {
     const fnName = `tgw_${kernel}_${type}`;
-    const dt = DTYPES[type];
+    const fp8 = type === 'e4m3' || type === 'e5m2';
+    const codes = fp8 ? fp8Codes(type, 1 / 16, 4) : [];
+    const tensorType = (t) => t[4] ?? type;
     for (const shape of spec.shapes) {
       const d = {};
       spec.dims.forEach((n, i) => { d[n] = shape[i]; });
@@ -98,13 +108,17 @@ for (const [kernel, spec] of Object.entries(KERNELS)) {
       const scalars = (spec.scalars ?? []).map(([, f]) => f(d));
       // Fresh random inputs; outputs start as NaN so that a missing write cannot pass.
       const inputs = {}, outInit = {};
-      for (const [name, role, count, range = 1] of spec.tensors) {
+      for (const t of spec.tensors) {
+        const [name, role, count, range = 1] = t;
         const n = count(d);
-        if (role === 'in') {
+        if (role === 'in' && fp8) {
+          inputs[name] = Uint8Array.from({ length: n },
+            () => codes[Math.floor(rand() * codes.length)] | (rand() < 0.5 ? 0x80 : 0));
+        } else if (role === 'in') {
           const lo = name === 'W' ? 0.5 : -range, hi = name === 'W' ? 1.5 : range;
-          inputs[name] = dt.encode(Array.from({ length: n }, () => uniform(lo, hi)));
+          inputs[name] = DTYPES[tensorType(t)].encode(Array.from({ length: n }, () => uniform(lo, hi)));
         } else {
-          outInit[name] = dt.encode(new Array(n).fill(NaN));
+          outInit[name] = DTYPES[tensorType(t)].encode(new Array(n).fill(NaN));
         }
       }
       const expect = runC({ kernel, type }, d, scalars, flags, inputs, outInit);
@@ -119,12 +133,14 @@ for (const [kernel, spec] of Object.entries(KERNELS)) {
         try {
           const res = await lib[fnName](device, args);
           if (res.target !== want) throw new Error(`ran target ${res.target}, expected ${want}`);
-          for (const [name, role] of spec.tensors) {
+          for (const t of spec.tensors) {
+            const [name, role] = t;
             if (role !== 'out') continue;
+            const dt = DTYPES[tensorType(t)];
             const got = dt.decode(await readBuffer(device, bufs[name], outInit[name].byteLength));
             const ref = dt.decode(expect[name]);
             const scale = ref.reduce((m, x) => Math.max(m, Math.abs(x)), 1e-30);
-            const [atol, rtol] = TOL[type];
+            const [atol, rtol] = TOL[tensorType(t)];
             let bad = -1, maxErr = 0;
             for (let i = 0; i < ref.length; ++i) {
               const err = Math.abs(got[i] - ref[i]);
@@ -146,6 +162,64 @@ for (const [kernel, spec] of Object.entries(KERNELS)) {
   }
 }
 for (const [k, v] of Object.entries(worst)) console.log(`  max |wgsl - c| / max|c|: ${k.padEnd(26)} ${v.toExponential(2)}`);
+
+// FP8 conversions in generated code (tests/wgsl/fp8_convert.yaml: Y = X stored as FP8, Z = D
+// loaded from FP8), bit for bit against the search-based encoder of common.mjs and against the
+// C backend: every code decoded; encoded: every code's value, every midpoint between
+// neighbouring codes (ties to even) and past the largest, one f32 ulp either side of those,
+// overflow, f32 subnormals, +-0 and a strided sweep of the finite f32 bit patterns, both signs.
+// Infinite and NaN inputs are left out of the stores: WGSL lets an implementation assume they
+// do not occur (docs/wgsl.md); the C side has them in tests/unit/emit/Fp8HelpersTest.cpp.
+function fp8Inputs(type) {
+  const vals = fp8Codes(type, 0, Number.MAX_VALUE).map((c) => fp8Value(c, type));
+  const pts = [];
+  vals.forEach((v, i) => {
+    const next = i + 1 < vals.length ? vals[i + 1] : 2 * v - vals[i - 1];
+    pts.push(v, (v + next) / 2);
+  });
+  const xs = [];
+  for (const p of pts) {
+    const b = f32Bits(p);
+    xs.push(p, f32FromBits(b + 1));
+    if (p !== 0) xs.push(f32FromBits(b - 1));
+  }
+  xs.push(1e6, 65536, 2 ** 100, 2 ** 127, f32FromBits(0x7f7fffff), 2 ** -126, 2 ** -149, 2 ** -140, 2 ** -20, 1 / 3, 0.1);
+  for (let u = 0; u < 0x7f800000; u += 104729) xs.push(f32FromBits(u));
+  return new Float32Array(xs.concat(xs.map((x) => -x)));
+}
+if (!only || only === 'fp8_convert') {
+  for (const type of ['e4m3', 'e5m2']) {
+    const X = fp8Inputs(type);
+    const N = X.length;
+    const D = Uint8Array.from({ length: N }, (_, i) => i & 0xff);
+    const want = Uint8Array.from(X, (x) => fp8Encode(x, type));
+    const inputs = { X: new Uint8Array(X.buffer), D };
+    const outInit = { Y: new Uint8Array(N).fill(0xff), Z: new Uint8Array(4 * N).fill(0xff) };
+    const spec = { tensors: [['X', 'in'], ['D', 'in'], ['Y', 'out'], ['Z', 'out']], dims: ['N'] };
+    const c = runC({ kernel: 'fp8_convert', type, spec }, { N }, [], [], inputs, outInit);
+    const results = [['c', c]];
+    for (const [target, device] of devices) {
+      const bufs = { X: makeBuffer(device, inputs.X), D: makeBuffer(device, D), Y: makeBuffer(device, outInit.Y), Z: makeBuffer(device, outInit.Z) };
+      const res = await lib[`tgw_fp8_convert_${type}`](device, { ...bufs, N });
+      if (res.target !== target) throw new Error(`ran target ${res.target}, expected ${target}`);
+      results.push([target, { Y: await readBuffer(device, bufs.Y, N), Z: await readBuffer(device, bufs.Z, 4 * N) }]);
+      for (const b of Object.values(bufs)) b.destroy();
+    }
+    for (const [target, r] of results) {
+      ++cases;
+      const Z = new Float32Array(r.Z.buffer, r.Z.byteOffset, N);
+      const bad = [];
+      for (let i = 0; i < N && bad.length < 5; ++i)
+        if (r.Y[i] !== want[i]) bad.push(`store(${X[i]} = 0x${f32Bits(X[i]).toString(16)}) = 0x${r.Y[i].toString(16)}, want 0x${want[i].toString(16)}`);
+      for (let i = 0; i < 256 && bad.length < 10; ++i) {
+        const v = fp8Value(i, type);
+        if (!(Number.isNaN(v) ? Number.isNaN(Z[i]) : Z[i] === v)) bad.push(`load(0x${i.toString(16)}) = ${Z[i]}, want ${v}`);
+      }
+      if (bad.length) { ++failures; console.log(`FAIL fp8_convert ${type} on ${target}: ${bad.join('; ')}`); }
+      else console.log(`  fp8_convert ${type} on ${target}: ${N} stores and 256 loads bit-exact`);
+    }
+  }
+}
 
 // Argument checks of the generated module (each must throw a TilegenError with this status).
 const [, core] = devices[0];

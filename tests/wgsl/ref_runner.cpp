@@ -49,6 +49,26 @@ template <class T> std::map<std::string, Call> entries(const std::string& ty,
   };
 }
 
+// gemm_fp8 per FP8 type (A, B of that type; C bf16; scalars scale_a, scale_b).
+template <class T> std::map<std::string, Call> fp8_entries(const std::string& ty,
+    tg_status (*gemm_fp8)(const tg_launch*, const T*, const T*, tg_bf16*, int64_t, int64_t,
+                          int64_t, float, float)) {
+  return {{"gemm_fp8_" + ty, [=](void** t, const int64_t* d, const double* s, const int*) {
+             return gemm_fp8(nullptr, static_cast<const T*>(t[0]), static_cast<const T*>(t[1]),
+                             static_cast<tg_bf16*>(t[2]), d[0], d[1], d[2],
+                             static_cast<float>(s[0]), static_cast<float>(s[1]));
+           }}};
+}
+
+// fp8_convert (tests/wgsl/fp8_convert.yaml) per FP8 type: X f32, D T, Y T, Z f32.
+template <class T> std::map<std::string, Call> convert_entries(const std::string& ty,
+    tg_status (*convert)(const tg_launch*, const float*, const T*, T*, float*, int64_t)) {
+  return {{"fp8_convert_" + ty, [=](void** t, const int64_t* d, const double*, const int*) {
+             return convert(nullptr, static_cast<const float*>(t[0]), static_cast<const T*>(t[1]),
+                            static_cast<T*>(t[2]), static_cast<float*>(t[3]), d[0]);
+           }}};
+}
+
 bool read_file(const std::string& path, std::vector<unsigned char>& out) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -73,6 +93,11 @@ int main(int argc, char** argv) {
                   entries<tg_bf16>("bf16", tgwref_gemm_bf16, tgwref_softmax_bf16,
                                    tgwref_rmsnorm_bf16, tgwref_gemm_bias_gelu_bf16,
                                    tgwref_flash_attention_fwd_bf16)})
+    table.insert(m.begin(), m.end());
+  for (auto& m : {fp8_entries<tg_e4m3>("e4m3", tgwref_gemm_fp8_e4m3),
+                  fp8_entries<tg_e5m2>("e5m2", tgwref_gemm_fp8_e5m2),
+                  convert_entries<tg_e4m3>("e4m3", tgwref_fp8_convert_e4m3),
+                  convert_entries<tg_e5m2>("e5m2", tgwref_fp8_convert_e5m2)})
     table.insert(m.begin(), m.end());
   auto it = table.find(argv[1]);
   if (it == table.end()) {
