@@ -69,6 +69,31 @@ protected:
   }
 };
 
+// Replaces every occurrence of one expression (structurally) by another: inside the
+// single-trip line the trip count E is 1, so `k == cdiv(N, BN) - 1` (the last chunk) folds.
+class ReplaceExpr : public IRMutator {
+public:
+  ReplaceExpr(Expr from, Expr to) : from_(std::move(from)), to_(std::move(to)) {}
+
+protected:
+#define TG_REPLACE(K)                                                                              \
+  Expr mutate_##K(const K* n, const Expr& self) override {                                         \
+    if (same_expr(self, from_))                                                                    \
+      return to_;                                                                                  \
+    return IRMutator::mutate_##K(n, self);                                                         \
+  }
+  TG_REPLACE(Binary)
+  TG_REPLACE(Unary)
+  TG_REPLACE(VarRef)
+  TG_REPLACE(Cast)
+  TG_REPLACE(Select)
+  TG_REPLACE(Call)
+#undef TG_REPLACE
+
+private:
+  Expr from_, to_;
+};
+
 class Versioner : public IRMutator {
 public:
   explicit Versioner(const Kernel& k) : env_(body_ranges(k)) {}
@@ -164,7 +189,8 @@ private:
     if (!worth_it(loads))
       return nullptr;
 
-    Stmt single = Seq::make(std::move(line), first->loc);
+    ReplaceExpr one(first->extent, make_i64(1, first->loc));
+    Stmt single = simplify(one.mutate(Seq::make(std::move(line), first->loc)));
     Expr cond = Binary::make(BinaryOp::Eq, first->extent, make_i64(1, first->loc), first->loc);
     Expr decided = prune_decided(cond, env_);
     std::string where = "for loops at lines";

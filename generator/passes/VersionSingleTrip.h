@@ -25,9 +25,11 @@
 //  * it is worth it: two different loops of the group, with their variables set to s, copy the
 //    same region (same_region, no load in it) of a read-only tensor into a fragment or local
 //    buffer: a copy RedundantLoadElim can remove if nothing invalidates it in between.
-// Inlined bodies are the loop bodies with the variable substituted by s and simplified, each
-// kept as a nested Seq. Loops nested in other statements are visited too (the bodies of `for`
-// and `if`). Statements between the loops of a group are duplicated in both branches.
+// Inlined bodies are the loop bodies with the variable substituted by s, each kept as a nested
+// Seq; in the whole single-trip line every occurrence of E (structurally equal) is then
+// replaced by 1 and the line simplified, so a test for the last trip (`k == E - 1`) folds. Loops
+// nested in other statements are visited too (the bodies of `for` and `if`). Statements between the
+// loops of a group are duplicated in both branches.
 #pragma once
 
 #include "ir/IR.h"

@@ -321,6 +321,20 @@ TEST(VersionSingleTrip, TwoPassRowReadsOnceWhenOneTrip) {
   }
 }
 
+TEST(VersionSingleTrip, TheTripCountIsOneInTheSingleTripLine) {
+  // `k == cdiv(N, BN) - 1` (the last trip) folds to true in the single-trip line only.
+  std::string text = replace(kTwoPass, "\"x[i, j] = x[i, j] / s[i]\"",
+                             "\"x[i, j] = k == cdiv(N, BN) - 1 ? t[i, j] : x[i, j] / s[i]\"");
+  Kernel k = instantiate_ok(text, "c");
+  auto ifs = single_trip_ifs(k.body);
+  ASSERT_EQ(ifs.size(), 1u) << to_string(k);
+  const std::string fast = to_string(ifs[0]->then_case), slow = to_string(ifs[0]->else_case);
+  EXPECT_NE(fast.find("x[i, j] = t[i, j]\n"), std::string::npos) << fast;
+  EXPECT_EQ(fast.find("cdiv"), std::string::npos) << fast;
+  EXPECT_NE(slow.find("k == cdiv(N, 64) - 1 ? t[i, j] : x[i, j] / s[i]"), std::string::npos)
+      << slow;
+}
+
 TEST(VersionSingleTrip, PassOneOverwritingTheTileKeepsTheSecondRead) {
   // Versioned (the loops copy the same tile), but x changes in between: both reads stay.
   std::string text =
