@@ -78,9 +78,9 @@ def default_cases():
         gemm_bar = (("anchor:cublas", 1.0),)
         fa_bar = (("anchor:cudnn", 1.0),)
         extra = [
-            Case("gemm_fp8", "e4m3", (8192, 8192, 8192), anchors=("scaled_mm",),
+            Case("gemm_fp8", "e4m3", (8192, 8192, 8192), anchors=("scaled_mm", "scaled_mm_fast"),
                  targets=(("anchor:scaled_mm", 1.0),)),
-            Case("gemm_fp8", "e4m3", (4096, 4096, 4096), anchors=("scaled_mm",)),
+            Case("gemm_fp8", "e4m3", (4096, 4096, 4096), anchors=("scaled_mm", "scaled_mm_fast")),
             Case("gemm", "bf16", (8192, 8192, 8192), anchors=("cublas",), targets=gemm_bar),
             Case("gemm", "bf16", (4096, 4096, 512), anchors=("cublas",), targets=gemm_bar),
             Case("flash_attention_fwd", "bf16", (1, 32, 16384, 128),
@@ -120,13 +120,18 @@ def make_anchor(name, case, x, out):
     k, v = case.kernel.name, case.values
     if k == "gemm" and name == "cublas":
         return lambda: torch.mm(x["A"], x["B"], out=out["C"]), ""
-    if k == "gemm_fp8" and name == "scaled_mm":
-        # cuBLASLt FP8 through torch: B must be column-major, i.e. our [N, K] transposed
+    if k == "gemm_fp8" and name in ("scaled_mm", "scaled_mm_fast"):
+        # cuBLASLt FP8 through torch: B must be column-major, i.e. our [N, K] transposed.
+        # use_fast_accum=True accumulates in the wgmma accumulator throughout, as ours does;
+        # the default (False) periodically promotes partial sums to a separate f32 sum.
         sa = torch.tensor(v["scale_a"], dtype=torch.float32, device="cuda")
         sb = torch.tensor(v["scale_b"], dtype=torch.float32, device="cuda")
         A, Bt = x["A"], x["B"].t()
-        return (lambda: torch._scaled_mm(A, Bt, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16),
-                "torch._scaled_mm (per-tensor scales, bf16 out)")
+        fast = name == "scaled_mm_fast"
+        return (lambda: torch._scaled_mm(A, Bt, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16,
+                                         use_fast_accum=fast),
+                "torch._scaled_mm (per-tensor scales, bf16 out" +
+                (", use_fast_accum=True)" if fast else ")"))
     if k == "gemm_bias_gelu" and name == "torch":
         return lambda: F.gelu(torch.addmm(x["bias"], x["A"], x["B"])), "addmm + gelu (2 kernels)"
     if k == "softmax" and name == "torch":

@@ -113,11 +113,21 @@ private:
   std::string hopper_helpers_source() const;
   std::string tma_params_source() const;            // tensor-map members of tg_params
   std::string tma_setup_source();                   // encodes them on the host
+  std::string tma_store_helpers_source() const;     // CudaTmaStore.cpp
+  std::string tma_store_setup_source();
   struct TmaMap {
     const ir::Copy* copy;
     std::string member; // tg_params member, "tg_tm_<dst>"
   };
   std::vector<TmaMap> tma_maps_;
+  // TMA-store epilogue (CudaHopper.cpp): the top-level copy of a fragment into a 16-bit global
+  // tile after the warp-specialized loop goes through a 128-byte-swizzled staging tile in
+  // shared memory (after the mbarriers) and one cp.async.bulk.tensor store per panel, which
+  // drains while the consumers start the next tile. Picked by plan_tma_store() where it fits.
+  const ir::Copy* tma_store_ = nullptr;
+  int64_t store_offset_ = 0, store_rows_ = 0, store_cols_ = 0;
+  void plan_tma_store();
+  void emit_tma_store(const ir::Copy* c);
   const ir::For* ws_loop_ = nullptr;   // the warp-specialized pipelined loop, if any
   passes::TmaPipeline ws_pipe_;
   int64_t barrier_offset_ = 0;         // mbarriers full[stages] then empty[stages]

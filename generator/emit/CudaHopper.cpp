@@ -482,6 +482,7 @@ std::string CudaEmitter::hopper_helpers_source() const {
       os << "\"l\"(da)";
     os << ", \"l\"(db), \"r\"(scale_d));\n}\n";
   }
+  os << tma_store_helpers_source();
   return os.str();
 }
 
@@ -491,6 +492,8 @@ std::string CudaEmitter::tma_params_source() const {
   std::string s;
   for (const auto& m : tma_maps_)
     s += "  CUtensorMap " + m.member + "; // 64-byte aligned by its type\n";
+  if (tma_store_)
+    s += "  CUtensorMap tg_tm_store; // the epilogue's TMA store\n";
   return s;
 }
 
@@ -540,6 +543,7 @@ std::string CudaEmitter::tma_setup_source() {
        << "                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;\n"
        << "    }\n";
   }
+  os << tma_store_setup_source();
   os << "    *vec = tg_ok;\n  }\n";
   return os.str();
 }
@@ -620,6 +624,8 @@ std::string CudaEmitter::ws_kernel_text() {
     barrier();
   line("++tg_turn;");
   close();
+  if (tma_store_)
+    line("if (tg_tid == 0) " + need("tg_bulk_wait") + "<0>(); // the last tile's TMA store is done");
   std::ostringstream os;
   os << "/* Warp-specialized: " << threads_ * G << " consumer threads (warpgroups 0.."
      << threads_ * G / 128 - 1 << ", " << G << " group(s)) and producer warpgroup "

@@ -440,6 +440,7 @@ std::string CudaEmitter::run() {
     ws_pipe_ = plan_.tma_loops.begin()->second;
     for (const StmtNode* s : ws_pipe_.producers)
       tma_maps_.push_back({s->as<Copy>(), "tg_tm_" + name(s->as<Copy>()->dst.buffer->name)});
+    plan_tma_store();
   }
   // Kernels first: they record which helpers are needed.
   std::string kernels;
@@ -450,15 +451,26 @@ std::string CudaEmitter::run() {
     const Target* fb = t_.fallbacks.empty() ? nullptr : find_target(t_.fallbacks.front());
     std::ostringstream quiet;
     DiagEngine diag(quiet);
-    const Kernel fk = fb ? passes::legalize_cuda(k_, *fb) : k_;
-    auto fplan = fb ? passes::infer_layouts(fk, *fb, diag) : std::nullopt;
-    if (fplan) {
+    // FP8 gemm operands widened to f16 for the fallback's mma.sync (LegalizeCuda) double its
+    // tiles; where that does not fit, the fallback keeps them FP8 (FMA pipes, slower).
+    std::vector<Kernel> candidates;
+    if (fb) {
+      candidates.push_back(passes::legalize_cuda(k_, *fb));
+      candidates.push_back(k_);
+    }
+    for (const Kernel& fk : candidates) {
+      auto fplan = passes::infer_layouts(fk, *fb, diag);
+      if (!fplan)
+        break;
       CudaEmitter f(fk, *fb, info_, std::move(*fplan));
       f.plan_memory();
+      if (f.smem_bytes_ > fb->gpu.smem_per_block && &fk != &candidates.back())
+        continue;
       kernels += "\n/* The fallback for tensors TMA cannot describe: " + fb->name + "'s lowering. */\n" +
                  f.kernel_text();
       helpers_.insert(f.helpers_.begin(), f.helpers_.end());
       fallback_smem_ = f.smem_bytes_;
+      break;
     }
   } else {
     kernels = kernel_text();

@@ -122,7 +122,10 @@ void CudaEmitter::emit_copy(const Copy* c) {
   } else if (s == MemScope::Global && d == MemScope::Fragment) {
     copy_global_fragment(c, true);
   } else if (s == MemScope::Fragment && d == MemScope::Global) {
-    copy_global_fragment(c, false);
+    if (c == tma_store_)
+      emit_tma_store(c);
+    else
+      copy_global_fragment(c, false);
   } else if (s == MemScope::Fragment && d == MemScope::Fragment) {
     copy_fragment_fragment(c);
   } else if (s == MemScope::Shared && d == MemScope::Fragment) {

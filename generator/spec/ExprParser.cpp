@@ -481,7 +481,7 @@ bool is_reserved_name(std::string_view s) {
   static constexpr const char* kReserved[] = {
       "min",  "max", "abs",   "exp",  "exp2", "log",   "log2", "sqrt", "rsqrt",
       "tanh", "erf", "floor", "ceil", "cdiv", "f32",   "f16",  "bf16", "f64",
-      "i32",  "i64", "i8",    "bool", "true", "false", "inf",  "nan",  "let"};
+      "i32",  "i64", "i8",    "bool", "true", "false", "inf",  "nan",  "let",  "e4m3", "e5m2"};
   for (const char* r : kReserved)
     if (s == r)
       return true;

@@ -126,7 +126,7 @@ constexpr FnInfo kFns[] = {
     {"rsqrt", ir::Intrinsic::Rsqrt}, {"tanh", ir::Intrinsic::Tanh}, {"erf", ir::Intrinsic::Erf},
     {"floor", ir::Intrinsic::Floor}, {"ceil", ir::Intrinsic::Ceil},
 };
-constexpr const char* kCasts[] = {"f32", "f16", "bf16", "f64", "i32", "i64", "i8", "bool"};
+constexpr const char* kCasts[] = {"f32", "f16", "bf16", "f64", "i32", "i64", "i8", "bool", "e4m3", "e5m2"};
 
 std::vector<std::string> function_names() {
   std::vector<std::string> v = {"min", "max", "cdiv"};
@@ -197,7 +197,7 @@ std::optional<DType> Lowerer::dtype(const TypeRef& t, const std::string& what) {
     }
     return d;
   }
-  std::vector<std::string> names = {"f32", "f16", "bf16", "f64", "i8", "i32", "i64"};
+  std::vector<std::string> names = {"f32", "f16", "bf16", "f64", "i8", "i32", "i64", "e4m3", "e5m2"};
   for (const auto& [k, v] : binding_)
     names.push_back(k);
   diag_.error(t.loc, "unknown dtype '" + t.name + "' for " + what + did_you_mean(t.name, names));

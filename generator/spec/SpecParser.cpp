@@ -125,7 +125,7 @@ private:
         if (!t || t->is_bool()) {
           diag_.error(i->loc, "unknown dtype '" + i->value + "'" +
                                   did_you_mean(i->value,
-                                               {"f32", "f16", "bf16", "f64", "i8", "i32", "i64"}));
+                                               {"f32", "f16", "bf16", "f64", "i8", "i32", "i64", "e4m3", "e5m2"}));
           ok_ = false;
           continue;
         }

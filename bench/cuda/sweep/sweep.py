@@ -4,7 +4,8 @@ candidate (schedule.targets.sm_90), compiles every variant with nvcc here, and w
 CUDA program that times them all on the device next to cuBLAS (GEMM) and a device-to-device
 copy (softmax, rmsnorm) and checks every variant's output against the first one of its kernel
 (GEMM: against cuBLAS). Usage (here):  python3 bench/cuda/sweep/sweep.py BUILD_DIR
-then on the device:  BUILD_DIR/sweep   (prints a markdown table)."""
+then on the device:  BUILD_DIR/sweep   (prints a markdown table).
+SWEEP_ONLY=gemm,gemm_bias_gelu limits the sweep to those kernels."""
 import os, re, subprocess, sys
 
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -12,6 +13,7 @@ build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(root,
 tilegen = os.environ.get("TILEGEN", os.path.join(root, "build-lead/generator/tools/tilegen"))
 nvcc = os.environ.get("NVCC", "nvcc")
 arch = "-gencode=arch=compute_90,code=sm_90"
+arch_a = "-gencode=arch=compute_90a,code=sm_90a"
 
 SWEEP = {
     "gemm": ("bf16", [
@@ -21,6 +23,26 @@ SWEEP = {
         dict(BM=128, BN=256, BK=32, stages=3, threads=256),
         dict(BM=256, BN=128, BK=32, stages=3, threads=256),
         dict(BM=128, BN=128, BK=64, stages=3, threads=256),
+    ]),
+    # the erf epilogue next to 64x64 warp tiles of f32 accumulators (4 warps) spilled; 8 warps
+    # measured 0.30x torch (bench/RESULTS.md)
+    "gemm_bias_gelu": ("bf16", [
+        dict(BM=128, BN=128, BK=32, stages=4, threads=256),
+        dict(BM=128, BN=128, BK=32, stages=4, threads=128),
+        dict(BM=128, BN=64, BK=32, stages=4, threads=128),
+        dict(BM=64, BN=128, BK=32, stages=4, threads=128),
+        dict(BM=128, BN=256, BK=32, stages=3, threads=256),
+        dict(BM=256, BN=128, BK=32, stages=3, threads=256),
+        dict(BM=128, BN=128, BK=64, stages=3, threads=256),
+    ]),
+    # sm_90a (TARGET below): FP8 wgmma tiles; ratios come from bench.py (torch._scaled_mm)
+    "gemm_fp8": ("e4m3", [
+        dict(BM=128, BN=128, BK=128, stages=3, threads=256),
+        dict(BM=128, BN=128, BK=128, stages=4, threads=256),
+        dict(BM=128, BN=256, BK=128, stages=3, threads=256),
+        dict(BM=128, BN=256, BK=128, stages=4, threads=256),
+        dict(BM=128, BN=256, BK=64, stages=6, threads=256),
+        dict(BM=64, BN=256, BK=128, stages=4, threads=128),
     ]),
     "flash_attention_fwd": ("bf16_causal0_D128", [
         dict(BM=64, BN=32, stages=1, threads=128),
@@ -49,9 +71,14 @@ SWEEP = {
     ]),
 }
 
+TARGET = {"gemm_fp8": "sm_90a"}  # the rest: sm_90
+
+
 def pinned_spec(kernel, cfg):
     text = open(os.path.join(root, "kernels", kernel + ".yaml")).read()
-    entry = "    sm_90: {" + ", ".join(f"{k}: [{v}]" for k, v in cfg.items()) + "}\n"
+    target = TARGET.get(kernel, "sm_90")
+    text = re.sub(r"\n    " + target + r": \{[^\n]*", "", text)  # the spec's own entry
+    entry = f"    {target}: {{" + ", ".join(f"{k}: [{v}]" for k, v in cfg.items()) + "}\n"
     text = re.sub(r"(\n  targets:\n)", lambda m: m.group(1) + entry, text, count=1)
     # the FA2 rule "threads == 2 * BM" is one choice of rows per warp; the sweep varies it
     text = text.replace('    - "threads == 2 * BM"', '    - "threads * 8 <= BM * 32"')
@@ -60,22 +87,27 @@ def pinned_spec(kernel, cfg):
 def main():
     os.makedirs(build, exist_ok=True)
     cases, objs = [], []
-    for kernel, (inst, cfgs) in SWEEP.items():
+    only = [k for k in os.environ.get("SWEEP_ONLY", "").split(",") if k]
+    for ki, (kernel, (inst, cfgs)) in enumerate(SWEEP.items()):
+        if only and kernel not in only:
+            continue
         for i, cfg in enumerate(cfgs):
-            lib = f"sw{kernel[:2]}{i}"
+            lib = f"sw{ki}_{i}"  # one library per kernel x schedule
             d = os.path.join(build, lib)
             os.makedirs(d, exist_ok=True)
             spec = os.path.join(d, kernel + ".yaml")
             open(spec, "w").write(pinned_spec(kernel, cfg))
-            subprocess.run([tilegen, "generate", "--lib", lib, "--targets", "sm_90", "--out", d, spec], check=True)
-            cu = os.path.join(d, f"{lib}__{kernel}__{inst}__sm_90.cu")
+            target = TARGET.get(kernel, "sm_90")
+            subprocess.run([tilegen, "generate", "--lib", lib, "--targets", target, "--out", d, spec], check=True)
+            cu = os.path.join(d, f"{lib}__{kernel}__{inst}__{target}.cu")
             obj = cu + ".o"
             objs.append((cu, obj))
-            cases.append((kernel, " ".join(f"{k}={v}" for k, v in cfg.items()), f"tgv_{lib}__{kernel}__{inst}__sm_90"))
+            cases.append((kernel, " ".join(f"{k}={v}" for k, v in cfg.items()), f"tgv_{lib}__{kernel}__{inst}__{target}"))
     procs = []
     for cu, obj in objs:
         if not os.path.exists(obj) or os.path.getmtime(obj) < os.path.getmtime(cu):
-            procs.append(subprocess.Popen([nvcc, "-std=c++17", "-O3", arch, "-I", os.path.join(root, "runtime/include"), "-c", cu, "-o", obj]))
+            a = arch_a if "__sm_90a." in cu else arch
+            procs.append(subprocess.Popen([nvcc, "-std=c++17", "-O3", a, "-Xptxas", "-warn-spills", "-I", os.path.join(root, "runtime/include"), "-c", cu, "-o", obj]))
         if len(procs) >= 2:
             assert procs.pop(0).wait() == 0
     for p in procs:
@@ -87,9 +119,14 @@ def main():
         for k, c, fn in cases:
             f.write(f'  {{"{k}", "{c}", {fn}}},\n')
         f.write("};\n")
-    subprocess.run([nvcc, "-std=c++17", "-O2", arch, "-I", build, "-I", os.path.join(root, "runtime/include"),
+    # the sm_90a variants encode tensor maps through the runtime's driver-entry lookup
+    rt = os.path.join(build, "rt_cuda.o")
+    subprocess.run(["gcc", "-std=c11", "-O2", "-c", "-I", os.path.join(root, "runtime/include"),
+                    "-I", os.path.join(os.path.dirname(subprocess.check_output(["which", nvcc], text=True).strip()), "..", "include"),
+                    os.path.join(root, "runtime/src/cuda.c"), "-o", rt], check=True)
+    subprocess.run([nvcc, "-std=c++17", "-O2", arch, arch_a, "-I", build, "-I", os.path.join(root, "runtime/include"),
                     os.path.join(os.path.dirname(__file__), "sweep_main.cu")] + [o for _, o in objs] +
-                   ["-lcublas", "-o", os.path.join(build, "sweep")], check=True)
+                   [rt, "-lcublas", "-o", os.path.join(build, "sweep")], check=True)
     print("built", os.path.join(build, "sweep"), len(cases), "cases")
 
 main()

@@ -3,6 +3,7 @@
 // (GEMM: against cuBLAS). Prints one markdown table.
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -29,6 +30,14 @@ __global__ void fill(__nv_bfloat16* p, size_t n, unsigned seed, float scale) {
     unsigned h = (unsigned)i * 2654435761u ^ seed;
     h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
     p[i] = __float2bfloat16(((h & 0xffff) / 65536.0f - 0.5f) * scale);
+  }
+}
+
+__global__ void fill_fp8(__nv_fp8_e4m3* p, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    unsigned h = (unsigned)i * 2654435761u ^ seed;
+    h ^= h >> 13; h *= 0x5bd1e995u; h ^= h >> 15;
+    p[i] = __nv_fp8_e4m3(((h & 0xffff) / 65536.0f - 0.5f) * 4.0f);
   }
 }
 
@@ -83,20 +92,34 @@ int main() {
   }
   for (const Case& c : kCases) {
     tg_launch L{}; L.struct_size = sizeof L;
-    int64_t dims[4]; void* tens[4]; double scal[1] = {0.08838834764831845}; int flags[1] = {0};
+    int64_t dims[4]; void* tens[4]; double scal[2] = {0.08838834764831845, 1.0}; int flags[1] = {0};
     tg_variant_args a{};
     a.tensors = tens; a.dims = dims; a.scalars = scal; a.flags = flags;
     size_t out_elems = 0; double work = 0; bool flops = true; double base_ms = 0; const char* base = "";
     std::string k = c.kernel;
-    if (k == "gemm") {
-      tens[0] = x; tens[1] = y; tens[2] = o; dims[0] = dims[1] = dims[2] = G;
+    if (k == "gemm" || k == "gemm_bias_gelu") {
+      const bool gelu = k == "gemm_bias_gelu"; // baseline: cuBLAS without the epilogue
+      tens[0] = x; tens[1] = y; tens[2] = gelu ? (void*)w : (void*)o; tens[3] = o;
+      dims[0] = dims[1] = dims[2] = G;
       out_elems = G * G; work = 2.0 * G * G * G;
       float alpha = 1, beta = 0;
       auto cub = [&] { cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, G, G, G, &alpha, y, CUDA_R_16BF, G, x, CUDA_R_16BF, G, &beta, z, CUDA_R_16BF, G, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT); };
       base_ms = time_ms(cub); base = "cuBLAS";
       cub(); CK(cudaDeviceSynchronize());
-      ref.resize(out_elems); CK(cudaMemcpy(ref.data(), z, out_elems * 2, cudaMemcpyDeviceToHost));
-    } else if (k == "flash_attention_fwd") {
+      if (!gelu) { // gemm_bias_gelu: checked against its first variant below
+        ref.resize(out_elems);
+        CK(cudaMemcpy(ref.data(), z, out_elems * 2, cudaMemcpyDeviceToHost));
+      }
+    } else if (k == "gemm_fp8") { // FP8 A [F, F] and B [F, F] (K-major), bf16 C; F = 8192
+      const int64_t F = 8192;
+      static __nv_fp8_e4m3* f8 = nullptr;
+      if (!f8) {
+        CK(cudaMalloc(&f8, 2 * F * F));
+        fill_fp8<<<1024, 256>>>(f8, (size_t)2 * F * F, 5);
+      }
+      tens[0] = f8; tens[1] = f8 + F * F; tens[2] = o;
+      dims[0] = dims[1] = dims[2] = F; scal[0] = 0.5; scal[1] = 0.25;
+      out_elems = (size_t)F * F; work = 2.0 * F * F * F;
       tens[0] = x; tens[1] = y; tens[2] = z; tens[3] = o; dims[0] = B; dims[1] = H; dims[2] = S; dims[3] = D;
       out_elems = (size_t)B * H * S * D; work = 4.0 * B * H * S * S * D;
     } else {
@@ -107,7 +130,7 @@ int main() {
     CK(cudaDeviceSynchronize());
     if (st != 0) { printf("| %s | %s | status %d | | | | |\n", c.kernel, c.config, st); continue; }
     got.resize(out_elems); CK(cudaMemcpy(got.data(), o, out_elems * 2, cudaMemcpyDeviceToHost));
-    if (k != "gemm" && strcmp(last, c.kernel) != 0) ref = got;
+    if (k != "gemm" && strcmp(last, c.kernel) != 0) ref = got;  // gemm_bias_gelu: first variant
     last = c.kernel;
     double diff = max_rel(got, ref);
     float ms = time_ms([&] { c.fn(&L, &a); });
