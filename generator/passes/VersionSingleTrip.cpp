@@ -206,7 +206,11 @@ private:
       return nullptr;
     ++stats.versioned;
     notes.push_back(where + " versioned: inlined when " + to_string(cond));
+    // In the original the trip count is not 1: a test of exactly that folds to false there.
+    ReplaceExpr not_one(cond, BoolImm::make(false, first->loc));
     Stmt original = Seq::make(span, first->loc);
+    if (Stmt o = not_one.mutate(original); o != original)
+      original = simplify(o);
     return IfThenElse::make(cond, single, original, first->loc);
   }
 

@@ -26,10 +26,11 @@
 //    same region (same_region, no load in it) of a read-only tensor into a fragment or local
 //    buffer: a copy RedundantLoadElim can remove if nothing invalidates it in between.
 // Inlined bodies are the loop bodies with the variable substituted by s, each kept as a nested
-// Seq; in the whole single-trip line every occurrence of E (structurally equal) is then
-// replaced by 1 and the line simplified, so a test for the last trip (`k == E - 1`) folds. Loops
-// nested in other statements are visited too (the bodies of `for` and `if`). Statements between the
-// loops of a group are duplicated in both branches.
+// Seq. In the whole single-trip line every occurrence of E (structurally equal) is then
+// replaced by 1 and the line simplified, so a test like `E == 1` or `k == E - 1` folds to
+// true; in the original statements of the else branch the condition `E == 1` itself folds to
+// false. Loops nested in other statements are visited too (the bodies of `for` and `if`).
+// Statements between the loops of a group are duplicated in both branches.
 #pragma once
 
 #include "ir/IR.h"

@@ -335,6 +335,19 @@ TEST(VersionSingleTrip, TheTripCountIsOneInTheSingleTripLine) {
       << slow;
 }
 
+TEST(VersionSingleTrip, TheVersionConditionFoldsInBothBranches) {
+  // `cdiv(N, BN) == 1` is true in the single-trip line and false in the original loops.
+  std::string text = replace(kTwoPass, "\"x[i, j] = x[i, j] / s[i]\"",
+                             "\"x[i, j] = cdiv(N, BN) == 1 ? t[i, j] : x[i, j] / s[i]\"");
+  Kernel k = instantiate_ok(text, "c");
+  auto ifs = single_trip_ifs(k.body);
+  ASSERT_EQ(ifs.size(), 1u) << to_string(k);
+  const std::string fast = to_string(ifs[0]->then_case), slow = to_string(ifs[0]->else_case);
+  EXPECT_NE(fast.find("x[i, j] = t[i, j]\n"), std::string::npos) << fast;
+  EXPECT_NE(slow.find("x[i, j] = x[i, j] / s[i]\n"), std::string::npos) << slow;
+  EXPECT_EQ(slow.find("? t[i, j]"), std::string::npos) << slow;
+}
+
 TEST(VersionSingleTrip, PassOneOverwritingTheTileKeepsTheSecondRead) {
   // Versioned (the loops copy the same tile), but x changes in between: both reads stay.
   std::string text =
