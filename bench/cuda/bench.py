@@ -73,7 +73,7 @@ def fmt_ms(ms):
     return "/".join(f"{m:.4f}" for m in ms) if ms else "-"
 
 
-def perf_section(api, launch, log, seed):
+def perf_section(api, launch, log, seed, only=()):
     import perf
     torch.backends.cuda.matmul.allow_tf32 = False  # our f32 gemm is true f32: compare alike
     torch.backends.cudnn.allow_tf32 = False
@@ -84,6 +84,8 @@ def perf_section(api, launch, log, seed):
     log(f"copy bandwidth: {copy_gbps} GB/s (read + write bytes)")
     results = []
     for case in perf.default_cases():
+        if only and case.kernel.name not in only:
+            continue
         try:
             results.append(perf.run_case(api, case, launch, gen, log))
         except Exception as e:
@@ -253,7 +255,7 @@ def main():
     if use_gpu and not args.no_perf:
         t0 = time.time()
         try:
-            perf_res = perf_section(api, launch, log, seed)
+            perf_res = perf_section(api, launch, log, seed, only)
             perf_md = perf_markdown(perf_res)
         except Exception:  # the raw numbers still go to results.json
             log(f"perf section failed:\n{traceback.format_exc()}")

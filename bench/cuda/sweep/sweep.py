@@ -53,21 +53,20 @@ SWEEP = {
         dict(BM=64, BN=64, stages=1, threads=128),
         dict(BM=128, BN=64, stages=1, threads=256),
     ]),
+    # single-trip rows (BN 8192 holds a row of N <= 8192; X is read once): threads per row
     "softmax": ("bf16", [
-        dict(BM=4, BN=1024, threads=128),
-        dict(BM=1, BN=2048, threads=256),
-        dict(BM=1, BN=4096, threads=512),
+        dict(BM=1, BN=8192, threads=256),
+        dict(BM=1, BN=8192, threads=128),
+        dict(BM=1, BN=8192, threads=512),
         dict(BM=1, BN=8192, threads=1024),
-        dict(BM=2, BN=4096, threads=1024),
-        dict(BM=8, BN=1024, threads=256),
+        dict(BM=1, BN=2048, threads=256),
     ]),
     "rmsnorm": ("bf16", [
-        dict(BM=2, BN=1024, threads=128),
-        dict(BM=1, BN=2048, threads=256),
-        dict(BM=1, BN=4096, threads=512),
+        dict(BM=1, BN=8192, threads=256),
+        dict(BM=1, BN=8192, threads=128),
+        dict(BM=1, BN=8192, threads=512),
         dict(BM=1, BN=8192, threads=1024),
-        dict(BM=2, BN=4096, threads=1024),
-        dict(BM=8, BN=1024, threads=256),
+        dict(BM=1, BN=2048, threads=256),
     ]),
 }
 
