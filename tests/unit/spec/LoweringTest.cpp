@@ -117,15 +117,16 @@ TEST(Lowering, Softmax) {
   EXPECT_EQ(k.type_suffix(), "f16");
   ASSERT_EQ(k.grid.size(), 1u);
   using K = ir::StmtKind;
-  EXPECT_EQ(kinds(k.body), (std::vector<K>{K::Alloc, K::Alloc, K::Alloc, K::Alloc, K::Alloc,
-                                           K::Fill, K::Fill, K::For, K::Parallel, K::For}));
+  EXPECT_EQ(kinds(k.body),
+            (std::vector<K>{K::Alloc, K::Alloc, K::Alloc, K::Alloc, K::Alloc, K::Alloc, K::Fill,
+                            K::Fill, K::For, K::Parallel, K::For}));
   auto seq = k.body->as<ir::Seq>();
-  ASSERT_EQ(seq->stmts.size(), 10u);
-  auto fill = seq->stmts[5]->as<ir::Fill>();
+  ASSERT_EQ(seq->stmts.size(), 11u);
+  auto fill = seq->stmts[6]->as<ir::Fill>();
   ASSERT_TRUE(fill->value->as<ir::FloatImm>());
   EXPECT_TRUE(std::isinf(fill->value->as<ir::FloatImm>()->value));
   EXPECT_LT(fill->value->as<ir::FloatImm>()->value, 0);
-  auto pass1 = seq->stmts[7]->as<ir::For>();
+  auto pass1 = seq->stmts[8]->as<ir::For>();
   EXPECT_FALSE(pass1->pipelined());
   EXPECT_EQ(kinds(pass1->body),
             (std::vector<K>{K::Copy, K::Reduce, K::Parallel, K::Parallel, K::Reduce}));
