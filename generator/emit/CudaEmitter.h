@@ -9,6 +9,7 @@
 #include "emit/CFamilyPrinter.h"
 #include "emit/Emitter.h"
 #include "passes/LayoutInference.h"
+#include "passes/RangeAnalysis.h"
 
 #include <map>
 #include <set>
@@ -19,6 +20,10 @@ namespace tilegen::emit {
 
 // The value of an expression that instantiation made constant (on-chip shapes, threads).
 int64_t cuda_const(const ir::Expr& e);
+
+// "Every element of region r lies inside its tensor" as a tile predicate over the region's
+// offsets (passes/RangeAnalysis), or nullptr (CudaOps.cpp).
+ir::Expr region_in_bounds(const ir::Region& r, const passes::RangeEnv& env);
 
 class CudaEmitter : public CFamilyPrinter {
 public:
@@ -113,8 +118,10 @@ private:
   std::string hopper_helpers_source() const;
   std::string tma_params_source() const;            // tensor-map members of tg_params
   std::string tma_setup_source();                   // encodes them on the host
-  std::string tma_store_helpers_source() const;     // CudaTmaStore.cpp
+  std::string tma_store_helpers_source() const;     // CudaEpilogue.cpp
   std::string tma_store_setup_source();
+  std::string encode_tensor_map(const ir::Buffer& g, int64_t pc, int64_t rows,
+                                const std::string& member, const char* l2);
   struct TmaMap {
     const ir::Copy* copy;
     std::string member; // tg_params member, "tg_tm_<dst>"
@@ -123,11 +130,16 @@ private:
   // TMA-store epilogue (CudaHopper.cpp): the top-level copy of a fragment into a 16-bit global
   // tile after the warp-specialized loop goes through a 128-byte-swizzled staging tile in
   // shared memory (after the mbarriers) and one cp.async.bulk.tensor store per panel, which
-  // drains while the consumers start the next tile. Picked by plan_tma_store() where it fits.
+  // drains while the consumers start the next tile. Picked by plan_epilogue_store() where it fits.
+  // Kernels without TMA stage the same copy the same way and the block stores the tile as
+  // 16-byte rows (threads_store_), where the staging tile leaves room for two blocks per SM.
   const ir::Copy* tma_store_ = nullptr;
+  const ir::Copy* threads_store_ = nullptr;
   int64_t store_offset_ = 0, store_rows_ = 0, store_cols_ = 0;
-  void plan_tma_store();
+  void plan_epilogue_store();
+  void stage_fragment(const ir::Copy* c); // registers -> the swizzled staging tile
   void emit_tma_store(const ir::Copy* c);
+  void emit_staged_store(const ir::Copy* c);
   const ir::For* ws_loop_ = nullptr;   // the warp-specialized pipelined loop, if any
   passes::TmaPipeline ws_pipe_;
   int64_t barrier_offset_ = 0;         // mbarriers full[stages] then empty[stages]

@@ -497,6 +497,42 @@ std::string CudaEmitter::tma_params_source() const {
   return s;
 }
 
+// Host code: encodes tensor map tg_p-><member> of global tensor g (dims innermost first,
+// strides of the outer dims in bytes, a box of `pc` columns (one 128-byte panel) by `rows`,
+// 128-byte swizzle); an empty tensor or a failed encode clears tg_ok.
+std::string CudaEmitter::encode_tensor_map(const Buffer& g, int64_t pc, int64_t rows,
+                                           const std::string& member, const char* l2) {
+  const size_t n = g.rank();
+  std::string dims, strides, box, ones, stride = std::to_string(g.dtype.bytes());
+  for (size_t i = 0; i < n; ++i) {
+    std::string d = "(cuuint64_t)(" + expr(g.shape[n - 1 - i]) + ")";
+    dims += (i ? ", " : "") + d;
+    if (i > 0)
+      strides += std::string(i > 1 ? ", " : "") + stride;
+    stride = stride + " * " + d;
+    box += std::string(i ? ", " : "") + (i == 0 ? std::to_string(pc) : i == 1 ? std::to_string(rows) : "1");
+    ones += std::string(i ? ", " : "") + "1";
+  }
+  const char* dt = g.dtype == DType::bf16()  ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"
+                   : g.dtype == DType::f16() ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"
+                                             : "CU_TENSOR_MAP_DATA_TYPE_UINT8"; // FP8: bytes
+  std::ostringstream os;
+  os << "    {\n"
+     << "      const cuuint64_t dims[" << n << "] = {" << dims << "};\n"
+     << "      const cuuint64_t strides[" << n - 1 << "] = {" << strides << "};\n"
+     << "      const cuuint32_t box[" << n << "] = {" << box << "}, estr[" << n << "] = {" << ones << "};\n"
+     << "      bool tg_empty = false;\n"
+     << "      for (int i = 0; i < " << n << "; ++i)\n        tg_empty = tg_empty || dims[i] == 0;\n"
+     << "      tg_ok = tg_ok && !tg_empty &&\n"
+     << "              tg_encode(&tg_p->" << member << ", " << dt << ", " << n << ", (void*)tg_p->"
+     << name(g.name) << ", dims, strides, box, estr,\n"
+     << "                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,\n"
+     << "                        CU_TENSOR_MAP_L2_PROMOTION_" << l2 << ",\n"
+     << "                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;\n"
+     << "    }\n";
+  return os.str();
+}
+
 // Host code inside tg_setup: encodes each TMA copy's tensor map (dims innermost first, strides
 // of the outer dims in bytes, one 128-byte panel by the tile's rows as the box). A tensor TMA
 // cannot describe (empty, misaligned, strides past 2^40) makes the call use the fallback kernel.
@@ -510,39 +546,9 @@ std::string CudaEmitter::tma_setup_source() {
      << "    /* looked up once per process (thread-safe static initialization) */\n"
      << "    static const tg_encode_fn tg_encode = (tg_encode_fn)tg_cuda_driver_entry(\"cuTensorMapEncodeTiled\");\n"
      << "    bool tg_ok = tg_encode != NULL;\n";
-  for (const auto& m : tma_maps_) {
-    const Buffer& g = *m.copy->src.buffer;
-    const Buffer* sb = m.copy->dst.buffer.get();
-    const SharedSlot& sl = slots_.at(sb);
-    const size_t n = g.rank();
-    const int64_t pc = plan_.panels.at(sb);
-    std::string dims, strides, box, ones, stride = std::to_string(g.dtype.bytes());
-    for (size_t i = 0; i < n; ++i) {
-      std::string d = "(cuuint64_t)(" + expr(g.shape[n - 1 - i]) + ")";
-      dims += (i ? ", " : "") + d;
-      if (i > 0)
-        strides += std::string(i > 1 ? ", " : "") + stride;
-      stride = stride + " * " + d;
-      box += std::string(i ? ", " : "") + (i == 0 ? std::to_string(pc) : i == 1 ? std::to_string(sl.rows) : "1");
-      ones += std::string(i ? ", " : "") + "1";
-    }
-    const char* dt = g.dtype == DType::bf16()  ? "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16"
-                     : g.dtype == DType::f16() ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"
-                                               : "CU_TENSOR_MAP_DATA_TYPE_UINT8"; // FP8: bytes
-    os << "    {\n"
-       << "      const cuuint64_t dims[" << n << "] = {" << dims << "};\n"
-       << "      const cuuint64_t strides[" << n - 1 << "] = {" << strides << "};\n"
-       << "      const cuuint32_t box[" << n << "] = {" << box << "}, estr[" << n << "] = {" << ones << "};\n"
-       << "      bool tg_empty = false;\n"
-       << "      for (int i = 0; i < " << n << "; ++i)\n        tg_empty = tg_empty || dims[i] == 0;\n"
-       << "      tg_ok = tg_ok && !tg_empty &&\n"
-       << "              tg_encode(&tg_p->" << m.member << ", " << dt << ", " << n << ", (void*)tg_p->"
-       << name(g.name) << ", dims, strides, box, estr,\n"
-       << "                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,\n"
-       << "                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B,\n"
-       << "                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;\n"
-       << "    }\n";
-  }
+  for (const auto& m : tma_maps_)
+    os << encode_tensor_map(*m.copy->src.buffer, plan_.panels.at(m.copy->dst.buffer.get()),
+                            slots_.at(m.copy->dst.buffer.get()).rows, m.member, "L2_256B");
   os << tma_store_setup_source();
   os << "    *vec = tg_ok;\n  }\n";
   return os.str();

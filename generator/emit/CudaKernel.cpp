@@ -440,8 +440,8 @@ std::string CudaEmitter::run() {
     ws_pipe_ = plan_.tma_loops.begin()->second;
     for (const StmtNode* s : ws_pipe_.producers)
       tma_maps_.push_back({s->as<Copy>(), "tg_tm_" + name(s->as<Copy>()->dst.buffer->name)});
-    plan_tma_store();
   }
+  plan_epilogue_store(); // the epilogue's staging tile (TMA store, or 16-byte rows without TMA)
   // Kernels first: they record which helpers are needed.
   std::string kernels;
   if (ws()) {

@@ -50,6 +50,8 @@ const char* vec_type(int64_t bytes) {
   return nullptr;
 }
 
+} // namespace
+
 // "Every element of region r lies inside its tensor", as a predicate over the region's
 // offsets (block and loop indices, dims) derived by passes/RangeAnalysis: each offset and the
 // offset plus the tile extent minus one are in bounds. nullptr when there is none, or when it
@@ -78,7 +80,6 @@ Expr region_in_bounds(const Region& r, const passes::RangeEnv& env) {
   return p && !is_const_int(p, 0) ? p : nullptr;
 }
 
-} // namespace
 
 // tg_t<d>: this thread's part of the coordinate along each dim of layout L.
 void CudaEmitter::declare_thread_coords(const layout::FragmentLayout& L) {
@@ -124,6 +125,8 @@ void CudaEmitter::emit_copy(const Copy* c) {
   } else if (s == MemScope::Fragment && d == MemScope::Global) {
     if (c == tma_store_)
       emit_tma_store(c);
+    else if (c == threads_store_)
+      emit_staged_store(c);
     else
       copy_global_fragment(c, false);
   } else if (s == MemScope::Fragment && d == MemScope::Fragment) {

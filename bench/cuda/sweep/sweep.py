@@ -65,7 +65,6 @@ SWEEP = {
         dict(BM=1, BN=8192, threads=256),
         dict(BM=1, BN=8192, threads=128),
         dict(BM=1, BN=8192, threads=512),
-        dict(BM=1, BN=8192, threads=1024),
         dict(BM=1, BN=2048, threads=256),
     ]),
 }

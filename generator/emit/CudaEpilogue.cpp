@@ -1,0 +1,300 @@
+// Epilogue staging (see CudaEmitter.h, tma_store_ / threads_store_): the once-per-tile copy of a
+// fragment into a 16-bit global tile goes through a staging tile in shared memory.
+//
+// The consumers write their registers into it in the 128-byte-swizzled layout a TMA box with
+// CU_TENSOR_MAP_SWIZZLE_128B reads (panels of 128 bytes of columns, 16-byte chunk c of row r at
+// c ^ (r % 8), so a warp's stores hit 32 distinct banks). Then:
+// * warp-specialized sm_90a kernels fence the writes for the async proxy and one thread issues
+//   one cp.async.bulk.tensor store per panel; the store drains while the consumers run the next
+//   tile's main loop. Before writing the staging tile again the issuing thread waits until the
+//   previous store has read it (bulk wait_group.read), and the kernel's end waits for the last
+//   one. TMA clips the boxes at the tensor's edges.
+// * other kernels (no TMA) synchronize and store the tile as 16-byte row chunks.
+#include "emit/CudaEmitter.h"
+
+#include "ir/IRVisitor.h"
+#include "support/InternalError.h"
+
+#include <sstream>
+
+namespace tilegen::emit {
+
+using namespace ir;
+
+namespace {
+
+// Copies from a fragment to a global tile that run once per tile (outside every loop).
+struct EpilogueCopies : IRVisitor {
+  std::vector<const Copy*> found;
+  int loops = 0;
+
+protected:
+  void visit_For(const For* f) override {
+    ++loops;
+    IRVisitor::visit_For(f);
+    --loops;
+  }
+  void visit_Copy(const Copy* c) override {
+    if (loops == 0 && c->src.buffer->scope == MemScope::Fragment &&
+        c->dst.buffer->scope == MemScope::Global)
+      found.push_back(c);
+    IRVisitor::visit_Copy(c);
+  }
+};
+
+int64_t const_of(const Expr& e) {
+  auto* i = e ? e->as<IntImm>() : nullptr;
+  return i ? i->value : -1;
+}
+
+} // namespace
+
+void CudaEmitter::plan_epilogue_store() {
+  tma_store_ = threads_store_ = nullptr;
+  if (ws() && groups() != 1)
+    return;
+  EpilogueCopies v;
+  v.visit(k_.body);
+  if (v.found.size() != 1)
+    return;
+  const Copy* c = v.found.front();
+  const Buffer& g = *c->dst.buffer;
+  const auto& L = frag(c->src.buffer.get());
+  const int64_t rows = c->dst.tile_rank() == 2 ? const_of(c->dst.extents[0]) : -1;
+  const int64_t cols = c->dst.tile_rank() == 2 ? const_of(c->dst.extents[1]) : -1;
+  const int64_t pc = passes::kPanelBytes / g.dtype.bytes();
+  if (!g.dtype.is_16bit_float() || g.rank() < 2 || g.rank() > 5 || L.rank() != 2 || rows <= 0 ||
+      rows > 256 || rows % 8 != 0 || cols <= 0 || cols % pc != 0 || !replica_leader(L).empty())
+    return;
+  // After everything else (the mbarriers); 1024-byte aligned like every swizzled tile.
+  const int64_t off = (smem_bytes_ + 1023) / 1024 * 1024;
+  const int64_t total = off + rows * cols * g.dtype.bytes();
+  auto take = [&](const std::string& how) {
+    store_offset_ = off;
+    store_rows_ = rows;
+    store_cols_ = cols;
+    smem_bytes_ = total;
+    plan_.notes.push_back("epilogue: " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
+                          g.dtype.name() + " staging tile at byte " + std::to_string(off) + how);
+  };
+  if (!ws()) {
+    // Without TMA: the threads store the staged tile as 16-byte rows. Only where two blocks
+    // still fit on an SM (the tile costs occupancy otherwise).
+    const int64_t per_sm = t_.gpu.smem_per_sm > 0 ? t_.gpu.smem_per_sm : t_.gpu.smem_per_block;
+    if (2 * (total + 1024) > per_sm || total > t_.gpu.smem_per_block)
+      return;
+    threads_store_ = c;
+    take(", stored by the block as 16-byte rows");
+    return;
+  }
+  if (total + 1024 > t_.gpu.smem_per_block) {
+    plan_.notes.push_back("epilogue: direct stores (a " + std::to_string(rows) + "x" +
+                          std::to_string(cols) + " TMA-store staging tile would need " +
+                          std::to_string(total + 1024) + " bytes of shared memory)");
+    return;
+  }
+  tma_store_ = c;
+  take(", TMA store (" + std::to_string(cols / pc) + " box(es) of " + std::to_string(pc) +
+       " columns) overlapping the next tile");
+}
+
+void CudaEmitter::stage_fragment(const Copy* c) {
+  const Buffer& g = *c->dst.buffer;
+  const Buffer& f = *c->src.buffer;
+  const auto& L = frag(&f);
+  const int64_t eb = g.dtype.bytes(), pc = passes::kPanelBytes / eb, V = 16 / eb;
+  int64_t vec = 1;
+  if (!L.regs[1].empty() && L.regs[1][0].stride == 1)
+    vec = L.regs[1][0].size;
+  while (vec > 1 && (vec * eb > 16 || V % vec != 0))
+    vec /= 2;
+  const std::string st = storage_type_name(g.dtype);
+  const std::string PC = std::to_string(pc), VS = std::to_string(V);
+  declare_thread_coords(L);
+  const int64_t R0 = L.regs_of_dim(0), R1 = L.regs_of_dim(1);
+  // Split addressing where the layout allows it (the mma accumulator does): a thread's column
+  // part stays inside one 16-byte chunk and its row registers move by multiples of the 8-row
+  // swizzle period, so the swizzle term and the thread's offset are computed once and each
+  // register adds a constant (the general formula per register cost 8 spilled bytes in
+  // attention's epilogue).
+  int64_t t1_max = 0;
+  {
+    auto m = L.dim_map(1);
+    for (size_t i = 0; i < m.thread_sizes.size(); ++i)
+      t1_max += (m.thread_sizes[i] - 1) * m.thread_strides[i];
+  }
+  bool split = true;
+  for (int64_t r = 0; r < R0; ++r)
+    split = split && L.reg_coord(0, r) % 8 == 0;
+  for (int64_t r = 0; r < R1; ++r)
+    split = split && t1_max + L.reg_coord(1, r) % V < V;
+  if (split) {
+    line("const int tg_sw = tg_t0 % 8; // the swizzle of every row this thread holds");
+    line("const int tg_base = tg_t0 * " + PC + " + tg_t1;");
+  }
+  line("#pragma unroll");
+  open("for (int tg_r0 = 0; tg_r0 < " + std::to_string(R0) + "; ++tg_r0)");
+  line("#pragma unroll");
+  open("for (int tg_g = 0; tg_g < " + std::to_string(R1 / vec) + "; ++tg_g)");
+  line("const int tg_r1 = tg_g * " + std::to_string(vec) + ";");
+  if (split) {
+    line("const int tg_rr = " + reg_coord(L, 0, "tg_r0") + ", tg_rc = " + reg_coord(L, 1, "tg_r1") + ";");
+    line("const int tg_at = tg_base + tg_rc / " + PC + " * " + std::to_string(store_rows_ * pc) +
+         " + tg_rr * " + PC + " + (((tg_rc % " + PC + ") / " + VS + ") ^ tg_sw) * " + VS + " + tg_rc % " +
+         VS + ";");
+  } else {
+    line("const int tg_row = tg_t0 + " + reg_coord(L, 0, "tg_r0") + ", tg_col = tg_t1 + " +
+         reg_coord(L, 1, "tg_r1") + ";");
+    line("const int tg_c = tg_col % " + PC + ";");
+    line("const int tg_at = tg_col / " + PC + " * " + std::to_string(store_rows_ * pc) + " + tg_row * " +
+         PC + " + ((tg_c / " + VS + ") ^ (tg_row % 8)) * " + VS + " + tg_c % " + VS + ";");
+  }
+  const std::string reg0 = "tg_r0 * " + std::to_string(R1) + " + tg_r1";
+  if (vec > 1) {
+    line(st + " tg_x[" + std::to_string(vec) + "];");
+    line("#pragma unroll");
+    open("for (int tg_e = 0; tg_e < " + std::to_string(vec) + "; ++tg_e)");
+    line("tg_x[tg_e] = " + from_float(to_float(name(f.name) + "[" + reg0 + " + tg_e]", f.dtype), g.dtype) + ";");
+    close();
+    const std::string vt = vec * eb == 4 ? "uint32_t" : vec * eb == 8 ? "uint2" : "uint4";
+    line("*reinterpret_cast<" + vt + "*>(tg_stage + tg_at) = *reinterpret_cast<const " + vt + "*>(tg_x);");
+  } else {
+    line("tg_stage[tg_at] = " + from_float(to_float(name(f.name) + "[" + reg0 + "]", f.dtype), g.dtype) + ";");
+  }
+  close();
+  close();
+}
+
+void CudaEmitter::emit_tma_store(const Copy* c) {
+  const Buffer& g = *c->dst.buffer;
+  const int64_t pc = passes::kPanelBytes / g.dtype.bytes();
+  const size_t n = g.rank();
+  const std::string st = storage_type_name(g.dtype);
+  open("");
+  line("// epilogue: registers -> swizzled staging tile -> TMA store; the store drains while the");
+  line("// next tile's main loop runs");
+  line(st + "* tg_stage = (" + st + "*)(tg_smem + " + std::to_string(store_offset_) + ");");
+  line("if (tg_tid == 0) " + need("tg_bulk_wait_read") + "<0>(); // the last tile's store has read it");
+  line(need("tg_bar_consumers") + "(tg_grp);");
+  stage_fragment(c);
+  line(need("tg_fence_proxy_async") + "();");
+  line("tg_bar_consumers(tg_grp);");
+  open("if (tg_tid == 0)");
+  for (int64_t p = 0; p < store_cols_ / pc; ++p) {
+    std::string coords;
+    for (size_t d = n; d-- > 0;) {
+      std::string o = expr(c->dst.offsets[d]);
+      if (d == n - 1 && p > 0)
+        o = "(" + o + ") + " + std::to_string(p * pc);
+      coords += ", (int)(" + o + ")";
+    }
+    line(need("tg_tma_store_" + std::to_string(n) + "d") + "(&tg_p.tg_tm_store, tg_stage + " +
+         std::to_string(p * store_rows_ * pc) + coords + ");");
+  }
+  line(need("tg_bulk_commit") + "();");
+  close();
+  close();
+}
+
+// Without TMA: after a barrier, consecutive threads move consecutive 16-byte chunks of the
+// staged tile's rows (a warp writes 512 contiguous bytes of a 256-byte-or-longer row segment),
+// each chunk bounds-checked as a whole; chunks at a ragged edge, and every chunk of the
+// scalar kernel (TG_VEC false: the tensor may be misaligned), go element by element.
+void CudaEmitter::emit_staged_store(const Copy* c) {
+  const Buffer& g = *c->dst.buffer;
+  const int64_t eb = g.dtype.bytes(), pc = passes::kPanelBytes / eb, V = 16 / eb;
+  const size_t n = g.rank();
+  const std::string st = storage_type_name(g.dtype);
+  const int64_t chunks_per_row = store_cols_ / V, chunks = store_rows_ * chunks_per_row;
+  before_shared_write();
+  open("");
+  line("// epilogue: registers -> swizzled staging tile -> 16-byte row stores");
+  line(st + "* tg_stage = (" + st + "*)(tg_smem + " + std::to_string(store_offset_) + ");");
+  stage_fragment(c);
+  barrier();
+  smem_read_ = true;
+  std::vector<std::string> off;
+  for (const auto& o : c->dst.offsets)
+    off.push_back(expr(o));
+  // Interior tiles (the whole tile inside the tensor, tested once) skip the bounds checks.
+  const Expr inside = region_in_bounds(c->dst, passes::body_ranges(k_));
+  if (inside)
+    open("if (" + expr(inside) + ")");
+  for (int checked = inside ? 0 : 1; checked < 2; ++checked) {
+  if (checked && inside) {
+    close("} else {");
+    ++indent_;
+  }
+  line("#pragma unroll 4");
+  open("for (int tg_q = tg_tid; tg_q < " + std::to_string(chunks) + "; tg_q += " + std::to_string(threads_) + ")");
+  line("const int tg_row = tg_q / " + std::to_string(chunks_per_row) + ", tg_cc = tg_q % " +
+       std::to_string(chunks_per_row) + " * " + std::to_string(V) + ";");
+  line("const uint4 tg_v = *reinterpret_cast<const uint4*>(tg_stage + tg_cc / " + std::to_string(pc) +
+       " * " + std::to_string(store_rows_ * pc) + " + tg_row * " + std::to_string(pc) + " + (((tg_cc % " +
+       std::to_string(pc) + ") / " + std::to_string(V) + ") ^ (tg_row % 8)) * " + std::to_string(V) + ");");
+  std::vector<std::string> idx(off.begin(), off.end());
+  idx[n - 2] = "(" + off[n - 2] + ") + tg_row";
+  idx[n - 1] = "(" + off[n - 1] + ") + tg_cc";
+  line("const int64_t tg_col = " + idx[n - 1] + ";");
+  idx[n - 1] = "tg_col";
+  open(checked ? "if (TG_VEC && " + global_in_bounds(g, idx) + " && tg_col + " + std::to_string(V) +
+                     " <= " + expr(g.shape[n - 1]) + ")"
+               : std::string("if (TG_VEC)"));
+  line("*reinterpret_cast<uint4*>(" + name(g.name) + " + " + global_index(g, idx) + ") = tg_v;");
+  close("} else {");
+  ++indent_;
+  line("#pragma unroll");
+  open("for (int tg_e = 0; tg_e < " + std::to_string(V) + "; ++tg_e)");
+  std::vector<std::string> ix = idx;
+  ix[n - 1] = "tg_col + tg_e";
+  line((checked ? "if (" + global_in_bounds(g, ix) + ") " : std::string()) + name(g.name) + "[" +
+       global_index(g, ix) + "] = reinterpret_cast<const " + st + "*>(&tg_v)[tg_e];");
+  close();
+  close();
+  close();
+  }
+  if (inside)
+    close();
+  close();
+  (void)eb;
+}
+
+std::string CudaEmitter::tma_store_helpers_source() const {
+  std::ostringstream os;
+  auto has = [&](const std::string& h) { return helpers_.count(h) > 0; };
+  for (int n = 2; n <= 5; ++n) {
+    std::string h = "tg_tma_store_" + std::to_string(n) + "d";
+    if (!has(h))
+      continue;
+    std::string params, regs, ops;
+    for (int i = 0; i < n; ++i) {
+      params += ", int c" + std::to_string(i);
+      regs += std::string(i ? ", " : "") + "%" + std::to_string(2 + i);
+      ops += ", \"r\"(c" + std::to_string(i) + ")";
+    }
+    os << "/* TMA store: one box of tensor map `map` at coordinates (c0 innermost) from shared memory;\n"
+          " * the parts outside the tensor are not written. Completes in a bulk async-group. */\n"
+       << "TG_DEV void " << h << "(const CUtensorMap* map, const void* src" << params << ") {\n"
+       << "  asm volatile(\"cp.async.bulk.tensor." << n << "d.global.shared::cta.bulk_group [%0, {"
+       << regs << "}], [%1];\\n\"\n"
+       << "               ::\"l\"(map), \"r\"((unsigned)__cvta_generic_to_shared(src))" << ops
+       << " : \"memory\");\n}\n";
+  }
+  if (has("tg_bulk_commit") || has("tg_bulk_wait_read") || has("tg_bulk_wait"))
+    os << "TG_DEV void tg_bulk_commit() { asm volatile(\"cp.async.bulk.commit_group;\\n\" ::: \"memory\"); }\n"
+          "/* At most N bulk groups still reading shared memory / still pending at all. */\n"
+          "template <int N> TG_DEV void tg_bulk_wait_read() { asm volatile(\"cp.async.bulk.wait_group.read %0;\\n\" ::\"n\"(N) : \"memory\"); }\n"
+          "template <int N> TG_DEV void tg_bulk_wait() { asm volatile(\"cp.async.bulk.wait_group %0;\\n\" ::\"n\"(N) : \"memory\"); }\n";
+  return os.str();
+}
+
+// Host code: the store's tensor map (a box of one 128-byte panel by the tile's rows).
+std::string CudaEmitter::tma_store_setup_source() {
+  if (!tma_store_)
+    return "";
+  const Buffer& g = *tma_store_->dst.buffer;
+  return "    /* the epilogue's TMA store into " + g.name + " */\n" +
+         encode_tensor_map(g, passes::kPanelBytes / g.dtype.bytes(), store_rows_, "tg_tm_store", "NONE");
+}
+
+} // namespace tilegen::emit
