@@ -122,7 +122,7 @@ if [[ $mode == all || $mode == sanitize ]]; then
       wait
     done
     # the `step` calls above ran in subshells: rebuild their status from the table
-    grep -E '^\| (memcheck|racecheck) ' "$steps" | grep -vqE '^\| [a-z_ ]+ \| 0 \|' && status=1
+    grep -E '^\| (memcheck|racecheck) ' "$steps" | grep -vqE '^\| [a-z0-9_ ]+ \| 0 \|' && status=1
     {
       echo "| tool | kernel | exit | errors (sanitizer summary) | driver |"
       echo "|---|---|---|---|---|"
