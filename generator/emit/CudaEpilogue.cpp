@@ -47,6 +47,23 @@ int64_t const_of(const Expr& e) {
   return i ? i->value : -1;
 }
 
+// Whether staging addresses split into a per-thread base plus per-register constants: a
+// thread's column part stays inside one 16-byte chunk of V elements (with the register part
+// below V), and its row registers move by multiples of the 8-row swizzle period. The mma
+// accumulator of one warp column (attention, the wgmma tiles) has it; 2x2 warp grids do not.
+bool split_addressing(const layout::FragmentLayout& L, int64_t V) {
+  int64_t t1_max = 0;
+  auto m = L.dim_map(1);
+  for (size_t i = 0; i < m.thread_sizes.size(); ++i)
+    t1_max += (m.thread_sizes[i] - 1) * m.thread_strides[i];
+  bool split = true;
+  for (int64_t r = 0; r < L.regs_of_dim(0); ++r)
+    split = split && L.reg_coord(0, r) % 8 == 0;
+  for (int64_t r = 0; r < L.regs_of_dim(1); ++r)
+    split = split && t1_max + L.reg_coord(1, r) % V < V;
+  return split;
+}
+
 } // namespace
 
 void CudaEmitter::plan_epilogue_store() {
@@ -79,9 +96,12 @@ void CudaEmitter::plan_epilogue_store() {
   };
   if (!ws()) {
     // Without TMA: the threads store the staged tile as 16-byte rows. Only where two blocks
-    // still fit on an SM (the tile costs occupancy otherwise).
+    // still fit on an SM (the tile costs occupancy otherwise), and only with split addresses:
+    // the general per-register address formula made gemm_bias_gelu's 4-warp sm_90 kernel (255
+    // registers) spill 52 bytes.
     const int64_t per_sm = t_.gpu.smem_per_sm > 0 ? t_.gpu.smem_per_sm : t_.gpu.smem_per_block;
-    if (2 * (total + 1024) > per_sm || total > t_.gpu.smem_per_block)
+    if (2 * (total + 1024) > per_sm || total > t_.gpu.smem_per_block ||
+        !split_addressing(L, 16 / g.dtype.bytes()))
       return;
     threads_store_ = c;
     take(", stored by the block as 16-byte rows");
@@ -112,22 +132,10 @@ void CudaEmitter::stage_fragment(const Copy* c) {
   const std::string PC = std::to_string(pc), VS = std::to_string(V);
   declare_thread_coords(L);
   const int64_t R0 = L.regs_of_dim(0), R1 = L.regs_of_dim(1);
-  // Split addressing where the layout allows it (the mma accumulator does): a thread's column
-  // part stays inside one 16-byte chunk and its row registers move by multiples of the 8-row
-  // swizzle period, so the swizzle term and the thread's offset are computed once and each
-  // register adds a constant (the general formula per register cost 8 spilled bytes in
-  // attention's epilogue).
-  int64_t t1_max = 0;
-  {
-    auto m = L.dim_map(1);
-    for (size_t i = 0; i < m.thread_sizes.size(); ++i)
-      t1_max += (m.thread_sizes[i] - 1) * m.thread_strides[i];
-  }
-  bool split = true;
-  for (int64_t r = 0; r < R0; ++r)
-    split = split && L.reg_coord(0, r) % 8 == 0;
-  for (int64_t r = 0; r < R1; ++r)
-    split = split && t1_max + L.reg_coord(1, r) % V < V;
+  // Split addresses where the layout allows them: the swizzle term and the thread's offset are
+  // computed once and each register adds a constant (the general formula per register cost 8
+  // spilled bytes in attention's sm_90a epilogue).
+  const bool split = split_addressing(L, V);
   if (split) {
     line("const int tg_sw = tg_t0 % 8; // the swizzle of every row this thread holds");
     line("const int tg_base = tg_t0 * " + PC + " + tg_t1;");
