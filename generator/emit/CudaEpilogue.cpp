@@ -210,7 +210,7 @@ void CudaEmitter::emit_tma_store(const Copy* c) {
 // scalar kernel (TG_VEC false: the tensor may be misaligned), go element by element.
 void CudaEmitter::emit_staged_store(const Copy* c) {
   const Buffer& g = *c->dst.buffer;
-  const int64_t eb = g.dtype.bytes(), pc = passes::kPanelBytes / eb, V = 16 / eb;
+  const int64_t pc = passes::kPanelBytes / g.dtype.bytes(), V = 16 / g.dtype.bytes();
   const size_t n = g.rank();
   const std::string st = storage_type_name(g.dtype);
   const int64_t chunks_per_row = store_cols_ / V, chunks = store_rows_ * chunks_per_row;
@@ -264,7 +264,6 @@ void CudaEmitter::emit_staged_store(const Copy* c) {
   if (inside)
     close();
   close();
-  (void)eb;
 }
 
 std::string CudaEmitter::tma_store_helpers_source() const {

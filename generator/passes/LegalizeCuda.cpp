@@ -50,7 +50,7 @@ Kernel legalize_cuda(const Kernel& k, const Target& target) {
   const int64_t threads = as_const_int(k.threads).value_or(0);
   std::set<const Buffer*> widen;
   for (const Gemm* g : c.gemms) {
-    const bool wgmma = target.gpu.mma == MatrixInst::Wgmma && wgmma_eligible(*g, threads);
+    const bool wgmma = cuda_fp8_tiles_native(target) && wgmma_eligible(*g, threads);
     for (const Buffer* b : {g->a.get(), g->b.get()})
       if (!wgmma && fp8_shared(*b))
         widen.insert(b);

@@ -18,4 +18,8 @@ namespace tilegen::passes {
 
 ir::Kernel legalize_cuda(const ir::Kernel& k, const Target& target);
 
+// Whether CUDA target `t` multiplies FP8 shared tiles directly (wgmma). Elsewhere their gemm
+// operands become f16; the resource estimate counts them so.
+inline bool cuda_fp8_tiles_native(const Target& t) { return t.gpu.mma == MatrixInst::Wgmma; }
+
 } // namespace tilegen::passes

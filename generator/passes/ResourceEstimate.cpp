@@ -2,6 +2,7 @@
 
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
+#include "passes/LegalizeCuda.h"
 #include "support/InternalError.h"
 
 #include <algorithm>
@@ -197,7 +198,7 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
       sb.elems = n;
       sb.dtype_bytes = b->dtype.bytes();
       // LegalizeCuda widens FP8 gemm operands to f16 where wgmma does not take them.
-      if (b->dtype.is_fp8() && target.backend == Backend::CUDA && target.gpu.mma != MatrixInst::Wgmma)
+      if (b->dtype.is_fp8() && target.backend == Backend::CUDA && !cuda_fp8_tiles_native(target))
         sb.dtype_bytes = 2;
       auto it = w.pipeline_factor.find(b.get());
       sb.factor = async && it != w.pipeline_factor.end() ? it->second : 1;
