@@ -60,7 +60,14 @@ private:
   void emit_pipelined(const ir::For* f, int64_t stages);
   void emit_fill(const ir::Fill* f);
   void emit_copy(const ir::Copy* c);
-  void copy_global_to_shared(const ir::Copy* c, bool async);
+  // `commit`: close the copy's own cp.async group. A pipelined loop passes false and commits
+  // one group per iteration, so that its wait counts stages, not copies.
+  void copy_global_to_shared(const ir::Copy* c, bool async, bool commit = true);
+  bool cp_async_vec_ok(const ir::Copy* c, bool async) const;
+  ir::Expr cp_async_interior(const ir::Copy* c, const passes::RangeEnv& env) const;
+  // Copies whose every tile the enclosing loop version proved interior (emit_pipelined).
+  std::set<const ir::Copy*> interior_copies_;
+  ir::Expr loop_interior(const ir::Copy* c, const ir::For* f, const passes::RangeEnv& env) const;
   void copy_global_fragment(const ir::Copy* c, bool load);
   void copy_fragment_fragment(const ir::Copy* c);
   void copy_shared_fragment(const ir::Copy* c, bool load);

@@ -143,9 +143,44 @@ void CudaEmitter::emit_copy(const Copy* c) {
   }
 }
 
+// The 16-byte cp.async path applies: an asynchronous target, no conversion, zero padding, and
+// rows made of whole 16-byte chunks that start on a chunk (the vectorized kernel's alignment).
+bool CudaEmitter::cp_async_vec_ok(const Copy* c, bool async) const {
+  const Buffer& g = *c->src.buffer;
+  const Buffer* sb = c->dst.buffer.get();
+  const int64_t eb = g.dtype.bytes(), V = 16 / eb;
+  return async && g.dtype == sb->dtype && is_const_zero(c->pad) && eb <= 16 &&
+         slots_.at(sb).cols % V == 0 && multiple_of(c->src.offsets[g.rank() - 1], V);
+}
+
+// When the 16-byte chunks of c's source tile may be copied without per-chunk tests: every
+// element of the tile lies inside the tensor (region_in_bounds), and the offset of its last
+// element from its first fits in 32 bits. The 64-bit row products cost about ten instructions
+// per chunk, as much as the tensor-core work of a k16 step, so offsets inside a tile are
+// 32-bit; where the range analysis cannot prove that they fit, the predicate checks it
+// (uniform, evaluated once). nullptr when no such predicate exists.
+Expr CudaEmitter::cp_async_interior(const Copy* c, const passes::RangeEnv& env) const {
+  Expr inside = region_in_bounds(c->src, env);
+  if (!inside || c->src.tile_rank() != 2)
+    return inside;
+  const Buffer& g = *c->src.buffer;
+  const SharedSlot& sl = slots_.at(c->dst.buffer.get());
+  const size_t n = g.rank();
+  Expr last = Binary::make(BinaryOp::Add,
+                           Binary::make(BinaryOp::Mul, make_i64(sl.rows - 1), g.shape[n - 1]),
+                           make_i64(sl.cols - 1));
+  if (passes::bounds_of(last, env).fits_i32())
+    return inside;
+  return Binary::make(BinaryOp::And, inside,
+                      Binary::make(BinaryOp::Le, last, make_i64(2147483647)));
+}
+
 // Cooperative: the block's threads walk the tile in 16-byte chunks (vectorized kernel) or
 // elements (scalar kernel); out-of-bounds chunks are zero-filled by cp.async (src-size 0).
-void CudaEmitter::copy_global_to_shared(const Copy* c, bool async) {
+// Interior tiles (cp_async_interior, tested once per tile) skip the per-chunk bounds test and
+// zero-fill; inside a loop version that proved every tile interior (interior_copies_), the
+// test is gone too.
+void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) {
   const Buffer& g = *c->src.buffer;
   const Buffer* sb = c->dst.buffer.get();
   const SharedSlot& sl = slots_.at(sb);
@@ -166,14 +201,12 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async) {
   std::string dst = shared_ptr(sb);
   std::string pad = c->pad ? expr(c->pad) : "0.0f";
   open("");
-  bool vec_ok = async && same_type && is_const_zero(c->pad) && C % V == 0 &&
-                multiple_of(c->src.offsets[n - 1], V) && eb <= 16;
+  const bool vec_ok = cp_async_vec_ok(c, async);
   if (vec_ok) {
     const int64_t chunks = R * C / V, per = (chunks + threads_ - 1) / threads_;
     open("if constexpr (TG_VEC)");
-    // Interior tiles (the whole tile inside the tensor, tested once) skip the per-chunk
-    // bounds test and zero-fill.
-    std::string in_tile = "tg_col";
+    const std::string in_tile =
+        tr == 2 ? "tg_row * (int)" + expr(g.shape[n - 1], kUnary) + " + tg_col" : "tg_col";
     auto chunk_loop = [&](bool checked) {
       line("#pragma unroll");
       open("for (int tg_c = 0; tg_c < " + std::to_string(per) + "; ++tg_c)");
@@ -193,22 +226,16 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async) {
       }
       close();
     };
-    const passes::RangeEnv env = passes::body_ranges(k_);
-    if (Expr inside = region_in_bounds(c->src, env)) {
-      open("if (" + expr(inside) + ")");
-      // The tile's first element once (64-bit), then offsets inside the tile: 32-bit where
-      // the range analysis proves the last one fits.
+    auto unchecked = [&] {
       line("const " + storage_type_name(g.dtype) + "* tg_src = " + name(g.name) + " + " +
            global_index(g, gidx("0", "0")) + ";");
-      if (tr == 2) {
-        Expr last = Binary::make(BinaryOp::Add,
-                                 Binary::make(BinaryOp::Mul, make_i64(R - 1), g.shape[n - 1]),
-                                 make_i64(C - 1));
-        in_tile = passes::bounds_of(last, env).fits_i32()
-                      ? "tg_row * (int)" + expr(g.shape[n - 1], kUnary) + " + tg_col"
-                      : "(int64_t)tg_row * " + expr(g.shape[n - 1], kMul) + " + tg_col";
-      }
       chunk_loop(false);
+    };
+    if (interior_copies_.count(c)) {
+      unchecked();
+    } else if (Expr inside = cp_async_interior(c, passes::body_ranges(k_))) {
+      open("if (" + expr(inside) + ")");
+      unchecked();
       close("} else {");
       ++indent_;
       chunk_loop(true);
@@ -216,7 +243,8 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async) {
     } else {
       chunk_loop(true);
     }
-    line(need("tg_cp_async_commit") + "();");
+    if (commit)
+      line(need("tg_cp_async_commit") + "();");
     close("} else {");
     ++indent_;
   }
@@ -434,12 +462,61 @@ void CudaEmitter::gemm_mma(const Gemm* g, const passes::GemmPlan& p) {
   line("(void)tg_j; (void)tg_i;");
   std::string A = p.a_in_regs ? "" : shared_ptr(g->a.get());
   std::string B = shared_ptr(g->b.get());
+  const int64_t KK = K / 16;
+  // Operands read from shared memory are double-buffered across the k16 steps: step kk+1's
+  // ldmatrix are issued before step kk's mma, so their latency hides behind the tensor-core
+  // work instead of stalling the first mma of every step (the loop is fully unrolled, so the
+  // buffer index is a constant). Register-resident A (attention's P) is packed in place.
+  const bool dbuf = KK > 1;
+  const std::string slots = dbuf ? "[2]" : "";
+  auto slot = [&](const std::string& kk) {
+    if (!dbuf)
+      return std::string();
+    return kk == "0" ? std::string("[0]") : kk == "tg_kk" ? "[tg_kk % 2]" : "[(" + kk + ") % 2]";
+  };
+  if (!p.a_in_regs)
+    line("uint32_t tg_a" + slots + "[" + std::to_string(MI) + "][4];");
+  line("uint32_t tg_b" + slots + "[" + std::to_string(NI / 2) + "][4];");
+  // The ldmatrix of k16 step `kk` (an expression) into its buffer.
+  auto load = [&](const std::string& kk) {
+    if (!p.a_in_regs) {
+      line("#pragma unroll");
+      open("for (int tg_mi = 0; tg_mi < " + std::to_string(MI) + "; ++tg_mi)");
+      if (!g->transpose_a)
+        line(need("tg_ldmatrix_x4") + "(tg_a" + slot(kk) + "[tg_mi], " + A + " + " +
+             shared_offset(g->a.get(), "tg_wm * " + std::to_string(WTM) + " + tg_mi * 16 + tg_l % 16",
+                           "(" + kk + ") * 16 + (tg_l / 16) * 8") + ");");
+      else
+        line(need("tg_ldmatrix_x4_trans") + "(tg_a" + slot(kk) + "[tg_mi], " + A + " + " +
+             shared_offset(g->a.get(), "(" + kk + ") * 16 + (tg_j / 2) * 8 + tg_i",
+                           "tg_wm * " + std::to_string(WTM) + " + tg_mi * 16 + (tg_j % 2) * 8") + ");");
+      close();
+    }
+    line("#pragma unroll");
+    open("for (int tg_nj = 0; tg_nj < " + std::to_string(NI / 2) + "; ++tg_nj)");
+    if (!g->transpose_b)
+      line(need("tg_ldmatrix_x4_trans") + "(tg_b" + slot(kk) + "[tg_nj], " + B + " + " +
+           shared_offset(g->b.get(), "(" + kk + ") * 16 + (tg_j % 2) * 8 + tg_i",
+                         "tg_wn * " + std::to_string(WTN) + " + tg_nj * 16 + (tg_j / 2) * 8") + ");");
+    else
+      line(need("tg_ldmatrix_x4") + "(tg_b" + slot(kk) + "[tg_nj], " + B + " + " +
+           shared_offset(g->b.get(), "tg_wn * " + std::to_string(WTN) + " + tg_nj * 16 + (tg_j / 2) * 8 + tg_i",
+                         "(" + kk + ") * 16 + (tg_j % 2) * 8") + ");");
+    close();
+  };
+  load("0");
   line("#pragma unroll");
-  open("for (int tg_kk = 0; tg_kk < " + std::to_string(K / 16) + "; ++tg_kk)");
-  line("uint32_t tg_a[" + std::to_string(MI) + "][4], tg_b[" + std::to_string(NI / 2) + "][4];");
-  line("#pragma unroll");
-  open("for (int tg_mi = 0; tg_mi < " + std::to_string(MI) + "; ++tg_mi)");
+  open("for (int tg_kk = 0; tg_kk < " + std::to_string(KK) + "; ++tg_kk)");
+  if (dbuf) {
+    open("if (tg_kk + 1 < " + std::to_string(KK) + ")");
+    load("tg_kk + 1");
+    close();
+  }
+  std::string a_op = "tg_a" + slot("tg_kk") + "[tg_mi]";
   if (p.a_in_regs) {
+    line("uint32_t tg_a[" + std::to_string(MI) + "][4];");
+    line("#pragma unroll");
+    open("for (int tg_mi = 0; tg_mi < " + std::to_string(MI) + "; ++tg_mi)");
     const auto& La = frag(g->a.get());
     const int64_t R1 = La.regs_of_dim(1);
     std::string pk = need(bf ? "tg_pack_bf16" : "tg_pack_f16");
@@ -453,36 +530,20 @@ void CudaEmitter::gemm_mma(const Gemm* g, const passes::GemmPlan& p) {
     line("tg_a[tg_mi][1] = " + at(1, 0) + ";");
     line("tg_a[tg_mi][2] = " + at(0, 2) + ";");
     line("tg_a[tg_mi][3] = " + at(1, 2) + ";");
-  } else if (!g->transpose_a) {
-    line(need("tg_ldmatrix_x4") + "(tg_a[tg_mi], " + A + " + " +
-         shared_offset(g->a.get(), "tg_wm * " + std::to_string(WTM) + " + tg_mi * 16 + tg_l % 16",
-                       "tg_kk * 16 + (tg_l / 16) * 8") + ");");
-  } else {
-    line(need("tg_ldmatrix_x4_trans") + "(tg_a[tg_mi], " + A + " + " +
-         shared_offset(g->a.get(), "tg_kk * 16 + (tg_j / 2) * 8 + tg_i",
-                       "tg_wm * " + std::to_string(WTM) + " + tg_mi * 16 + (tg_j % 2) * 8") + ");");
+    close();
+    a_op = "tg_a[tg_mi]";
   }
-  close();
-  line("#pragma unroll");
-  open("for (int tg_nj = 0; tg_nj < " + std::to_string(NI / 2) + "; ++tg_nj)");
-  if (!g->transpose_b)
-    line(need("tg_ldmatrix_x4_trans") + "(tg_b[tg_nj], " + B + " + " +
-         shared_offset(g->b.get(), "tg_kk * 16 + (tg_j % 2) * 8 + tg_i",
-                       "tg_wn * " + std::to_string(WTN) + " + tg_nj * 16 + (tg_j / 2) * 8") + ");");
-  else
-    line(need("tg_ldmatrix_x4") + "(tg_b[tg_nj], " + B + " + " +
-         shared_offset(g->b.get(), "tg_wn * " + std::to_string(WTN) + " + tg_nj * 16 + (tg_j / 2) * 8 + tg_i",
-                       "tg_kk * 16 + (tg_j % 2) * 8") + ");");
-  close();
   std::string c = name(g->c->name);
   const std::string R1 = std::to_string(2 * NI);
+  const std::string bs = "tg_b" + slot("tg_kk");
   line("#pragma unroll");
   open("for (int tg_mi = 0; tg_mi < " + std::to_string(MI) + "; ++tg_mi)");
   line("#pragma unroll");
   open("for (int tg_ni = 0; tg_ni < " + std::to_string(NI) + "; ++tg_ni)");
   std::string r0 = "(2 * tg_mi) * " + R1 + " + 2 * tg_ni", r1 = "(2 * tg_mi + 1) * " + R1 + " + 2 * tg_ni";
   line(mma + "(" + c + "[" + r0 + "], " + c + "[" + r0 + " + 1], " + c + "[" + r1 + "], " + c + "[" +
-       r1 + " + 1], tg_a[tg_mi], tg_b[tg_ni / 2][(tg_ni % 2) * 2], tg_b[tg_ni / 2][(tg_ni % 2) * 2 + 1]);");
+       r1 + " + 1], " + a_op + ", " + bs + "[tg_ni / 2][(tg_ni % 2) * 2], " + bs +
+       "[tg_ni / 2][(tg_ni % 2) * 2 + 1]);");
   close();
   close();
   close();

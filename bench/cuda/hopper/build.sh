@@ -12,10 +12,10 @@ nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 rm -rf "$out/gen" && mkdir -p "$out/gen"
 "$tg" generate --lib hb --targets sm_90a,sm_90 --out "$out/gen" "$root/kernels/gemm.yaml"
 # GEMM_CHECK_SPECS: more gemm-like specs (same tensors A, B, C and dims M, N, K) to compare,
-# e.g. schedule experiments; library hx<i> each, sm_90a only.
+# e.g. schedule experiments; library hx<i> each, for GEMM_CHECK_TARGETS (default sm_90a).
 i=0
 for spec in ${GEMM_CHECK_SPECS:-}; do
-  "$tg" generate --lib "hx$i" --targets sm_90a --out "$out/gen" "$spec"
+  "$tg" generate --lib "hx$i" --targets "${GEMM_CHECK_TARGETS:-sm_90a}" --out "$out/gen" "$spec"
   i=$((i + 1))
 done
 variants=""
