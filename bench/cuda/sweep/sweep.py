@@ -45,6 +45,7 @@ SWEEP = {
         dict(BM=64, BN=256, BK=128, stages=4, threads=128),
     ]),
     "flash_attention_fwd": ("bf16_causal0_D128", [
+        dict(BM=64, BN=32, stages=2, threads=128),  # shipped for sm_90
         dict(BM=64, BN=32, stages=1, threads=128),
         dict(BM=64, BN=64, stages=2, threads=128),
         dict(BM=128, BN=64, stages=2, threads=256),
@@ -52,6 +53,10 @@ SWEEP = {
         dict(BM=128, BN=128, stages=2, threads=256),
         dict(BM=64, BN=64, stages=1, threads=128),
         dict(BM=128, BN=64, stages=1, threads=256),
+        # 32 query rows per warp (K/V fragments feed two m16 tiles: half the ldmatrix per mma)
+        # (BM 128 BN 64 at 128 threads: ~296 registers estimated, rejected before nvcc)
+        dict(BM=128, BN=32, stages=2, threads=128),
+        dict(BM=128, BN=32, stages=1, threads=128),
     ]),
     # single-trip rows (BN 8192 holds a row of N <= 8192; X is read once): threads per row
     "softmax": ("bf16", [
