@@ -127,6 +127,7 @@ private:
   std::string tma_setup_source();                   // encodes them on the host
   std::string tma_store_helpers_source() const;     // CudaEpilogue.cpp
   std::string tma_store_setup_source();
+  std::string tma_memo_source() const; // host helper: memoized tensor-map encoding
   std::string encode_tensor_map(const ir::Buffer& g, int64_t pc, int64_t rows,
                                 const std::string& member, const char* l2);
   struct TmaMap {

@@ -606,7 +606,7 @@ std::string CudaEmitter::run() {
     os << "static const size_t tg_smem_bytes = " << smem_bytes_ + 1024 << ";\n";
     if (fallback_smem_ >= 0)
       os << "static const size_t tg_smem_bytes_fallback = " << fallback_smem_ << ";\n";
-    os << "\n";
+    os << "\n" << tma_memo_source();
   } else {
     os << "static const size_t tg_smem_bytes = " << smem_bytes_ << ";\n\n";
   }
