@@ -5,7 +5,10 @@ CUDA program that times them all on the device next to cuBLAS (GEMM) and a devic
 copy (softmax, rmsnorm) and checks every variant's output against the first one of its kernel
 (GEMM: against cuBLAS). Usage (here):  python3 bench/cuda/sweep/sweep.py BUILD_DIR
 then on the device:  BUILD_DIR/sweep   (prints a markdown table).
-SWEEP_ONLY=gemm,gemm_bias_gelu limits the sweep to those kernels."""
+SWEEP_ONLY=gemm,gemm_bias_gelu limits the sweep to those kernels; SWEEP_TARGET=kernel:target
+sweeps a kernel on another target (flash_attention_fwd:sm_90a) and SWEEP_CONFIGS=
+"kernel:BM=128/BN=64/stages=3/threads=256;..." replaces its list of schedules. TILEGEN picks the
+generator binary (two builds compare two generators in two sweep binaries)."""
 import os, re, subprocess, sys
 
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -75,16 +78,29 @@ SWEEP = {
 }
 
 TARGET = {"gemm_fp8": "sm_90a"}  # the rest: sm_90
+# SWEEP_TARGET=kernel:target,... overrides (e.g. flash_attention_fwd:sm_90a with SWEEP_CONFIGS)
+for kv in filter(None, os.environ.get("SWEEP_TARGET", "").split(",")):
+    k, t = kv.split(":")
+    TARGET[k] = t
+# SWEEP_CONFIGS=kernel:BM=128/BN=128/stages=2/threads=256;... replaces a kernel's list
+for entry in filter(None, os.environ.get("SWEEP_CONFIGS", "").split(";")):
+    k, cfg = entry.split(":")
+    inst, cfgs = SWEEP[k]
+    if not any(c.get("_env") for c in cfgs):
+        cfgs = []
+    cfgs.append(dict([kv.split("=") for kv in cfg.split("/")] + [("_env", 1)]))
+    SWEEP[k] = (inst, cfgs)
 
 
 def pinned_spec(kernel, cfg):
     text = open(os.path.join(root, "kernels", kernel + ".yaml")).read()
     target = TARGET.get(kernel, "sm_90")
     text = re.sub(r"\n    " + target + r": \{[^\n]*", "", text)  # the spec's own entry
-    entry = f"    {target}: {{" + ", ".join(f"{k}: [{v}]" for k, v in cfg.items()) + "}\n"
+    entry = f"    {target}: {{" + ", ".join(f"{k}: [{v}]" for k, v in cfg.items() if k != "_env") + "}\n"
     text = re.sub(r"(\n  targets:\n)", lambda m: m.group(1) + entry, text, count=1)
     # the FA2 rule "threads == 2 * BM" is one choice of rows per warp; the sweep varies it
     text = text.replace('    - "threads == 2 * BM"', '    - "threads * 8 <= BM * 32"')
+    text = text.replace("  stages: [1, 2]\n", "  stages: [1, 2, 3, 4]\n")  # attention's deeper pipelines
     return text.replace("  T: [f32, f16, bf16]", "  T: [bf16]")  # the sweep times bf16 only
 
 def main():
@@ -105,7 +121,7 @@ def main():
             cu = os.path.join(d, f"{lib}__{kernel}__{inst}__{target}.cu")
             obj = cu + ".o"
             objs.append((cu, obj))
-            cases.append((kernel, " ".join(f"{k}={v}" for k, v in cfg.items()), f"tgv_{lib}__{kernel}__{inst}__{target}"))
+            cases.append((kernel, " ".join(f"{k}={v}" for k, v in cfg.items() if k != "_env") + " " + target, f"tgv_{lib}__{kernel}__{inst}__{target}"))
     procs = []
     for cu, obj in objs:
         if not os.path.exists(obj) or os.path.getmtime(obj) < os.path.getmtime(cu):
