@@ -373,8 +373,9 @@ void CudaEmitter::plan_memory() {
   }
   // mbarriers of a TMA pipeline: full[stages], then empty[stages].
   barrier_offset_ = off;
+  // (+ the groups' order barriers, + full2[stages], empty2[stages] for a rotated body)
   for (const auto& [loop, tp] : plan_.tma_loops)
-    off += round_up(8 * (2 * tp.stages + tp.groups), 128); // + the groups' order barriers
+    off += round_up(8 * ((late_producers_.empty() ? 2 : 4) * tp.stages + tp.groups), 128);
   smem_bytes_ = off;
 }
 

@@ -118,6 +118,17 @@ private:
   void emit_producer_branch();                      // at the top of a warp-specialized kernel
   void emit_lets_before(const ir::For* f);          // top-level lets preceding loop f
   void emit_ws_consumer_loop(const ir::For* f, const passes::TmaPipeline& tp);
+  // FA3's intra-warpgroup overlap (CudaHopper.cpp): the rotated consumer body.
+  size_t rotation_split(const std::vector<ir::Stmt>& consumers, int64_t groups) const;
+  void plan_rotation(); // sets rot_split_ and late_producers_ for the warp-specialized loop
+  size_t rot_split_ = 0; // 0: no rotation; else the first consumer after the wait
+  std::set<const ir::StmtNode*> late_producers_; // TMA copies on the second barrier set
+  void emit_rotated_body(const std::vector<ir::Stmt>& consumers, size_t split,
+                         const passes::TmaPipeline& tp);
+  void emit_rotated_tail(const std::vector<ir::Stmt>& consumers, const passes::TmaPipeline& tp);
+  void fence_accumulator(const ir::Buffer* acc);
+  std::string wgmma_a_pack(const ir::Gemm* g, int64_t kk); // "r0, r1, r2, r3" of k step kk
+  std::string prepacked_a_; // a register-A wgmma reads these packed registers ([kk][4])
   void tma_issue(const ir::Copy* c, const std::string& stage, const std::string& bar);
   void gemm_wgmma(const ir::Gemm* g, const passes::GemmPlan& p);
   void wait_wgmma(int pending);                     // wgmma.wait_group + accumulator fences

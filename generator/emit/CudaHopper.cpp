@@ -27,8 +27,11 @@ namespace {
 // Registers per thread after setmaxnreg: the producer keeps the minimum a TMA loop needs; the
 // consumers share the rest of the 64K-register file (a multiple of 8, at most 256 - 8).
 constexpr int kProducerRegs = 40;
-int consumer_regs(int64_t consumer_threads, int regs_per_sm) {
-  int64_t r = (regs_per_sm - kProducerRegs * 128) / consumer_threads;
+// The rotated attention body (FA3's intra-warpgroup overlap) holds S, packed P and O at once;
+// its producer gets by with the architectural minimum, so the consumers get 240.
+constexpr int kProducerRegsMin = 24;
+int consumer_regs(int64_t consumer_threads, int regs_per_sm, int producer_regs) {
+  int64_t r = (regs_per_sm - producer_regs * 128) / consumer_threads;
   r = std::min<int64_t>(r, 248);
   return static_cast<int>(r / 8 * 8);
 }
@@ -63,6 +66,20 @@ bool writes_shared(const Stmt& s) {
       IRVisitor::visit_Store(st);
     }
   } f;
+  f.visit(s);
+  return f.found;
+}
+
+// Whether s mentions buffer b (reads or writes it, as an operand or through loads/stores).
+bool mentions_buffer(const Stmt& s, const Buffer* b) {
+  struct Finder : IRVisitor {
+    const Buffer* b;
+    bool found = false;
+
+  protected:
+    void visit_buffer_use(const BufferPtr& u) override { found = found || u.get() == b; }
+  } f;
+  f.b = b;
   f.visit(s);
   return f.found;
 }
@@ -103,16 +120,12 @@ void CudaEmitter::tma_issue(const Copy* c, const std::string& stage, const std::
 void CudaEmitter::emit_producer_branch() {
   const For* f = ws_loop_;
   const int64_t S = ws_pipe_.stages;
-  int64_t bytes = 0;
-  for (const StmtNode* s : ws_pipe_.producers) {
-    const Buffer& b = *as_copy(s)->dst.buffer;
-    bytes += slots_.at(&b).stage_elems * b.dtype.bytes();
-  }
   line("// producer warpgroup: one thread issues every stage's TMA boxes, then the warpgroup "
        "leaves");
   const std::string consumers = std::to_string(threads_ * groups());
   open("if (tg_tid_all >= " + consumers + ")");
-  line(need("tg_setmaxnreg_dec") + "<" + std::to_string(kProducerRegs) + ">();");
+  const int producer_regs = rot_split_ > 0 ? kProducerRegsMin : kProducerRegs;
+  line(need("tg_setmaxnreg_dec") + "<" + std::to_string(producer_regs) + ">();");
   open("if (tg_tid_all == " + consumers + ")");
   line("int64_t tg_pipe = 0; // pipeline iterations issued so far, over all tiles (stage, phase)");
   open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x)");
@@ -122,15 +135,28 @@ void CudaEmitter::emit_producer_branch() {
   line("const int64_t tg_n = " + expr(f->extent) + ";");
   open("for (int64_t tg_it = 0; tg_it < tg_n; ++tg_it, ++tg_pipe)");
   line("const int tg_st = (int)(tg_pipe % " + std::to_string(S) + ");");
-  line("// stage tg_st is free once the consumers released iteration tg_pipe - " + std::to_string(S));
-  line("if (tg_pipe >= " + std::to_string(S) + ") " + need("tg_mbar_wait") +
-       "(&tg_empty[tg_st], (unsigned)(((tg_pipe / " + std::to_string(S) + ") + 1) & 1));");
-  line(need("tg_mbar_expect_tx") + "(&tg_full[tg_st], " + std::to_string(bytes) + "u);");
   line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_it;");
-  for (const StmtNode* s : ws_pipe_.producers) {
-    if (s->loc.line > 0)
-      line("// " + info_.spec_path + ":" + std::to_string(s->loc.line) + ": copy (TMA)");
-    tma_issue(as_copy(s), "tg_st", "&tg_full[tg_st]");
+  // Two barrier sets when the consumers release the first gemm's tiles before the second's
+  // (the rotated body): tg_full/tg_empty for the early copies, tg_full2/tg_empty2 for the late.
+  for (int set = 0; set < (late_producers_.empty() ? 1 : 2); ++set) {
+    const std::string full = set ? "tg_full2" : "tg_full", empty = set ? "tg_empty2" : "tg_empty";
+    int64_t set_bytes = 0;
+    for (const StmtNode* s : ws_pipe_.producers)
+      if (late_producers_.count(s) == static_cast<size_t>(set)) {
+        const Buffer& b = *as_copy(s)->dst.buffer;
+        set_bytes += slots_.at(&b).stage_elems * b.dtype.bytes();
+      }
+    line("// stage tg_st is free once the consumers released iteration tg_pipe - " + std::to_string(S));
+    line("if (tg_pipe >= " + std::to_string(S) + ") " + need("tg_mbar_wait") + "(&" + empty +
+         "[tg_st], (unsigned)(((tg_pipe / " + std::to_string(S) + ") + 1) & 1));");
+    line(need("tg_mbar_expect_tx") + "(&" + full + "[tg_st], " + std::to_string(set_bytes) + "u);");
+    for (const StmtNode* s : ws_pipe_.producers) {
+      if (late_producers_.count(s) != static_cast<size_t>(set))
+        continue;
+      if (s->loc.line > 0)
+        line("// " + info_.spec_path + ":" + std::to_string(s->loc.line) + ": copy (TMA)");
+      tma_issue(as_copy(s), "tg_st", "&" + full + "[tg_st]");
+    }
   }
   close();
   close();
@@ -138,7 +164,8 @@ void CudaEmitter::emit_producer_branch() {
   line("return;");
   close();
   line(need("tg_setmaxnreg_inc") + "<" +
-       std::to_string(consumer_regs(threads_ * groups(), t_.gpu.regs_per_sm)) + ">();");
+       std::to_string(consumer_regs(threads_ * groups(), t_.gpu.regs_per_sm, producer_regs)) +
+       ">();");
 }
 
 // Top-level lets before the loop may appear in its extent or the copies' offsets.
@@ -206,6 +233,13 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
     line("// warpgroups take turns issuing the first gemm; warpgroup 0 goes first");
     line("if (tg_tid / 128 == 1) " + need("tg_bar_arrive_n") + "(3, 256);");
   }
+  const size_t split = rot_split_;
+  if (split > 0) {
+    const Gemm* g2 = consumers.back()->as<Gemm>();
+    line("// P of the previous block, packed as the second gemm's A registers");
+    line("uint32_t tg_pa[" + std::to_string(cuda_const(g2->a->shape[1]) / wgmma_k(g2->b->dtype)) +
+         "][4];");
+  }
   open("for (int64_t tg_it = 0; tg_it < tg_n; ++tg_it, ++tg_pipe)");
   line("const int tg_st = (int)(tg_pipe % " + S + ");");
   line(need("tg_mbar_wait") + "(&tg_full[tg_st], (unsigned)((tg_pipe / " + S + ") & 1));");
@@ -216,6 +250,19 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   for (const Buffer* b : staged)
     stage_expr_[b] = "tg_st";
   smem_dirty_ = smem_read_ = false;
+  if (split > 0) {
+    emit_rotated_body(consumers, split, tp);
+    close();
+    close();
+    if (alternate_wgs_)
+      line("if (tg_tid / 128 == 0) " + need("tg_bar_sync_n") + "(3, 256); // warpgroup 1's last turn");
+    alternate_wgs_ = turn_pending_ = false;
+    emit_rotated_tail(consumers, tp);
+    close();
+    for (const Buffer* b : staged)
+      stage_expr_.erase(b);
+    return;
+  }
   defer_wgmma_wait_ = only_wgmma;
   for (const auto& s : consumers)
     stmt(s);
@@ -254,6 +301,173 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   // Stages are handed back through the mbarriers; only other shared reads count here.
 }
 
+// ---- FA3's intra-warpgroup overlap -------------------------------------------------------------
+//
+// A consumer body [g1, middle..., g2] of two wgmma gemms where g2 takes its A operand from
+// registers (attention: S = Q K^T; softmax; P = S; O *= alpha; O += P V) is rotated so that
+// iteration j issues g1 for block j, then g2 for block j-1, and the softmax of block j runs while
+// g2 of block j-1 is still on the tensor cores:
+//
+//   issue g1(j); issue g2(j-1)             (one turn of the warpgroup ping-pong)
+//   wgmma.wait_group 1; release K(j)        g1(j) complete; g2(j-1) may still run
+//   middle statements that touch neither g2's A nor its accumulator (the softmax of block j)
+//   wgmma.wait_group 0; release V(j-1)      g2(j-1) complete: its V tile and P are free
+//   the rest of the middle (P = S, O *= alpha); P packed into g2's A registers
+//
+// and g2 of the last block runs after the loop. The first middle statement that mentions g2's
+// A or accumulator starts the part after the wait; the part before must not mention them. The
+// copies into g2's B (V) get their own full/empty barriers (plan_rotation): V(j) is released
+// an iteration after K(j), and with one barrier set the producer could not refill K's half of a
+// stage until then (H200, B4 H32 S4096 D128: 2.50 ms with one set, 2.03 with two, 2.23 without
+// the rotation). Returns the index in `consumers` of the first statement after the wait, or 0
+// where the body does not have this shape.
+size_t CudaEmitter::rotation_split(const std::vector<Stmt>& consumers, int64_t groups) const {
+  if (consumers.size() < 3 || groups != 1)
+    return 0;
+  auto wgmma = [&](const Stmt& s) -> const Gemm* {
+    auto it = plan_.gemms.find(s.get());
+    return it != plan_.gemms.end() && it->second.kind == passes::GemmPlan::Wgmma ? s->as<Gemm>()
+                                                                                 : nullptr;
+  };
+  const Gemm* g1 = wgmma(consumers.front());
+  const Gemm* g2 = wgmma(consumers.back());
+  if (!g1 || !g2 || !plan_.gemms.at(consumers.back().get()).a_in_regs)
+    return 0;
+  if (mentions_buffer(consumers.front(), g2->a.get()) ||
+      mentions_buffer(consumers.front(), g2->c.get()) || g1->c == g2->c)
+    return 0;
+  size_t split = 1;
+  while (split + 1 < consumers.size() && !mentions_buffer(consumers[split], g2->a.get()) &&
+         !mentions_buffer(consumers[split], g2->c.get()))
+    ++split;
+  if (split + 1 == consumers.size()) // nothing writes g2's A in the body
+    return 0;
+  for (size_t i = 1; i + 1 < consumers.size(); ++i)
+    if (wgmma(consumers[i]) || writes_shared(consumers[i]))
+      return 0;
+  return split;
+}
+
+void CudaEmitter::plan_rotation() {
+  rot_split_ = 0;
+  late_producers_.clear();
+  if (plan_.tma_loops.empty())
+    return;
+  const auto& [loop, tp] = *plan_.tma_loops.begin();
+  const For* f = loop->as<For>();
+  std::vector<Stmt> body;
+  if (auto* q = f->body->as<Seq>())
+    body = q->stmts;
+  else
+    body = {f->body};
+  std::vector<Stmt> consumers;
+  for (const auto& s : body)
+    if (std::find(tp.producers.begin(), tp.producers.end(), s.get()) == tp.producers.end())
+      consumers.push_back(s);
+  const size_t split = rotation_split(consumers, tp.groups);
+  if (split == 0)
+    return;
+  // The late barrier set holds the copies into the second gemm's B; the first gemm must not
+  // read them (it runs before they are waited for).
+  const Gemm* g1 = consumers.front()->as<Gemm>();
+  const Gemm* g2 = consumers.back()->as<Gemm>();
+  std::set<const StmtNode*> late;
+  for (const StmtNode* p : tp.producers) {
+    const Buffer* dst = as_copy(p)->dst.buffer.get();
+    if (dst == g2->b.get()) {
+      if (dst == g1->a.get() || dst == g1->b.get())
+        return;
+      late.insert(p);
+    }
+  }
+  if (late.empty() || late.size() == tp.producers.size())
+    return;
+  rot_split_ = split;
+  late_producers_ = std::move(late);
+}
+
+void CudaEmitter::emit_rotated_body(const std::vector<Stmt>& consumers, size_t split,
+                                    const passes::TmaPipeline& tp) {
+  const Gemm* g1 = consumers.front()->as<Gemm>();
+  const Gemm* g2 = consumers.back()->as<Gemm>();
+  const std::string S = std::to_string(tp.stages);
+  const std::string prev = "(int)((tg_pipe + " + std::to_string(tp.stages - 1) + ") % " + S + ")";
+  line("// FA3 intra-warpgroup overlap: this block's first gemm, then the previous block's last");
+  line("// gemm, whose tensor-core work overlaps this block's softmax");
+  const bool turn = turn_pending_;
+  turn_pending_ = false;
+  if (turn)
+    line(need("tg_bar_sync_n") + "(3 + tg_tid / 128, 256); // this warpgroup's turn");
+  defer_wgmma_wait_ = true;
+  stmt(consumers.front());
+  // Each path waits in its own branch: ptxas serializes every wgmma of the kernel when a path
+  // could read S before the wait that completes it (C7514).
+  open("if (tg_it > 0)");
+  line(need("tg_mbar_wait") + "(&tg_full2[" + prev + "], (unsigned)(((tg_pipe - 1) / " + S +
+       ") & 1)); // the previous block's V");
+  const std::string cur = stage_expr_.at(g2->b.get());
+  stage_expr_[g2->b.get()] = prev;
+  prepacked_a_ = "tg_pa";
+  stmt(consumers.back());
+  prepacked_a_.clear();
+  stage_expr_[g2->b.get()] = cur;
+  if (turn)
+    line(need("tg_bar_arrive_n") + "(4 - tg_tid / 128, 256); // the other warpgroup's turn");
+  line(need("tg_wgmma_wait") + "<1>();");
+  close("} else {");
+  ++indent_;
+  if (turn)
+    line("tg_bar_arrive_n(4 - tg_tid / 128, 256);");
+  line("tg_wgmma_wait<0>();");
+  close();
+  defer_wgmma_wait_ = false;
+  fence_accumulator(g1->c.get());
+  line("if (tg_tid % 32 == 0) " + need("tg_mbar_arrive") + "(&tg_empty[tg_st]); // this block's K");
+  for (size_t i = 1; i < split; ++i)
+    stmt(consumers[i]);
+  wait_wgmma(0);
+  line("if (tg_it > 0 && tg_tid % 32 == 0) tg_mbar_arrive(&tg_empty2[" + prev +
+       "]); // the previous block's V");
+  for (size_t i = split; i + 1 < consumers.size(); ++i)
+    stmt(consumers[i]);
+  // P packed into the wgmma A registers right where it is computed (the conversion and the
+  // packing fuse into one cvt.rn.bf16x2 per pair); the next iteration's second gemm reads them.
+  const int64_t ksteps = cuda_const(g2->a->shape[1]) / wgmma_k(g2->b->dtype);
+  for (int64_t kk = 0; kk < ksteps; ++kk) {
+    const std::string k = std::to_string(kk);
+    line("{ const uint32_t tg_t[4] = {" + wgmma_a_pack(g2, kk) + "};");
+    line("  for (int tg_e = 0; tg_e < 4; ++tg_e) tg_pa[" + k + "][tg_e] = tg_t[tg_e]; }");
+  }
+}
+
+// After the loop: the last block's g2, then its stage.
+void CudaEmitter::emit_rotated_tail(const std::vector<Stmt>& consumers,
+                                    const passes::TmaPipeline& tp) {
+  const Gemm* g2 = consumers.back()->as<Gemm>();
+  const std::string S = std::to_string(tp.stages);
+  const std::string prev = "(int)((tg_pipe + " + std::to_string(tp.stages - 1) + ") % " + S + ")";
+  open("if (tg_n > 0)");
+  line("// the last block's second gemm");
+  line(need("tg_mbar_wait") + "(&tg_full2[" + prev + "], (unsigned)(((tg_pipe - 1) / " + S + ") & 1));");
+  stage_expr_[g2->b.get()] = prev;
+  prepacked_a_ = "tg_pa";
+  stmt(consumers.back());
+  prepacked_a_.clear();
+  if (wgmma_pending_)
+    wait_wgmma(0);
+  line("if (tg_tid % 32 == 0) " + need("tg_mbar_arrive") + "(&tg_empty2[" + prev + "]);");
+  close();
+}
+
+// Keeps the compiler from moving reads of a wgmma accumulator above the wait that completed it,
+// while other groups (other accumulators) may still be in flight.
+void CudaEmitter::fence_accumulator(const Buffer* acc) {
+  line("#pragma unroll");
+  line("for (int tg_r = 0; tg_r < " + std::to_string(frag(acc).num_regs()) + "; ++tg_r) " +
+       need("tg_fence_reg") + "(" + name(acc->name) + "[tg_r]);");
+  wgmma_accs_.erase(std::remove(wgmma_accs_.begin(), wgmma_accs_.end(), acc), wgmma_accs_.end());
+}
+
 // ---- wgmma -------------------------------------------------------------------------------------
 
 // Shared memory written by threads (cp.async or stores: the generic proxy) and read next by
@@ -280,6 +494,22 @@ void CudaEmitter::wait_wgmma(int pending) {
   }
   wgmma_accs_.clear();
   wgmma_pending_ = false;
+}
+
+// The four 32-bit A registers of k step kk of a wgmma whose A is a 16-bit fragment: pairs of
+// consecutive elements of rows h*8 + lane/4 (h = 0, 1), packed (PTX ISA wgmma register
+// fragments, the same layout as the accumulator it was computed in).
+std::string CudaEmitter::wgmma_a_pack(const Gemm* g, int64_t kk) {
+  const Buffer* A = g->a.get();
+  const int64_t R1 = frag(A).regs_of_dim(1);
+  const std::string pack = need(A->dtype == DType::bf16() ? "tg_pack_bf16" : "tg_pack_f16");
+  const std::string an = name(A->name);
+  auto at = [&](int h, int e2) {
+    const int64_t base = h * R1 + 4 * kk + e2;
+    return pack + "(" + an + "[" + std::to_string(base) + "], " + an + "[" +
+           std::to_string(base + 1) + "])";
+  };
+  return at(0, 0) + ", " + at(1, 0) + ", " + at(0, 2) + ", " + at(1, 2);
 }
 
 void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
@@ -312,8 +542,6 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
   // N-major B: the next 64 columns are the next panel (LBO); K-major: LBO unused.
   line("const uint64_t tg_db = " + need("tg_wgmma_desc") + "(" + shared_ptr(B) + ", " +
        std::to_string(trans_b ? b_rows * passes::kPanelBytes : 16) + ", 1024);");
-  const auto* La = a_regs ? &frag(A) : nullptr;
-  std::string pack = a_regs ? need(A->dtype == DType::bf16() ? "tg_pack_bf16" : "tg_pack_f16") : "";
   std::vector<std::string> calls;
   for (int64_t kk = 0; kk < K / ks; ++kk) {
     const int64_t k0 = kk * ks;
@@ -321,18 +549,12 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
     auto kmajor = [&](int64_t rows) { return (k0 / pc) * rows * passes::kPanelBytes + (k0 % pc) * eb; };
     const int64_t off_b = trans_b ? k0 * passes::kPanelBytes : kmajor(b_rows);
     std::string a_arg;
-    if (a_regs) {
-      const int64_t R1 = La->regs_of_dim(1);
-      std::string an = name(A->name);
-      auto at = [&](int h, int e2) {
-        std::string base = std::to_string(h * R1 + 4 * kk + e2);
-        std::string base1 = std::to_string(h * R1 + 4 * kk + e2 + 1);
-        return pack + "(" + an + "[" + base + "], " + an + "[" + base1 + "])";
-      };
+    if (a_regs && !prepacked_a_.empty()) {
+      a_arg = prepacked_a_ + "[" + std::to_string(kk) + "]";
+    } else if (a_regs) {
       // Packed before the first wgmma: registers written between wgmmas of one group make
       // ptxas insert warpgroup.arrive fences.
-      line("const uint32_t tg_a" + std::to_string(kk) + "[4] = {" + at(0, 0) + ", " + at(1, 0) +
-           ", " + at(0, 2) + ", " + at(1, 2) + "};");
+      line("const uint32_t tg_a" + std::to_string(kk) + "[4] = {" + wgmma_a_pack(g, kk) + "};");
       a_arg = "tg_a" + std::to_string(kk);
     } else {
       a_arg = "tg_da + " + std::to_string(kmajor(a_rows) >> 4);
@@ -630,11 +852,20 @@ std::string CudaEmitter::ws_kernel_text() {
   line("uint64_t* tg_empty = tg_full + " + S + ";");
   line("uint64_t* tg_order = tg_empty + " + S + "; // per consumer group: its turn to start");
   line("(void)tg_order;");
+  if (!late_producers_.empty()) {
+    line("// the second gemm's tiles (V): their own full/empty barriers");
+    line("uint64_t* tg_full2 = tg_order + " + std::to_string(groups()) + ";");
+    line("uint64_t* tg_empty2 = tg_full2 + " + S + ";");
+  }
   open("if (tg_tid_all == 0)");
   open("for (int tg_s = 0; tg_s < " + S + "; ++tg_s)");
   need("tg_mbar_wait");
   line("tg_mbar_init(&tg_full[tg_s], 1);");
   line("tg_mbar_init(&tg_empty[tg_s], " + std::to_string(threads_ / 32) + ");");
+  if (!late_producers_.empty()) {
+    line("tg_mbar_init(&tg_full2[tg_s], 1);");
+    line("tg_mbar_init(&tg_empty2[tg_s], " + std::to_string(threads_ / 32) + ");");
+  }
   close();
   line("for (int tg_s = 0; tg_s < " + std::to_string(groups()) + "; ++tg_s)");
   line("  tg_mbar_init(&tg_order[tg_s], " + std::to_string(threads_ / 32) + ");");

@@ -494,6 +494,7 @@ std::string CudaEmitter::kernel_text() {
 }
 
 std::string CudaEmitter::run() {
+  plan_rotation();
   plan_memory();
   if (!plan_.tma_loops.empty()) {
     // Two consumer groups duplicate the private shared memory; without room, one group.
@@ -503,6 +504,7 @@ std::string CudaEmitter::run() {
                             " would need " + std::to_string(smem_bytes_ + 1024) +
                             " bytes of shared memory");
       tp.groups = 1;
+      plan_rotation();
       plan_memory();
     } else if (tp.groups > 1) {
       plan_.notes.push_back(std::to_string(tp.groups) + " consumer groups (ping-pong): each takes "
