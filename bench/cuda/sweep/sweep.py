@@ -83,6 +83,11 @@ for kv in filter(None, os.environ.get("SWEEP_TARGET", "").split(",")):
     k, t = kv.split(":")
     TARGET[k] = t
 # SWEEP_CONFIGS=kernel:BM=128/BN=128/stages=2/threads=256;... replaces a kernel's list
+# SWEEP_INST=kernel:instance picks another instance (flash_attention_fwd:bf16_causal0_D64 times
+# the D64 bar's shape, B8 H16 S2048)
+for kv in filter(None, os.environ.get("SWEEP_INST", "").split(",")):
+    k, i = kv.split(":")
+    SWEEP[k] = (i, SWEEP[k][1])
 for entry in filter(None, os.environ.get("SWEEP_CONFIGS", "").split(";")):
     k, cfg = entry.split(":")
     inst, cfgs = SWEEP[k]
@@ -101,6 +106,10 @@ def pinned_spec(kernel, cfg):
     # the FA2 rule "threads == 2 * BM" is one choice of rows per warp; the sweep varies it
     text = text.replace('    - "threads == 2 * BM"', '    - "threads * 8 <= BM * 32"')
     text = text.replace("  stages: [1, 2]\n", "  stages: [1, 2, 3, 4]\n")  # attention's deeper pipelines
+    text = text.replace("  BN: [32, 64, 128]\n", "  BN: [32, 64, 128, 256]\n")
+    m = re.search(r"_D(\d+)$", SWEEP[kernel][0])
+    if m:  # the instance's head dim only: the other may not fit the pinned schedule
+        text = text.replace("D: {values: [64, 128]}", "D: {values: [" + m.group(1) + "]}")
     return text.replace("  T: [f32, f16, bf16]", "  T: [bf16]")  # the sweep times bf16 only
 
 def main():
@@ -121,7 +130,7 @@ def main():
             cu = os.path.join(d, f"{lib}__{kernel}__{inst}__{target}.cu")
             obj = cu + ".o"
             objs.append((cu, obj))
-            cases.append((kernel, " ".join(f"{k}={v}" for k, v in cfg.items() if k != "_env") + " " + target, f"tgv_{lib}__{kernel}__{inst}__{target}"))
+            cases.append((kernel, " ".join(f"{k}={v}" for k, v in cfg.items() if k != "_env") + " " + target + " " + inst, f"tgv_{lib}__{kernel}__{inst}__{target}"))
     procs = []
     for cu, obj in objs:
         if not os.path.exists(obj) or os.path.getmtime(obj) < os.path.getmtime(cu):

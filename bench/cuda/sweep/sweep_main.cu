@@ -120,9 +120,11 @@ int main() {
       tens[0] = f8; tens[1] = f8 + F * F; tens[2] = o;
       dims[0] = dims[1] = dims[2] = F; scal[0] = 0.5; scal[1] = 0.25;
       out_elems = (size_t)F * F; work = 2.0 * F * F * F;
-    } else if (k == "flash_attention_fwd") { // B4 H32 S4096 D128, non-causal
-      tens[0] = x; tens[1] = y; tens[2] = z; tens[3] = o; dims[0] = B; dims[1] = H; dims[2] = S; dims[3] = D;
-      out_elems = (size_t)B * H * S * D; work = 4.0 * B * H * S * S * D;
+    } else if (k == "flash_attention_fwd") { // non-causal: B4 H32 S4096 D128, or the D64 bar's B8 H16 S2048
+      const bool d64 = strstr(c.config, "D64") != nullptr;
+      const int64_t b = d64 ? 8 : B, hh = d64 ? 16 : H, sq = d64 ? 2048 : S, d = d64 ? 64 : D;
+      tens[0] = x; tens[1] = y; tens[2] = z; tens[3] = o; dims[0] = b; dims[1] = hh; dims[2] = sq; dims[3] = d;
+      out_elems = (size_t)b * hh * sq * d; work = 4.0 * b * hh * sq * sq * d;
     } else {
       tens[0] = x; if (k == "rmsnorm") { tens[1] = w; tens[2] = o; scal[0] = 1e-5; } else tens[1] = o;
       dims[0] = SM; dims[1] = SN; out_elems = (size_t)SM * SN; work = 2.0 * SM * SN * 2; flops = false;
