@@ -70,6 +70,19 @@ bool writes_shared(const Stmt& s) {
   return f.found;
 }
 
+// The statements of a warp-specialized loop's body that are not its TMA producers, in order.
+std::vector<Stmt> ws_consumers(const For* f, const passes::TmaPipeline& tp) {
+  std::vector<Stmt> body, consumers;
+  if (auto* q = f->body->as<Seq>())
+    body = q->stmts;
+  else
+    body = {f->body};
+  for (const auto& s : body)
+    if (std::find(tp.producers.begin(), tp.producers.end(), s.get()) == tp.producers.end())
+      consumers.push_back(s);
+  return consumers;
+}
+
 // Whether s mentions buffer b (reads or writes it, as an operand or through loads/stores).
 bool mentions_buffer(const Stmt& s, const Buffer* b) {
   struct Finder : IRVisitor {
@@ -183,17 +196,9 @@ void CudaEmitter::emit_lets_before(const For* f) {
 // ---- the consumers' loop -----------------------------------------------------------------------
 
 void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline& tp) {
-  std::vector<Stmt> body;
-  if (auto* q = f->body->as<Seq>())
-    body = q->stmts;
-  else
-    body = {f->body};
-  std::vector<Stmt> consumers;
+  const std::vector<Stmt> consumers = ws_consumers(f, tp);
   bool only_wgmma = true;
-  for (const auto& s : body) {
-    if (std::find(tp.producers.begin(), tp.producers.end(), s.get()) != tp.producers.end())
-      continue;
-    consumers.push_back(s);
+  for (const auto& s : consumers) {
     auto it = plan_.gemms.find(s.get());
     only_wgmma = only_wgmma && it != plan_.gemms.end() && it->second.kind == passes::GemmPlan::Wgmma;
   }
@@ -354,16 +359,7 @@ void CudaEmitter::plan_rotation() {
   if (plan_.tma_loops.empty())
     return;
   const auto& [loop, tp] = *plan_.tma_loops.begin();
-  const For* f = loop->as<For>();
-  std::vector<Stmt> body;
-  if (auto* q = f->body->as<Seq>())
-    body = q->stmts;
-  else
-    body = {f->body};
-  std::vector<Stmt> consumers;
-  for (const auto& s : body)
-    if (std::find(tp.producers.begin(), tp.producers.end(), s.get()) == tp.producers.end())
-      consumers.push_back(s);
+  const std::vector<Stmt> consumers = ws_consumers(loop->as<For>(), tp);
   const size_t split = rotation_split(consumers, tp.groups);
   if (split == 0)
     return;
