@@ -112,11 +112,19 @@ std::string c_gemm_helper_source(const CGemmShape& g, const Target& target) {
   s += "static void " + name + "(" + Tc + "* restrict c, const " + Ta + "* restrict a, const " + Tb +
        "* restrict b" + (g.transpose_b ? ", " + Tb + "* restrict bp" : std::string()) + ") {\n";
   if (g.transpose_b) {
+    // Strips of W rows of b: for each k, W reads from W row streams and one contiguous W-wide
+    // store. A row at a time (contiguous reads, stores W*N floats apart) ran the fp8 gemm at
+    // half the speed of the f32 one on AVX-512 (1024^3: 30 vs 54-61 GFLOP/s this way).
+    int64_t W = 16;
+    while (g.n % W != 0)
+      W /= 2;
+    const std::string w = std::to_string(W);
     s += "  /* b is N x K: pack it into K x N (bp, from the caller) so that the micro-kernel\n"
-         "     reads rows. */\n";
-    s += "  for (int n = 0; n < " + N + "; ++n) {\n#pragma omp simd\n";
-    s += "    for (int kk = 0; kk < " + K + "; ++kk)\n";
-    s += "      bp[kk * " + N + " + n] = b[n * " + K + " + kk];\n  }\n";
+         "     reads rows; strips of " + w + " rows of b, one contiguous store per k. */\n";
+    s += "  for (int n0 = 0; n0 < " + N + "; n0 += " + w + ")\n";
+    s += "    for (int kk = 0; kk < " + K + "; ++kk) {\n#pragma omp simd\n";
+    s += "      for (int n = 0; n < " + w + "; ++n)\n";
+    s += "        bp[kk * " + N + " + n0 + n] = b[(n0 + n) * " + K + " + kk];\n    }\n";
     s += "  b = bp;\n";
   }
   auto row_loop = [&](const std::string& j0, const std::string& kf, const std::string& kr) {
