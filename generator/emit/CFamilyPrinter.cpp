@@ -259,4 +259,9 @@ void CFamilyPrinter::close(const std::string& s) {
   line(s);
 }
 
+void CFamilyPrinter::open_else() {
+  close("} else {");
+  ++indent_;
+}
+
 } // namespace tilegen::emit

@@ -61,6 +61,7 @@ protected:
   void line(const std::string& s = "");
   void open(const std::string& s);  // prints s + " {" and indents
   void close(const std::string& s = "}");
+  void open_else(); // "} else {": closes the open block and opens its else branch
   void raw(const std::string& s) { out_ << s; } // a line not indented (preprocessor)
   std::ostringstream out_;
   int indent_ = 0;

@@ -129,8 +129,7 @@ void CEmitter::emit_copy(const Copy* n) {
   open_loops(vars, src.extents, true);
   body(false);
   close_loops(r);
-  close("} else {");
-  ++indent_;
+  open_else();
   line(std::string("/* ragged edge: ") + (src_g ? "out-of-bounds reads give the pad value" : "") +
        (src_g && dst_g ? ", " : "") + (dst_g ? "out-of-bounds writes are dropped" : "") + " */");
   // No `omp simd` here: it would let the compiler if-convert the guarded loads into
@@ -313,8 +312,7 @@ void CEmitter::emit_if(const IfThenElse* n) {
   open("if (" + expr(n->cond) + ")");
   stmt(n->then_case);
   if (n->else_case) {
-    close("} else {");
-    ++indent_;
+    open_else();
     stmt(n->else_case);
   }
   close();

@@ -51,7 +51,7 @@ int64_t cuda_const(const Expr& e) {
 
 CudaEmitter::CudaEmitter(const Kernel& k, const Target& t, const VariantInfo& info,
                          passes::LayoutPlan plan)
-    : k_(k), t_(t), info_(info), plan_(std::move(plan)) {
+    : k_(k), ranges_(passes::body_ranges(k)), t_(t), info_(info), plan_(std::move(plan)) {
   threads_ = cuda_const(k.threads);
 }
 
@@ -478,8 +478,7 @@ void CudaEmitter::stmt(const Stmt& s) {
     const bool dirty1 = smem_dirty_, read1 = smem_read_, async1 = async_pending_;
     smem_dirty_ = dirty0, smem_read_ = read0, async_pending_ = async0;
     if (i->else_case) {
-      close("} else {");
-      ++indent_;
+      open_else();
       stmt(i->else_case);
     }
     close();

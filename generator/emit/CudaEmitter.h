@@ -25,6 +25,13 @@ int64_t cuda_const(const ir::Expr& e);
 // offsets (passes/RangeAnalysis), or nullptr (CudaOps.cpp).
 ir::Expr region_in_bounds(const ir::Region& r, const passes::RangeEnv& env);
 
+// The coordinate parts of an n-d TMA helper: its parameters (", int c0, ..."), the PTX operand
+// list ("%first, %first+1, ...") and the asm inputs (", \"r\"(c0), ...") (CudaHopper.cpp).
+struct TmaCoordOperands {
+  std::string params, regs, ops;
+};
+TmaCoordOperands tma_coord_operands(int n, int first);
+
 class CudaEmitter : public CFamilyPrinter {
 public:
   CudaEmitter(const ir::Kernel& k, const Target& t, const VariantInfo& info,
@@ -64,10 +71,10 @@ private:
   // one group per iteration, so that its wait counts stages, not copies.
   void copy_global_to_shared(const ir::Copy* c, bool async, bool commit = true);
   bool cp_async_vec_ok(const ir::Copy* c, bool async) const;
-  ir::Expr cp_async_interior(const ir::Copy* c, const passes::RangeEnv& env) const;
+  ir::Expr cp_async_interior(const ir::Copy* c) const;
   // Copies whose every tile the enclosing loop version proved interior (emit_pipelined).
   std::set<const ir::Copy*> interior_copies_;
-  ir::Expr loop_interior(const ir::Copy* c, const ir::For* f, const passes::RangeEnv& env) const;
+  ir::Expr loop_interior(const ir::Copy* c, const ir::For* f) const;
   void copy_global_fragment(const ir::Copy* c, bool load);
   void copy_fragment_fragment(const ir::Copy* c);
   void copy_shared_fragment(const ir::Copy* c, bool load);
@@ -118,6 +125,8 @@ private:
   void emit_producer_branch();                      // at the top of a warp-specialized kernel
   void emit_lets_before(const ir::For* f);          // top-level lets preceding loop f
   void emit_ws_consumer_loop(const ir::For* f, const passes::TmaPipeline& tp);
+  void emit_ws_body(const std::vector<ir::Stmt>& consumers, bool only_wgmma,
+                    const passes::TmaPipeline& tp);
   // FA3's intra-warpgroup overlap (CudaHopper.cpp): the rotated consumer body.
   size_t rotation_split(const std::vector<ir::Stmt>& consumers, int64_t groups) const;
   void plan_rotation(); // sets rot_split_ and late_producers_ for the warp-specialized loop
@@ -130,6 +139,9 @@ private:
   std::string wgmma_a_pack(const ir::Gemm* g, int64_t kk); // "r0, r1, r2, r3" of k step kk
   std::string prepacked_a_; // a register-A wgmma reads these packed registers ([kk][4])
   void tma_issue(const ir::Copy* c, const std::string& stage, const std::string& bar);
+  // ", (int)(c0), (int)(c1), ..." of a TMA box at region r (innermost first), `col` columns
+  // past its offset along the last dim.
+  std::string tma_coords(const ir::Region& r, int64_t col);
   void gemm_wgmma(const ir::Gemm* g, const passes::GemmPlan& p);
   void wait_wgmma(int pending);                     // wgmma.wait_group + accumulator fences
   void fence_async_proxy_writes();                  // thread-written smem -> wgmma reads
@@ -193,6 +205,7 @@ private:
   std::string host_source() const;
 
   const ir::Kernel& k_;
+  const passes::RangeEnv ranges_; // body_ranges(k_), computed once
   const Target& t_;
   VariantInfo info_;
   passes::LayoutPlan plan_;

@@ -188,17 +188,9 @@ void CudaEmitter::emit_tma_store(const Copy* c) {
   line(need("tg_fence_proxy_async") + "();");
   line("tg_bar_consumers(tg_grp);");
   open("if (tg_tid == 0)");
-  for (int64_t p = 0; p < store_cols_ / pc; ++p) {
-    std::string coords;
-    for (size_t d = n; d-- > 0;) {
-      std::string o = expr(c->dst.offsets[d]);
-      if (d == n - 1 && p > 0)
-        o = "(" + o + ") + " + std::to_string(p * pc);
-      coords += ", (int)(" + o + ")";
-    }
+  for (int64_t p = 0; p < store_cols_ / pc; ++p)
     line(need("tg_tma_store_" + std::to_string(n) + "d") + "(&tg_p.tg_tm_store, tg_stage + " +
-         std::to_string(p * store_rows_ * pc) + coords + ");");
-  }
+         std::to_string(p * store_rows_ * pc) + tma_coords(c->dst, p * pc) + ");");
   line(need("tg_bulk_commit") + "();");
   close();
   close();
@@ -225,44 +217,43 @@ void CudaEmitter::emit_staged_store(const Copy* c) {
   for (const auto& o : c->dst.offsets)
     off.push_back(expr(o));
   // Interior tiles (the whole tile inside the tensor, tested once) skip the bounds checks.
-  const Expr inside = region_in_bounds(c->dst, passes::body_ranges(k_));
-  if (inside)
-    open("if (" + expr(inside) + ")");
-  for (int checked = inside ? 0 : 1; checked < 2; ++checked) {
-  if (checked && inside) {
-    close("} else {");
-    ++indent_;
-  }
-  line("#pragma unroll 4");
-  open("for (int tg_q = tg_tid; tg_q < " + std::to_string(chunks) + "; tg_q += " + std::to_string(threads_) + ")");
-  line("const int tg_row = tg_q / " + std::to_string(chunks_per_row) + ", tg_cc = tg_q % " +
-       std::to_string(chunks_per_row) + " * " + std::to_string(V) + ";");
-  line("const uint4 tg_v = *reinterpret_cast<const uint4*>(tg_stage + tg_cc / " + std::to_string(pc) +
-       " * " + std::to_string(store_rows_ * pc) + " + tg_row * " + std::to_string(pc) + " + (((tg_cc % " +
-       std::to_string(pc) + ") / " + std::to_string(V) + ") ^ (tg_row % 8)) * " + std::to_string(V) + ");");
-  std::vector<std::string> idx(off.begin(), off.end());
-  idx[n - 2] = "(" + off[n - 2] + ") + tg_row";
-  idx[n - 1] = "(" + off[n - 1] + ") + tg_cc";
-  line("const int64_t tg_col = " + idx[n - 1] + ";");
-  idx[n - 1] = "tg_col";
-  open(checked ? "if (TG_VEC && " + global_in_bounds(g, idx) + " && tg_col + " + std::to_string(V) +
-                     " <= " + expr(g.shape[n - 1]) + ")"
-               : std::string("if (TG_VEC)"));
-  line("*reinterpret_cast<uint4*>(" + name(g.name) + " + " + global_index(g, idx) + ") = tg_v;");
-  close("} else {");
-  ++indent_;
-  line("#pragma unroll");
-  open("for (int tg_e = 0; tg_e < " + std::to_string(V) + "; ++tg_e)");
-  std::vector<std::string> ix = idx;
-  ix[n - 1] = "tg_col + tg_e";
-  line((checked ? "if (" + global_in_bounds(g, ix) + ") " : std::string()) + name(g.name) + "[" +
-       global_index(g, ix) + "] = reinterpret_cast<const " + st + "*>(&tg_v)[tg_e];");
-  close();
-  close();
-  close();
-  }
-  if (inside)
+  auto chunk_loop = [&](bool checked) {
+    line("#pragma unroll 4");
+    open("for (int tg_q = tg_tid; tg_q < " + std::to_string(chunks) + "; tg_q += " + std::to_string(threads_) + ")");
+    line("const int tg_row = tg_q / " + std::to_string(chunks_per_row) + ", tg_cc = tg_q % " +
+         std::to_string(chunks_per_row) + " * " + std::to_string(V) + ";");
+    line("const uint4 tg_v = *reinterpret_cast<const uint4*>(tg_stage + tg_cc / " + std::to_string(pc) +
+         " * " + std::to_string(store_rows_ * pc) + " + tg_row * " + std::to_string(pc) + " + (((tg_cc % " +
+         std::to_string(pc) + ") / " + std::to_string(V) + ") ^ (tg_row % 8)) * " + std::to_string(V) + ");");
+    std::vector<std::string> idx(off.begin(), off.end());
+    idx[n - 2] = "(" + off[n - 2] + ") + tg_row";
+    idx[n - 1] = "(" + off[n - 1] + ") + tg_cc";
+    line("const int64_t tg_col = " + idx[n - 1] + ";");
+    idx[n - 1] = "tg_col";
+    open(checked ? "if (TG_VEC && " + global_in_bounds(g, idx) + " && tg_col + " + std::to_string(V) +
+                       " <= " + expr(g.shape[n - 1]) + ")"
+                 : std::string("if (TG_VEC)"));
+    line("*reinterpret_cast<uint4*>(" + name(g.name) + " + " + global_index(g, idx) + ") = tg_v;");
+    open_else();
+    line("#pragma unroll");
+    open("for (int tg_e = 0; tg_e < " + std::to_string(V) + "; ++tg_e)");
+    std::vector<std::string> ix = idx;
+    ix[n - 1] = "tg_col + tg_e";
+    line((checked ? "if (" + global_in_bounds(g, ix) + ") " : std::string()) + name(g.name) + "[" +
+         global_index(g, ix) + "] = reinterpret_cast<const " + st + "*>(&tg_v)[tg_e];");
     close();
+    close();
+    close();
+  };
+  if (const Expr inside = region_in_bounds(c->dst, ranges_)) {
+    open("if (" + expr(inside) + ")");
+    chunk_loop(false);
+    open_else();
+    chunk_loop(true);
+    close();
+  } else {
+    chunk_loop(true);
+  }
   close();
 }
 
@@ -273,12 +264,7 @@ std::string CudaEmitter::tma_store_helpers_source() const {
     std::string h = "tg_tma_store_" + std::to_string(n) + "d";
     if (!has(h))
       continue;
-    std::string params, regs, ops;
-    for (int i = 0; i < n; ++i) {
-      params += ", int c" + std::to_string(i);
-      regs += std::string(i ? ", " : "") + "%" + std::to_string(2 + i);
-      ops += ", \"r\"(c" + std::to_string(i) + ")";
-    }
+    const auto [params, regs, ops] = tma_coord_operands(n, 2);
     os << "/* TMA store: one box of tensor map `map` at coordinates (c0 innermost) from shared memory;\n"
           " * the parts outside the tensor are not written. Completes in a bulk async-group. */\n"
        << "TG_DEV void " << h << "(const CUtensorMap* map, const void* src" << params << ") {\n"

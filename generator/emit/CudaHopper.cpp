@@ -97,7 +97,37 @@ bool mentions_buffer(const Stmt& s, const Buffer* b) {
   return f.found;
 }
 
+// k steps of a wgmma gemm: its K over one instruction's k (32 bytes of the operand type).
+int64_t wgmma_ksteps(const Gemm* g) { return cuda_const(g->a->shape[1]) / wgmma_k(g->b->dtype); }
+
+// The previous pipeline iteration's stage, in a loop that has advanced tg_pipe past it.
+std::string prev_stage(int64_t stages) {
+  return "(int)((tg_pipe + " + std::to_string(stages - 1) + ") % " + std::to_string(stages) + ")";
+}
+
 } // namespace
+
+TmaCoordOperands tma_coord_operands(int n, int first) {
+  TmaCoordOperands t;
+  for (int i = 0; i < n; ++i) {
+    t.params += ", int c" + std::to_string(i);
+    t.regs += std::string(i ? ", " : "") + "%" + std::to_string(first + i);
+    t.ops += ", \"r\"(c" + std::to_string(i) + ")";
+  }
+  return t;
+}
+
+std::string CudaEmitter::tma_coords(const Region& r, int64_t col) {
+  const size_t n = r.offsets.size();
+  std::string coords;
+  for (size_t d = n; d-- > 0;) {
+    std::string o = expr(r.offsets[d]);
+    if (d == n - 1 && col > 0)
+      o = "(" + o + ") + " + std::to_string(col);
+    coords += ", (int)(" + o + ")";
+  }
+  return coords;
+}
 
 // ---- the producer ------------------------------------------------------------------------------
 
@@ -116,18 +146,10 @@ void CudaEmitter::tma_issue(const Copy* c, const std::string& stage, const std::
   stage_expr_[sb] = stage;
   std::string dst = shared_ptr(sb);
   stage_expr_.erase(sb);
-  for (int64_t p = 0; p < sl.cols / pc; ++p) {
-    // Coordinates innermost first, as the tensor map's dims.
-    std::string coords;
-    for (size_t d = n; d-- > 0;) {
-      std::string o = expr(c->src.offsets[d]);
-      if (d == n - 1 && p > 0)
-        o = "(" + o + ") + " + std::to_string(p * pc);
-      coords += ", (int)(" + o + ")";
-    }
+  for (int64_t p = 0; p < sl.cols / pc; ++p) // coordinates innermost first, as the map's dims
     line(need("tg_tma_load_" + std::to_string(n) + "d") + "(" + dst + " + " +
-         std::to_string(p * sl.rows * pc) + ", &tg_p." + member + ", " + bar + coords + ");");
-  }
+         std::to_string(p * sl.rows * pc) + ", &tg_p." + member + ", " + bar +
+         tma_coords(c->src, p * pc) + ");");
 }
 
 void CudaEmitter::emit_producer_branch() {
@@ -240,10 +262,8 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   }
   const size_t split = rot_split_;
   if (split > 0) {
-    const Gemm* g2 = consumers.back()->as<Gemm>();
     line("// P of the previous block, packed as the second gemm's A registers");
-    line("uint32_t tg_pa[" + std::to_string(cuda_const(g2->a->shape[1]) / wgmma_k(g2->b->dtype)) +
-         "][4];");
+    line("uint32_t tg_pa[" + std::to_string(wgmma_ksteps(consumers.back()->as<Gemm>())) + "][4];");
   }
   open("for (int64_t tg_it = 0; tg_it < tg_n; ++tg_it, ++tg_pipe)");
   line("const int tg_st = (int)(tg_pipe % " + S + ");");
@@ -258,16 +278,36 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   if (split > 0) {
     emit_rotated_body(consumers, split, tp);
     close();
-    close();
-    if (alternate_wgs_)
-      line("if (tg_tid / 128 == 0) " + need("tg_bar_sync_n") + "(3, 256); // warpgroup 1's last turn");
-    alternate_wgs_ = turn_pending_ = false;
-    emit_rotated_tail(consumers, tp);
-    close();
-    for (const Buffer* b : staged)
-      stage_expr_.erase(b);
-    return;
+  } else {
+    emit_ws_body(consumers, only_wgmma, tp);
   }
+  close();
+  if (alternate_wgs_)
+    line("if (tg_tid / 128 == 0) " + need("tg_bar_sync_n") + "(3, 256); // warpgroup 1's last turn");
+  alternate_wgs_ = turn_pending_ = false;
+  if (split > 0)
+    emit_rotated_tail(consumers, tp);
+  if (G > 1)
+    line("if (tg_tid % 32 == 0) " + need("tg_mbar_arrive") + "(&tg_order[(tg_grp + 1) % " +
+         std::to_string(G) + "]); // the next tile's group may start");
+  if (wgmma_pending_) {
+    wait_wgmma(0);
+    line("// the last iteration's stage");
+    line("if (tg_n > 0 && tg_tid % 32 == 0) tg_mbar_arrive(&tg_empty[(tg_pipe + " +
+         std::to_string(tp.stages - 1) + ") % " + S + "]);");
+  }
+  close();
+  for (const Buffer* b : staged)
+    stage_expr_.erase(b);
+  // Stages are handed back through the mbarriers; only other shared reads count here.
+}
+
+// The consumer body as written, then the stage hand-back: a body of wgmma gemms alone keeps
+// its group in flight and releases the previous iteration's stage; any other body waits for its
+// gemms and releases this iteration's.
+void CudaEmitter::emit_ws_body(const std::vector<Stmt>& consumers, bool only_wgmma,
+                               const passes::TmaPipeline& tp) {
+  const std::string S = std::to_string(tp.stages);
   defer_wgmma_wait_ = only_wgmma;
   for (const auto& s : consumers)
     stmt(s);
@@ -287,23 +327,6 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
       barrier(); // the next iteration writes shared memory this one read
     line("if (tg_tid % 32 == 0) " + need("tg_mbar_arrive") + "(&tg_empty[tg_st]);");
   }
-  close();
-  if (alternate_wgs_)
-    line("if (tg_tid / 128 == 0) " + need("tg_bar_sync_n") + "(3, 256); // warpgroup 1's last turn");
-  alternate_wgs_ = turn_pending_ = false;
-  if (G > 1)
-    line("if (tg_tid % 32 == 0) " + need("tg_mbar_arrive") + "(&tg_order[(tg_grp + 1) % " +
-         std::to_string(G) + "]); // the next tile's group may start");
-  if (wgmma_pending_) {
-    wait_wgmma(0);
-    line("// the last iteration's stage");
-    line("if (tg_n > 0 && tg_tid % 32 == 0) tg_mbar_arrive(&tg_empty[(tg_pipe + " +
-         std::to_string(tp.stages - 1) + ") % " + S + "]);");
-  }
-  close();
-  for (const Buffer* b : staged)
-    stage_expr_.erase(b);
-  // Stages are handed back through the mbarriers; only other shared reads count here.
 }
 
 // ---- FA3's intra-warpgroup overlap -------------------------------------------------------------
@@ -386,8 +409,7 @@ void CudaEmitter::emit_rotated_body(const std::vector<Stmt>& consumers, size_t s
                                     const passes::TmaPipeline& tp) {
   const Gemm* g1 = consumers.front()->as<Gemm>();
   const Gemm* g2 = consumers.back()->as<Gemm>();
-  const std::string S = std::to_string(tp.stages);
-  const std::string prev = "(int)((tg_pipe + " + std::to_string(tp.stages - 1) + ") % " + S + ")";
+  const std::string S = std::to_string(tp.stages), prev = prev_stage(tp.stages);
   line("// FA3 intra-warpgroup overlap: this block's first gemm, then the previous block's last");
   line("// gemm, whose tensor-core work overlaps this block's softmax");
   const bool turn = turn_pending_;
@@ -410,8 +432,7 @@ void CudaEmitter::emit_rotated_body(const std::vector<Stmt>& consumers, size_t s
   if (turn)
     line(need("tg_bar_arrive_n") + "(4 - tg_tid / 128, 256); // the other warpgroup's turn");
   line(need("tg_wgmma_wait") + "<1>();");
-  close("} else {");
-  ++indent_;
+  open_else();
   if (turn)
     line("tg_bar_arrive_n(4 - tg_tid / 128, 256);");
   line("tg_wgmma_wait<0>();");
@@ -428,8 +449,7 @@ void CudaEmitter::emit_rotated_body(const std::vector<Stmt>& consumers, size_t s
     stmt(consumers[i]);
   // P packed into the wgmma A registers right where it is computed (the conversion and the
   // packing fuse into one cvt.rn.bf16x2 per pair); the next iteration's second gemm reads them.
-  const int64_t ksteps = cuda_const(g2->a->shape[1]) / wgmma_k(g2->b->dtype);
-  for (int64_t kk = 0; kk < ksteps; ++kk) {
+  for (int64_t kk = 0; kk < wgmma_ksteps(g2); ++kk) {
     const std::string k = std::to_string(kk);
     line("{ const uint32_t tg_t[4] = {" + wgmma_a_pack(g2, kk) + "};");
     line("  for (int tg_e = 0; tg_e < 4; ++tg_e) tg_pa[" + k + "][tg_e] = tg_t[tg_e]; }");
@@ -440,8 +460,7 @@ void CudaEmitter::emit_rotated_body(const std::vector<Stmt>& consumers, size_t s
 void CudaEmitter::emit_rotated_tail(const std::vector<Stmt>& consumers,
                                     const passes::TmaPipeline& tp) {
   const Gemm* g2 = consumers.back()->as<Gemm>();
-  const std::string S = std::to_string(tp.stages);
-  const std::string prev = "(int)((tg_pipe + " + std::to_string(tp.stages - 1) + ") % " + S + ")";
+  const std::string S = std::to_string(tp.stages), prev = prev_stage(tp.stages);
   open("if (tg_n > 0)");
   line("// the last block's second gemm");
   line(need("tg_mbar_wait") + "(&tg_full2[" + prev + "], (unsigned)(((tg_pipe - 1) / " + S + ") & 1));");
@@ -608,12 +627,7 @@ std::string CudaEmitter::hopper_helpers_source() const {
     std::string h = "tg_tma_load_" + std::to_string(n) + "d";
     if (!has(h))
       continue;
-    std::string params, regs, ops;
-    for (int i = 0; i < n; ++i) {
-      params += ", int c" + std::to_string(i);
-      regs += std::string(i ? ", " : "") + "%" + std::to_string(3 + i);
-      ops += ", \"r\"(c" + std::to_string(i) + ")";
-    }
+    const auto [params, regs, ops] = tma_coord_operands(n, 3);
     os << "/* TMA: one box of tensor map `map` at coordinates (c0 innermost) into shared memory,\n"
           " * completing on mbarrier `bar`; out-of-bounds elements are zero-filled. */\n"
        << "TG_DEV void " << h << "(void* dst, const CUtensorMap* map, uint64_t* bar" << params << ") {\n"

@@ -61,8 +61,8 @@ bool is_producer(const Stmt& s) {
 // iff the first and the last are (each bound is linear in the variable, so the in-bounds
 // iterations form an interval). Blocks for which that holds, in the vectorized kernel, run a
 // copy of the loop without the tests; the others run the loop as before.
-Expr CudaEmitter::loop_interior(const Copy* c, const For* f, const passes::RangeEnv& env) const {
-  Expr inside = cp_async_interior(c, env);
+Expr CudaEmitter::loop_interior(const Copy* c, const For* f) const {
+  Expr inside = cp_async_interior(c);
   if (!inside)
     return nullptr;
   const passes::TileVars kv{{f->var.get(), passes::Interval::point(0)}};
@@ -119,10 +119,9 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
   std::set<const Copy*> interior;
   Expr all_interior;
   if (stages >= 2) {
-    const passes::RangeEnv env = passes::body_ranges(k_);
     for (const auto& p : producers) {
       const Copy* c = p->as<Copy>();
-      Expr q = cp_async_vec_ok(c, async) ? loop_interior(c, f, env) : nullptr;
+      Expr q = cp_async_vec_ok(c, async) ? loop_interior(c, f) : nullptr;
       if (!q)
         continue;
       interior.insert(c);
@@ -211,8 +210,7 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
     emit_loop();
     interior_copies_.clear();
     smem_dirty_ = dirty, smem_read_ = read, async_pending_ = pending;
-    close("} else {");
-    ++indent_;
+    open_else();
     emit_loop();
     close();
   } else {
@@ -308,8 +306,7 @@ void CudaEmitter::parallel_body(const Stmt& s) {
     open("if (" + expr(i->cond) + ")");
     parallel_body(i->then_case);
     if (i->else_case) {
-      close("} else {");
-      ++indent_;
+      open_else();
       parallel_body(i->else_case);
     }
     close();

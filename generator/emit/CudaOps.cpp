@@ -159,8 +159,8 @@ bool CudaEmitter::cp_async_vec_ok(const Copy* c, bool async) const {
 // per chunk, as much as the tensor-core work of a k16 step, so offsets inside a tile are
 // 32-bit; where the range analysis cannot prove that they fit, the predicate checks it
 // (uniform, evaluated once). nullptr when no such predicate exists.
-Expr CudaEmitter::cp_async_interior(const Copy* c, const passes::RangeEnv& env) const {
-  Expr inside = region_in_bounds(c->src, env);
+Expr CudaEmitter::cp_async_interior(const Copy* c) const {
+  Expr inside = region_in_bounds(c->src, ranges_);
   if (!inside || c->src.tile_rank() != 2)
     return inside;
   const Buffer& g = *c->src.buffer;
@@ -169,7 +169,7 @@ Expr CudaEmitter::cp_async_interior(const Copy* c, const passes::RangeEnv& env) 
   Expr last = Binary::make(BinaryOp::Add,
                            Binary::make(BinaryOp::Mul, make_i64(sl.rows - 1), g.shape[n - 1]),
                            make_i64(sl.cols - 1));
-  if (passes::bounds_of(last, env).fits_i32())
+  if (passes::bounds_of(last, ranges_).fits_i32())
     return inside;
   return Binary::make(BinaryOp::And, inside,
                       Binary::make(BinaryOp::Le, last, make_i64(2147483647)));
@@ -233,11 +233,10 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
     };
     if (interior_copies_.count(c)) {
       unchecked();
-    } else if (Expr inside = cp_async_interior(c, passes::body_ranges(k_))) {
+    } else if (Expr inside = cp_async_interior(c)) {
       open("if (" + expr(inside) + ")");
       unchecked();
-      close("} else {");
-      ++indent_;
+      open_else();
       chunk_loop(true);
       close();
     } else {
@@ -245,8 +244,7 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
     }
     if (commit)
       line(need("tg_cp_async_commit") + "();");
-    close("} else {");
-    ++indent_;
+    open_else();
   }
   // Scalar path: element by element, synchronous; out-of-bounds elements read as `pad`.
   line("#pragma unroll 1");
@@ -360,8 +358,7 @@ void CudaEmitter::copy_global_fragment(const Copy* c, bool load) {
         // H200 (3281 vs 3529 GB/s), though faster for f32 (docs/cuda-backend.md "Math").
         line("*reinterpret_cast<" + vt + "*>(" + at + ") = *reinterpret_cast<const " + vt + "*>(tg_x);");
       }
-      close("} else {");
-      ++indent_;
+      open_else();
       line("#pragma unroll");
       open("for (int tg_e = 0; tg_e < " + std::to_string(vec) + "; ++tg_e)");
       scalar("tg_e");
@@ -373,11 +370,10 @@ void CudaEmitter::copy_global_fragment(const Copy* c, bool load) {
     close();
     close();
   };
-  if (Expr inside = region_in_bounds(gr, passes::body_ranges(k_))) {
+  if (Expr inside = region_in_bounds(gr, ranges_)) {
     open("if (" + expr(inside) + ")");
     loops(false);
-    close("} else {");
-    ++indent_;
+    open_else();
     loops(true);
     close();
   } else {

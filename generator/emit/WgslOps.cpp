@@ -338,8 +338,7 @@ void WgslEmitter::emit_row_reduce(const Reduce* n) {
          combine(n->op, "tg_v", "tg_red[tg_row * TG_TX + tg_c]") + "; }");
     line(finish("tg_v"));
     close_n(2);
-    close("} else {");
-    ++indent_;
+    open_else();
   }
   open("for (var tg_a: i32 = 0; tg_a < " + str(ra) + "; tg_a++)");
   partial();
@@ -464,8 +463,7 @@ void WgslEmitter::emit_if(const IfThenElse* n) {
   open("if (" + expr(n->cond) + ")");
   stmt(n->then_case);
   if (n->else_case) {
-    close("} else {");
-    ++indent_;
+    open_else();
     stmt(n->else_case);
   }
   close();
