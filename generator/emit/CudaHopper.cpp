@@ -1,6 +1,6 @@
 // CudaEmitter, sm_90a: wgmma gemms, TMA + mbarrier pipelines and the warp-specialized kernel
 // (docs/hopper.md). The decisions are LayoutInference's (plan_hopper): which gemms use wgmma,
-// which shared buffers are 128-byte-swizzled panels, which pipelined loop becomes a TMA
+// which shared buffers are swizzled panels (128, 64 or 32 bytes), which pipelined loop becomes a TMA
 // pipeline. This file only prints them.
 //
 // A warp-specialized kernel runs `threads` consumer threads (warpgroups 0..W-1, the spec's
@@ -50,6 +50,15 @@ std::string wgmma_fn_name(int64_t n, DType a, DType b, bool a_regs, bool trans_b
 }
 
 const Copy* as_copy(const StmtNode* s) { return s->as<Copy>(); }
+
+// Whether a TMA load box of the file fills panels narrower than 128 bytes (64- or 32-byte
+// swizzle); the epilogue's store boxes are always 128-byte panels.
+template <class Maps> bool narrow_panels(const Maps& maps, const passes::LayoutPlan& plan) {
+  for (const auto& m : maps)
+    if (plan.panel_swizzles.at(m.copy->dst.buffer.get())->bytes != passes::kPanelBytes)
+      return true;
+  return false;
+}
 
 // Whether s writes shared memory (a copy or a store into a shared buffer).
 bool writes_shared(const Stmt& s) {
@@ -131,7 +140,8 @@ std::string CudaEmitter::tma_coords(const Region& r, int64_t col) {
 
 // ---- the producer ------------------------------------------------------------------------------
 
-// One TMA box per 128-byte panel of the destination tile, completing on mbarrier `bar`.
+// One TMA box per panel (128, 64 or 32 bytes of columns) of the destination tile, completing
+// on mbarrier `bar`.
 void CudaEmitter::tma_issue(const Copy* c, const std::string& stage, const std::string& bar) {
   const Buffer& g = *c->src.buffer;
   const Buffer* sb = c->dst.buffer.get();
@@ -533,7 +543,11 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
   const Buffer* A = g->a.get();
   const Buffer* B = g->b.get();
   const bool a_regs = p.a_in_regs, trans_b = !g->transpose_b; // B [K, N] is N-major
-  const int64_t eb = B->dtype.bytes(), pc = passes::kPanelBytes / eb;
+  const int64_t eb = B->dtype.bytes();
+  // Each shared operand's panels: elements per panel row (pa, pb) and swizzle mode.
+  const passes::PanelSwizzle* mode_a = a_regs ? nullptr : plan_.panel_swizzles.at(A);
+  const passes::PanelSwizzle& mode_b = *plan_.panel_swizzles.at(B);
+  const int64_t pa = a_regs ? 0 : plan_.panels.at(A), pb = plan_.panels.at(B);
   auto staged = [&](const Buffer* b) { return stage_expr_.count(b) > 0 && ws(); };
   // Operands written by threads (not TMA) need their writes fenced for the async proxy.
   if ((!a_regs && !staged(A)) || !staged(B)) {
@@ -551,18 +565,30 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
   line("const int tg_wg = tg_tid / 128;");
   line("(void)tg_wg;");
   const int64_t a_rows = M, b_rows = cuda_const(B->shape[0]);
+  // The descriptor helper of a swizzle mode: tg_wgmma_desc has the 128-byte mode in bits
+  // 62-63; tg_wgmma_desc_sw<L> takes mode L (2: 64-byte, 3: 32-byte).
+  auto wgmma_desc = [&](const passes::PanelSwizzle& m) {
+    return m.desc_layout == 1 ? need("tg_wgmma_desc")
+                              : need("tg_wgmma_desc_sw") + "<" + std::to_string(m.desc_layout) + ">";
+  };
+  // Stride offset: 8 rows of a panel (one swizzle atom). Leading offset: for N-major B, the
+  // next panel of columns; unused for K-major operands (a k step stays inside one panel).
   if (!a_regs)
-    line("const uint64_t tg_da = " + need("tg_wgmma_desc") + "(" + shared_ptr(A) + " + tg_wg * " +
-         std::to_string(64 * pc) + ", 16, 1024);");
-  // N-major B: the next 64 columns are the next panel (LBO); K-major: LBO unused.
-  line("const uint64_t tg_db = " + need("tg_wgmma_desc") + "(" + shared_ptr(B) + ", " +
-       std::to_string(trans_b ? b_rows * passes::kPanelBytes : 16) + ", 1024);");
+    line("const uint64_t tg_da = " + wgmma_desc(*mode_a) + "(" + shared_ptr(A) + " + tg_wg * " +
+         std::to_string(64 * pa) + ", 16, " + std::to_string(mode_a->atom_bytes) + ");");
+  line("const uint64_t tg_db = " + wgmma_desc(mode_b) + "(" + shared_ptr(B) + ", " +
+       std::to_string(trans_b ? b_rows * mode_b.bytes : 16) + ", " +
+       std::to_string(mode_b.atom_bytes) + ");");
   std::vector<std::string> calls;
   for (int64_t kk = 0; kk < K / ks; ++kk) {
     const int64_t k0 = kk * ks;
-    // K-major operand: panel k0 / pc, then k0 % pc elements into the swizzled 128-byte row.
-    auto kmajor = [&](int64_t rows) { return (k0 / pc) * rows * passes::kPanelBytes + (k0 % pc) * eb; };
-    const int64_t off_b = trans_b ? k0 * passes::kPanelBytes : kmajor(b_rows);
+    // K-major operand: panel k0 / pc, then k0 % pc elements into the swizzled row (a k step
+    // is 32 bytes, so it never straddles panels of 32 bytes or more).
+    auto kmajor = [&](int64_t rows, int64_t pc, int64_t width) {
+      return (k0 / pc) * rows * width + (k0 % pc) * eb;
+    };
+    // N-major B: k0 rows down the panels.
+    const int64_t off_b = trans_b ? k0 * mode_b.bytes : kmajor(b_rows, pb, mode_b.bytes);
     std::string a_arg;
     if (a_regs && !prepacked_a_.empty()) {
       a_arg = prepacked_a_ + "[" + std::to_string(kk) + "]";
@@ -572,7 +598,7 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
       line("const uint32_t tg_a" + std::to_string(kk) + "[4] = {" + wgmma_a_pack(g, kk) + "};");
       a_arg = "tg_a" + std::to_string(kk);
     } else {
-      a_arg = "tg_da + " + std::to_string(kmajor(a_rows) >> 4);
+      a_arg = "tg_da + " + std::to_string(kmajor(a_rows, pa, mode_a->bytes) >> 4);
     }
     const bool clear = g->clear && kk == 0;
     calls.push_back(fn + "(" + name(g->c->name) + ", " + a_arg + ", tg_db + " +
@@ -660,6 +686,14 @@ std::string CudaEmitter::hopper_helpers_source() const {
           "  uint64_t a = " << smem << "(p);\n"
           "  return ((a & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |\n"
           "         ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | ((uint64_t)1 << 62);\n}\n";
+  if (has("tg_wgmma_desc_sw"))
+    os << "/* The same descriptor with swizzle mode L in bits 62-63 (PTX ISA 9.7.15.5.1.1: 1 = 128-byte,\n"
+          " * 2 = 64-byte, 3 = 32-byte) for panels of 64 or 32 bytes, whose atoms (8 rows, 512 or 256\n"
+          " * bytes) start on 1024-byte boundaries too: base offset 0. */\n"
+          "template <int L> TG_DEV uint64_t tg_wgmma_desc_sw(const void* p, unsigned lbo, unsigned sbo) {\n"
+          "  uint64_t a = " << smem << "(p);\n"
+          "  return ((a & 0x3FFFF) >> 4) | ((uint64_t)((lbo & 0x3FFFF) >> 4) << 16) |\n"
+          "         ((uint64_t)((sbo & 0x3FFFF) >> 4) << 32) | ((uint64_t)L << 62);\n}\n";
   if (has("tg_wgmma_fence") || has("tg_wgmma_commit") || has("tg_wgmma_wait"))
     os << "TG_DEV void tg_wgmma_fence() { asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\"); }\n"
           "TG_DEV void tg_wgmma_commit() { asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\"); }\n"
@@ -730,11 +764,16 @@ std::string CudaEmitter::tma_params_source() const {
 }
 
 // Host code: encodes tensor map tg_p-><member> of global tensor g (dims innermost first,
-// strides of the outer dims in bytes, a box of `pc` columns (one 128-byte panel) by `rows`,
-// 128-byte swizzle); an empty tensor or a failed encode clears tg_ok.
+// strides of the outer dims in bytes, a box of `pc` columns (one panel of 128, 64 or 32 bytes)
+// by `rows`, swizzled in the panel's width); an empty tensor or a failed encode clears tg_ok.
 std::string CudaEmitter::encode_tensor_map(const Buffer& g, int64_t pc, int64_t rows,
                                            const std::string& member, const char* l2) {
   const size_t n = g.rank();
+  // The swizzle is an argument of tg_encode_memo only in files with narrower panels (the
+  // helper keeps its 128-byte-only text otherwise).
+  std::string swizzle;
+  if (narrow_panels(tma_maps_, plan_))
+    swizzle = std::string(", ") + passes::panel_swizzle_of(pc * g.dtype.bytes()).tma;
   std::string dims, strides, box, ones, stride = std::to_string(g.dtype.bytes());
   for (size_t i = 0; i < n; ++i) {
     std::string d = "(cuuint64_t)(" + expr(g.shape[n - 1 - i]) + ")";
@@ -759,7 +798,7 @@ std::string CudaEmitter::encode_tensor_map(const Buffer& g, int64_t pc, int64_t 
      << "      tg_ok = tg_ok && !tg_empty &&\n"
      << "              tg_encode_memo(&tg_memo, tg_encode, &tg_p->" << member << ", " << dt << ", " << n
      << ", (void*)tg_p->" << name(g.name) << ", dims, strides, box, estr,\n"
-     << "                             CU_TENSOR_MAP_L2_PROMOTION_" << l2 << ");\n"
+     << "                             CU_TENSOR_MAP_L2_PROMOTION_" << l2 << swizzle << ");\n"
      << "    }\n";
   return os.str();
 }
@@ -770,6 +809,8 @@ std::string CudaEmitter::encode_tensor_map(const Buffer& g, int64_t pc, int64_t 
 // strides as the slot's previous one copies the previous map instead. The box, swizzle and
 // data type are constants of the slot, so they are not part of the key.
 std::string CudaEmitter::tma_memo_source() const {
+  // With panels narrower than 128 bytes the swizzle mode is a per-map argument.
+  const bool sw = narrow_panels(tma_maps_, plan_);
   return "typedef CUresult (*tg_encode_fn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,\n"
          "    const cuuint64_t*, const cuuint64_t*, const cuuint32_t*, const cuuint32_t*,\n"
          "    CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,\n"
@@ -781,13 +822,14 @@ std::string CudaEmitter::tma_memo_source() const {
          "  cuuint64_t dims[5], strides[4];\n"
          "  CUtensorMap map;\n"
          "};\n"
-         "/* cuTensorMapEncodeTiled (128-byte swizzle, no interleave, no OOB fill), skipped when\n"
+         "/* cuTensorMapEncodeTiled (" + std::string(sw ? "swizzle sw" : "128-byte swizzle") +
+         ", no interleave, no OOB fill), skipped when\n"
          " * pointer, dims and strides equal the slot's previous call on this thread. */\n"
          "static bool tg_encode_memo(tg_tm_memo* m, tg_encode_fn enc, CUtensorMap* out,\n"
          "                           CUtensorMapDataType dt, cuuint32_t rank, void* ptr,\n"
          "                           const cuuint64_t* dims, const cuuint64_t* strides,\n"
          "                           const cuuint32_t* box, const cuuint32_t* estr,\n"
-         "                           CUtensorMapL2promotion l2) {\n"
+         "                           CUtensorMapL2promotion l2" + (sw ? ", CUtensorMapSwizzle sw" : "") + ") {\n"
          "  if (m->valid && m->ptr == ptr &&\n"
          "      __builtin_memcmp(m->dims, dims, rank * sizeof(cuuint64_t)) == 0 &&\n"
          "      __builtin_memcmp(m->strides, strides, (rank - 1) * sizeof(cuuint64_t)) == 0) {\n"
@@ -795,7 +837,7 @@ std::string CudaEmitter::tma_memo_source() const {
          "    return m->ok;\n"
          "  }\n"
          "  const bool ok = enc(out, dt, rank, ptr, dims, strides, box, estr,\n"
-         "                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, l2,\n"
+         "                      CU_TENSOR_MAP_INTERLEAVE_NONE, " + (sw ? "sw" : "CU_TENSOR_MAP_SWIZZLE_128B") + ", l2,\n"
          "                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;\n"
          "  m->valid = true;\n"
          "  m->ok = ok;\n"
@@ -808,7 +850,7 @@ std::string CudaEmitter::tma_memo_source() const {
 }
 
 // Host code inside tg_setup: encodes each TMA copy's tensor map (dims innermost first, strides
-// of the outer dims in bytes, one 128-byte panel by the tile's rows as the box). A tensor TMA
+// of the outer dims in bytes, one panel by the tile's rows as the box). A tensor TMA
 // cannot describe (empty, misaligned, strides past 2^40) makes the call use the fallback kernel.
 std::string CudaEmitter::tma_setup_source() {
   std::ostringstream os;

@@ -430,15 +430,14 @@ private:
         continue;
       const Buffer* b = pit->first;
       const int64_t pc = pit->second;
-      // 128-byte swizzle inside each panel: 16-byte chunk c of row r lands at c ^ (r % 8).
-      int m = 0;
-      while ((int64_t(1) << m) * b->dtype.bytes() < 16)
-        ++m;
-      layout::Swizzle sw{3, m, 3};
+      // The panel's swizzle mode (128, 64 or 32 bytes, plan_hopper) inside each panel.
+      const PanelSwizzle& mode = *plan_.panel_swizzles.at(b);
+      layout::Swizzle sw = panel_element_swizzle(mode, b->dtype.bytes());
       plan_.swizzles[b] = sw;
+      const std::string w = std::to_string(mode.bytes);
       plan_.notes.push_back("shared " + b->name + ": panels of " + std::to_string(pc) +
-                            " columns, " + sw.str() + " in each (TMA SWIZZLE_128B, wgmma "
-                            "128-byte descriptors)");
+                            " columns, " + sw.str() + " in each (TMA SWIZZLE_" + w + "B, wgmma " +
+                            w + "-byte descriptors)");
     }
     for (const auto& [loop, tp] : plan_.tma_loops)
       plan_.notes.push_back("pipelined loop at line " + std::to_string(loop->loc.line) + ": " +

@@ -51,13 +51,50 @@ struct TmaPipeline {
   int64_t groups = 1;
 };
 
+// Bytes of one 128-byte-swizzled panel row: the widest panel, and the only one the TMA-store
+// epilogue's staging tile uses.
+constexpr int64_t kPanelBytes = 128;
+
+// The shared-memory swizzle modes of wgmma operands and TMA boxes. A panel row of `bytes` is
+// swizzled in 16-byte chunks: bits [4, 4 + xor_bits) of the shared byte address are XORed with
+// bits [7, 7 + xor_bits) (cute's Swizzle<xor_bits, 4, 3> on bytes), so chunk c of row r of a
+// panel lands at c ^ ((r * bytes / 128) % (bytes / 16)): r % 8 for 128 bytes, (r / 2) % 4 for
+// 64, (r / 4) % 2 for 32. The pattern repeats every atom of 8 rows (atom_bytes), which must start
+// on an atom boundary (the descriptors' base offset is 0). Sources: PTX ISA 9.7.15.5.1 (wgmma
+// "Matrix Descriptor Format": swizzle mode in bits 62-63, 1 = 128-byte, 2 = 64-byte, 3 =
+// 32-byte; "Shared Memory Matrix Layout": K-major atoms of 8x8, 8x4, 8x2 16-byte units, the
+// repeating pattern starting on 1024-, 512-, 256-byte boundaries), and the CUDA driver API's
+// CUtensorMapSwizzle (a box's inner dimension at most the swizzle width).
+struct PanelSwizzle {
+  int64_t bytes;       // panel row width
+  int64_t atom_bytes;  // 8 rows x bytes: the pattern's period and its alignment
+  int xor_bits;        // log2(bytes / 16): chunk-index bits XORed
+  int desc_layout;     // wgmma matrix descriptor bits 62-63
+  const char* tma;     // CUtensorMapSwizzle enumerator of the TMA boxes
+};
+inline constexpr PanelSwizzle kPanelSwizzles[] = {
+    {128, 1024, 3, 1, "CU_TENSOR_MAP_SWIZZLE_128B"},
+    {64, 512, 2, 2, "CU_TENSOR_MAP_SWIZZLE_64B"},
+    {32, 256, 1, 3, "CU_TENSOR_MAP_SWIZZLE_32B"},
+};
+// The widest mode whose width divides `row_bytes` (a panel row never straddles a row), or
+// null when none does (rows that are not whole 32-byte chunks).
+const PanelSwizzle* panel_swizzle_for(int64_t row_bytes);
+// The mode of panels of `bytes` (one of kPanelSwizzles; an internal error otherwise).
+const PanelSwizzle& panel_swizzle_of(int64_t bytes);
+// That swizzle on the element offsets of one panel (row * panel + col) of `elem_bytes`
+// elements: Swizzle<xor_bits, log2(16 / elem_bytes), 3>.
+layout::Swizzle panel_element_swizzle(const PanelSwizzle& m, int elem_bytes);
+
 struct LayoutPlan {
   std::map<const ir::Buffer*, layout::FragmentLayout> fragments;
   std::map<const ir::Buffer*, layout::Swizzle> swizzles; // shared buffers (absent = none)
   std::map<const ir::StmtNode*, GemmPlan> gemms;
-  // Shared buffers stored as column panels of `panel` elements (128 bytes), each panel
-  // row-major and 128-byte swizzled: the unit a TMA box fills and a wgmma descriptor reads.
+  // Shared buffers stored as column panels of `panel` elements (128, 64 or 32 bytes), each
+  // panel row-major and swizzled in that width: the unit a TMA box fills and a wgmma
+  // descriptor reads. panel_swizzles holds each one's mode (a row of kPanelSwizzles).
   std::map<const ir::Buffer*, int64_t> panels;
+  std::map<const ir::Buffer*, const PanelSwizzle*> panel_swizzles;
   std::map<const ir::StmtNode*, TmaPipeline> tma_loops; // keyed by the pipelined For
   bool warp_specialized() const { return !tma_loops.empty(); }
   std::vector<std::string> notes; // one line per decision, for generated comments
@@ -68,11 +105,9 @@ struct LayoutPlan {
 bool wgmma_eligible(const ir::Gemm& g, int64_t threads);
 
 // The wgmma and TMA decisions (LayoutInferenceHopper.cpp), made before the gemms are planned:
-// fills plan.panels and plan.tma_loops, and returns the gemms that lower to wgmma.
+// fills plan.panels, plan.panel_swizzles and plan.tma_loops, and returns the gemms that lower to wgmma.
 std::set<const ir::StmtNode*> plan_hopper(const ir::Kernel& k, const Target& target,
                                           LayoutPlan& plan);
-// Bytes of one 128-byte-swizzled panel row, the unit of plan.panels.
-constexpr int64_t kPanelBytes = 128;
 
 std::optional<LayoutPlan> infer_layouts(const ir::Kernel& k, const Target& target,
                                         DiagEngine& diag);

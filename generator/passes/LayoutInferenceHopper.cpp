@@ -3,10 +3,11 @@
 //  * A gemm lowers to wgmma.mma_async m64nNk16 when its operands are 16-bit floats, its
 //    accumulator is an f32 fragment of 64 rows per warpgroup of the block, N is a multiple of
 //    8 up to 256, B (and A unless it comes from registers) are shared buffers whose K-major or
-//    N-major rows can be cut into 128-byte panels, and A is not transposed.
-//  * The shared operands of those gemms are stored as 128-byte-swizzled column panels: the
-//    layout a TMA box with CU_TENSOR_MAP_SWIZZLE_128B writes and a wgmma descriptor with the
-//    128-byte swizzle mode reads (8 rows of 128 bytes = one 1024-byte swizzle atom).
+//    N-major rows can be cut into panels of 128, 64 or 32 bytes, and A is not transposed.
+//  * The shared operands of those gemms are stored as swizzled column panels of the widest of
+//    those widths that divides the row (128 bytes for every shipped tile): the layout a TMA
+//    box with CU_TENSOR_MAP_SWIZZLE_128B/64B/32B writes and a wgmma descriptor with the same
+//    swizzle mode reads (8 rows of a panel = one 1024/512/256-byte swizzle atom).
 //  * A pipelined loop at the top of the kernel whose producer copies can all be TMA boxes
 //    (zero padding, a 2-D tile of the last two dims of a tensor of rank 2..5, same type, rows
 //    a multiple of 8 and at most 256, columns whole panels) and feed only wgmma gemms becomes
@@ -44,19 +45,49 @@ protected:
   }
 };
 
-// Elements per 128-byte panel row of a shared buffer, 0 if it cannot be cut into panels
-// along its columns (rank 2, columns whole panels, rows a multiple of the 8-row atom).
-int64_t panel_of(const Buffer& b) {
+// The swizzle mode of a shared buffer's panels, null if it cannot be cut into panels along
+// its columns (rank 2, rows whole panels of 128, 64 or 32 bytes, rows a multiple of the 8-row
+// atom).
+const PanelSwizzle* panel_mode(const Buffer& b) {
   if (b.scope != MemScope::Shared || b.rank() != 2 || !b.dtype.is_narrow_float())
-    return 0;
+    return nullptr;
   int64_t rows = const_or(b.shape[0], -1), cols = const_or(b.shape[1], -1);
-  int64_t pc = kPanelBytes / b.dtype.bytes();
-  if (rows <= 0 || cols <= 0 || cols % pc != 0 || rows % 8 != 0)
-    return 0;
-  return pc;
+  if (rows <= 0 || cols <= 0 || rows % 8 != 0)
+    return nullptr;
+  return panel_swizzle_for(cols * b.dtype.bytes());
+}
+
+// Elements per panel row of a shared buffer, 0 if it has no panels.
+int64_t panel_of(const Buffer& b) {
+  const PanelSwizzle* m = panel_mode(b);
+  return m ? m->bytes / b.dtype.bytes() : 0;
 }
 
 } // namespace
+
+const PanelSwizzle* panel_swizzle_for(int64_t row_bytes) {
+  if (row_bytes <= 0)
+    return nullptr;
+  for (const PanelSwizzle& m : kPanelSwizzles) // widest first
+    if (row_bytes % m.bytes == 0)
+      return &m;
+  return nullptr;
+}
+
+const PanelSwizzle& panel_swizzle_of(int64_t bytes) {
+  for (const PanelSwizzle& m : kPanelSwizzles)
+    if (m.bytes == bytes)
+      return m;
+  internal_error("no " + std::to_string(bytes) + "-byte panel swizzle");
+}
+
+layout::Swizzle panel_element_swizzle(const PanelSwizzle& m, int elem_bytes) {
+  int chunk = 0; // log2 of the elements of a 16-byte chunk
+  while ((int64_t(1) << chunk) * elem_bytes < 16)
+    ++chunk;
+  TG_ASSERT((int64_t(1) << chunk) * elem_bytes == 16, "panel swizzle: element size must divide 16");
+  return layout::Swizzle{m.xor_bits, chunk, 3};
+}
 
 bool wgmma_eligible(const Gemm& g, int64_t threads) {
   DType a = g.a->dtype, b = g.b->dtype;
@@ -131,6 +162,7 @@ std::set<const StmtNode*> plan_hopper(const Kernel& k, const Target& t, LayoutPl
     for (const BufferPtr& b : {g->a, g->b})
       if (b->scope == MemScope::Shared) {
         plan.panels[b.get()] = panel_of(*b);
+        plan.panel_swizzles[b.get()] = panel_mode(*b);
         wgmma_operands.insert(b.get());
       }
   }
