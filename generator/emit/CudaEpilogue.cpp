@@ -3,7 +3,9 @@
 //
 // The consumers write their registers into it in the 128-byte-swizzled layout a TMA box with
 // CU_TENSOR_MAP_SWIZZLE_128B reads (panels of 128 bytes of columns, 16-byte chunk c of row r at
-// c ^ (r % 8), so a warp's stores hit 32 distinct banks). Then:
+// c ^ (r % 8), so a warp's stores hit 32 distinct banks), whatever the panel width of the
+// gemm operands (128, 64 or 32 bytes: passes/LayoutInference.h); an output tile that is no
+// whole number of 128-byte panels keeps direct stores. Then:
 // * warp-specialized sm_90a kernels fence the writes for the async proxy and one thread issues
 //   one cp.async.bulk.tensor store per panel; the store drains while the consumers run the next
 //   tile's main loop. Before writing the staging tile again the issuing thread waits until the
