@@ -1,7 +1,7 @@
 // CudaEmitter, sm_90a: wgmma gemms, TMA + mbarrier pipelines and the warp-specialized kernel
 // (docs/hopper.md). The decisions are LayoutInference's (plan_hopper): which gemms use wgmma,
-// which shared buffers are swizzled panels (128, 64 or 32 bytes), which pipelined loop becomes a TMA
-// pipeline. This file only prints them.
+// which shared buffers are swizzled panels (128, 64 or 32 bytes), which pipelined loop becomes a
+// TMA pipeline. This file only prints them.
 //
 // A warp-specialized kernel runs `threads` consumer threads (warpgroups 0..W-1, the spec's
 // block) plus one producer warpgroup W. After the mbarriers are initialized the producer
@@ -568,8 +568,9 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
   // The descriptor helper of a swizzle mode: tg_wgmma_desc has the 128-byte mode in bits
   // 62-63; tg_wgmma_desc_sw<L> takes mode L (2: 64-byte, 3: 32-byte).
   auto wgmma_desc = [&](const passes::PanelSwizzle& m) {
-    return m.desc_layout == 1 ? need("tg_wgmma_desc")
-                              : need("tg_wgmma_desc_sw") + "<" + std::to_string(m.desc_layout) + ">";
+    return m.desc_layout == 1
+               ? need("tg_wgmma_desc")
+               : need("tg_wgmma_desc_sw") + "<" + std::to_string(m.desc_layout) + ">";
   };
   // Stride offset: 8 rows of a panel (one swizzle atom). Leading offset: for N-major B, the
   // next panel of columns; unused for K-major operands (a k step stays inside one panel).

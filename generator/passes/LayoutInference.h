@@ -66,11 +66,11 @@ constexpr int64_t kPanelBytes = 128;
 // repeating pattern starting on 1024-, 512-, 256-byte boundaries), and the CUDA driver API's
 // CUtensorMapSwizzle (a box's inner dimension at most the swizzle width).
 struct PanelSwizzle {
-  int64_t bytes;       // panel row width
-  int64_t atom_bytes;  // 8 rows x bytes: the pattern's period and its alignment
-  int xor_bits;        // log2(bytes / 16): chunk-index bits XORed
-  int desc_layout;     // wgmma matrix descriptor bits 62-63
-  const char* tma;     // CUtensorMapSwizzle enumerator of the TMA boxes
+  int64_t bytes;      // panel row width
+  int64_t atom_bytes; // 8 rows x bytes: the pattern's period and its alignment
+  int xor_bits;       // log2(bytes / 16): chunk-index bits XORed
+  int desc_layout;    // wgmma matrix descriptor bits 62-63
+  const char* tma;    // CUtensorMapSwizzle enumerator of the TMA boxes
 };
 inline constexpr PanelSwizzle kPanelSwizzles[] = {
     {128, 1024, 3, 1, "CU_TENSOR_MAP_SWIZZLE_128B"},
@@ -105,7 +105,8 @@ struct LayoutPlan {
 bool wgmma_eligible(const ir::Gemm& g, int64_t threads);
 
 // The wgmma and TMA decisions (LayoutInferenceHopper.cpp), made before the gemms are planned:
-// fills plan.panels, plan.panel_swizzles and plan.tma_loops, and returns the gemms that lower to wgmma.
+// fills plan.panels, plan.panel_swizzles and plan.tma_loops, and returns the gemms that lower
+// to wgmma.
 std::set<const ir::StmtNode*> plan_hopper(const ir::Kernel& k, const Target& target,
                                           LayoutPlan& plan);
 

@@ -78,7 +78,7 @@ TEST(PanelSwizzle, ElementSwizzleIsTheByteAddressSwizzle) {
           const int64_t got = sw.apply(o) * eb;
           ASSERT_EQ(got, hw_swizzle(byte, m.xor_bits))
               << m.bytes << "-byte panel, " << eb << "-byte elements, row " << r << " col " << c;
-          // The closed form of docs/hopper.md: chunk k of row r lands at k ^ (r * W / 128 % (W / 16)).
+          // docs/hopper.md's closed form: chunk k of row r lands at k ^ (r W / 128 mod W / 16).
           const int64_t chunk = c * eb / 16, lands = chunk ^ (r * m.bytes / 128 % (m.bytes / 16));
           EXPECT_EQ(got, r * m.bytes + lands * 16 + byte % 16);
           // It stays inside its row's atom and is a permutation.
