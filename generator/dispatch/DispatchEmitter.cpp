@@ -338,7 +338,7 @@ void emit_check(std::ostream& os, const KernelEntry& e, const Names& n,
                           head.size())
      << ") {\n";
   os << "  tg_status tg_s;\n";
-  for (const auto& sc : k.scalars) // scalars take any value of their type
+  for (const auto& sc : k.scalars) // only a scalar's `require` limits its values
     os << "  (void)" << sc->name << ";\n";
   auto check = [&](const std::string& call) {
     os << "  if ((tg_s = " << call << ") != TG_OK)\n    return tg_s;\n";
@@ -363,6 +363,24 @@ void emit_check(std::ostream& os, const KernelEntry& e, const Names& n,
       check("tg_check_dim(\"" + nm + "\", " + nm + ", " + min + ", " + max + ", " + mult +
             ", tg_why, tg_why_size)");
     }
+  }
+  // The scalars' `require` predicates: the kernel bodies may rely on them.
+  for (const auto& r : k.scalar_requirements) {
+    std::string fmt, vals;
+    for (const ir::Var* v : require_scalars(r.pred)) {
+      fmt += v->name + " = %g, ";
+      vals += ", " + (v->type.is_int() || v->type == ir::DType::f32() || v->type == ir::DType::f64()
+                          ? "(double)" + v->name
+                          : "(double)tg_" + std::string(v->type.name()) + "_to_float(" + v->name + ")");
+    }
+    std::string where = e.spec_path + (r.loc.line > 0 ? ":" + std::to_string(r.loc.line) : "");
+    std::string rule;
+    for (char ch : r.text + " (" + where + ")")
+      rule += ch == '%' ? std::string("%%") : std::string(1, ch);
+    os << "  {\n    int tg_ok = 1;\n    if (!" << c_require_expr(r.pred, "tg_ok") << " || !tg_ok) {\n"
+       << "      if (tg_why && tg_why_size)\n        snprintf(tg_why, tg_why_size, \""
+       << c_string_body(fmt + "but the kernel requires " + rule) << "\"" << vals
+       << ");\n      return TG_ERR_INVALID_ARGUMENT;\n    }\n  }\n";
   }
   for (const auto& t : k.tensors) {
     os << "  {\n    int tg_ok = 1;\n";

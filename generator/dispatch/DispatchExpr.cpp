@@ -4,6 +4,10 @@
 
 #include "support/InternalError.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
 namespace tilegen::dispatch {
 
 // ---- expressions over dims (tensor shapes) ------------------------------------------------
@@ -85,6 +89,111 @@ std::string c_pred_expr(const ir::Expr& e, const std::string& ok) {
     return "(" + c_pred_expr(s->cond, ok) + " ? " + c_pred_expr(s->t, ok) + " : " +
            c_pred_expr(s->f, ok) + ")";
   return c_shape_expr(e, ok);
+}
+
+// ---- scalar requirements --------------------------------------------------------------------
+
+namespace {
+
+enum class Dialect { C, Js };
+
+std::string float_literal(double v, Dialect d) {
+  if (std::isinf(v))
+    return std::string(v < 0 ? "-" : "") + (d == Dialect::C ? "__builtin_inf()" : "Infinity");
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos)
+    s += ".0";
+  return s;
+}
+
+std::string require_expr(const ir::Expr& e, Dialect d, const std::string& ok) {
+  const bool c = d == Dialect::C;
+  if (auto* b = e->as<ir::BoolImm>())
+    return c ? (b->value ? "1" : "0") : (b->value ? "true" : "false");
+  if (auto* f = e->as<ir::FloatImm>())
+    return float_literal(f->value, d);
+  if (auto* i = e->as<ir::IntImm>())
+    return c ? "INT64_C(" + std::to_string(i->value) + ")" : std::to_string(i->value);
+  if (auto* v = e->as<ir::VarRef>()) {
+    const ir::Var& x = *v->var;
+    switch (x.kind) {
+    case ir::VarKind::Flag: return c ? "(" + x.name + " != 0)" : "(f_" + x.name + " !== 0)";
+    case ir::VarKind::Scalar:
+      if (!c)
+        return "s_" + x.name;
+      if (x.type.is_int() || x.type == ir::DType::f32() || x.type == ir::DType::f64())
+        return "(double)" + x.name;
+      return "(double)tg_" + std::string(x.type.name()) + "_to_float(" + x.name + ")";
+    case ir::VarKind::Dim:
+    case ir::VarKind::ValueParam: return c ? x.name : "d." + x.name;
+    default: internal_error("scalar requirement refers to '" + x.name + "'");
+    }
+  }
+  if (auto* k = e->as<ir::Cast>()) {
+    std::string v = require_expr(k->value, d, ok);
+    return c && k->type.is_float() ? "(double)(" + v + ")" : v;
+  }
+  if (auto* u = e->as<ir::Unary>())
+    return std::string(u->op == ir::UnaryOp::Not ? "!" : "-") + "(" + require_expr(u->a, d, ok) + ")";
+  if (auto* s = e->as<ir::Select>())
+    return "(" + require_expr(s->cond, d, ok) + " ? " + require_expr(s->t, d, ok) + " : " +
+           require_expr(s->f, d, ok) + ")";
+  if (auto* b = e->as<ir::Binary>()) {
+    // Integer arithmetic over dims: C checks it for overflow.
+    if (c && b->type.is_int())
+      return c_shape_expr(e, ok);
+    std::string x = require_expr(b->a, d, ok), y = require_expr(b->b, d, ok);
+    switch (b->op) {
+    case ir::BinaryOp::Min: return c ? "(" + x + " < " + y + " ? " + x + " : " + y + ")" : "Math.min(" + x + ", " + y + ")";
+    case ir::BinaryOp::Max: return c ? "(" + x + " > " + y + " ? " + x + " : " + y + ")" : "Math.max(" + x + ", " + y + ")";
+    case ir::BinaryOp::CeilDiv: return "Math.ceil(" + x + " / " + y + ")"; // JS only (int)
+    case ir::BinaryOp::And: return "(" + x + " && " + y + ")";
+    case ir::BinaryOp::Or: return "(" + x + " || " + y + ")";
+    case ir::BinaryOp::Eq: return "(" + x + (c ? " == " : " === ") + y + ")";
+    case ir::BinaryOp::Ne: return "(" + x + (c ? " != " : " !== ") + y + ")";
+    case ir::BinaryOp::Div:
+      return b->type.is_int() ? "Math.floor(" + x + " / " + y + ")" : "(" + x + " / " + y + ")";
+    case ir::BinaryOp::Mod:
+      if (b->type.is_int())
+        return "(" + x + " % " + y + ")";
+      return c ? "__builtin_fmod(" + x + ", " + y + ")" : "(" + x + " % " + y + ")";
+    default: return "(" + x + " " + ir::binary_op_name(b->op) + " " + y + ")";
+    }
+  }
+  internal_error("scalar requirement of kind " + std::string(ir::expr_kind_name(e->kind)));
+}
+
+void collect_scalars(const ir::Expr& e, std::vector<const ir::Var*>& out) {
+  if (auto* v = e->as<ir::VarRef>()) {
+    if (v->var->kind == ir::VarKind::Scalar &&
+        std::find(out.begin(), out.end(), v->var.get()) == out.end())
+      out.push_back(v->var.get());
+  } else if (auto* k = e->as<ir::Cast>()) {
+    collect_scalars(k->value, out);
+  } else if (auto* u = e->as<ir::Unary>()) {
+    collect_scalars(u->a, out);
+  } else if (auto* b = e->as<ir::Binary>()) {
+    collect_scalars(b->a, out);
+    collect_scalars(b->b, out);
+  } else if (auto* s = e->as<ir::Select>()) {
+    collect_scalars(s->cond, out);
+    collect_scalars(s->t, out);
+    collect_scalars(s->f, out);
+  }
+}
+
+} // namespace
+
+std::string c_require_expr(const ir::Expr& e, const std::string& ok) {
+  return require_expr(e, Dialect::C, ok);
+}
+std::string js_require_expr(const ir::Expr& e) { return require_expr(e, Dialect::Js, ""); }
+std::vector<const ir::Var*> require_scalars(const ir::Expr& e) {
+  std::vector<const ir::Var*> out;
+  collect_scalars(e, out);
+  return out;
 }
 
 // `text` inside a C string literal / a C comment.

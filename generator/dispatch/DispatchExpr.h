@@ -6,6 +6,7 @@
 #include "ir/IR.h"
 
 #include <string>
+#include <vector>
 
 namespace tilegen::dispatch {
 
@@ -18,6 +19,16 @@ std::string c_shape_expr(const ir::Expr& e, const std::string& ok);
 
 // A boolean predicate (comparisons, &&, ||, !, flags) over the same, as a C condition.
 std::string c_pred_expr(const ir::Expr& e, const std::string& ok);
+
+// A scalar's `require` predicate (ir::Kernel::scalar_requirements) over scalars, dims, value
+// params and flags. Float arithmetic is in double; integer sub-expressions go through
+// c_shape_expr. C: scalars are read from the public function's parameters (16-bit and 8-bit
+// floats converted), dims and flags by name. JS (the WebGPU module): dims are `d.NAME`, flags
+// `f_NAME`, scalars `s_NAME`.
+std::string c_require_expr(const ir::Expr& e, const std::string& ok);
+std::string js_require_expr(const ir::Expr& e);
+// Every scalar the predicate reads, first use first (for the failure message).
+std::vector<const ir::Var*> require_scalars(const ir::Expr& e);
 
 // `text` escaped for the inside of a C string literal / a C comment.
 std::string c_string_body(const std::string& text);

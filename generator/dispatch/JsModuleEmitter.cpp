@@ -3,6 +3,7 @@
 // table of variants and one exported function per kernel x type binding.
 #include "dispatch/JsModuleEmitter.h"
 
+#include "dispatch/DispatchExpr.h"
 #include "dispatch/Naming.h"
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
@@ -171,7 +172,7 @@ function checkScalar(fn, name, v, isInt) {
   if (typeof v !== 'number' || !Number.isFinite(v)) fail('invalid-argument', fn, `${name} must be a finite number (got ${v})`);
   if (isInt && (!Number.isInteger(v) || v < -I32_MAX - 1 || v > I32_MAX))
     fail('invalid-argument', fn, `${name} must be an i32 (got ${v})`);
-  return v;
+  return isInt ? v : Math.fround(v); // what the kernel reads (a scalar's require checks this)
 }
 
 // A tensor argument: a GPUBuffer with STORAGE usage holding at least the tensor's bytes
@@ -346,6 +347,19 @@ std::string emit_js_module(const WgslLibrary& lib) {
     }
     for (const auto& f : k.flags)
       s += "  const f_" + f->name + " = checkFlag(fn, " + quote(f->name) + ", args." + f->name + ");\n";
+    for (const auto& v : k.scalars)
+      s += "  const s_" + v->name + " = checkScalar(fn, " + quote(v->name) + ", args." + v->name + ", " +
+           (v->type.is_int() ? "true" : "false") + ");\n";
+    for (const auto& r : k.scalar_requirements) {
+      std::string vals;
+      for (const ir::Var* v : require_scalars(r.pred))
+        vals += v->name + " = ${s_" + v->name + "}, ";
+      std::string rule; // inside a template literal
+      for (char ch : r.text + " (" + ki.spec_path + (r.loc.line > 0 ? ":" + std::to_string(r.loc.line) : "") + ")")
+        rule += ch == '`' || ch == '\\' || ch == '$' ? std::string("\\") + ch : std::string(1, ch);
+      s += "  if (!" + js_require_expr(r.pred) + ")\n    fail('invalid-argument', fn, `" + vals +
+           "but the kernel requires " + rule + "`);\n";
+    }
     s += "  const key = " + instance_key_js(k) + ";\n";
     s += "  const v = pick(fn, device, VARIANTS_" + fn + "[key], key);\n";
     s += "  const tensors = [\n";
@@ -364,8 +378,7 @@ std::string emit_js_module(const WgslLibrary& lib) {
     for (const auto& v : k.scalars) {
       const bool is_int = v->type.is_int();
       s += "  view." + std::string(is_int ? "setInt32" : "setFloat32") + "(" + std::to_string(off) +
-           ", checkScalar(fn, " + quote(v->name) + ", args." + v->name + ", " + (is_int ? "true" : "false") +
-           "), true);\n";
+           ", s_" + v->name + ", true);\n";
       off += 4;
     }
     s += "  return dispatch(fn, device, v, tensors, params, v.grid(d));\n}\n";

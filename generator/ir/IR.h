@@ -464,6 +464,11 @@ struct Kernel {
   std::vector<BufferPtr> tensors;  // scope Global, declaration order
   std::vector<TileConst> tile_consts;
   std::vector<Requirement> requirements;
+  // `scalars: {x: {type: f32, require: "x > 0"}}`: predicates over scalars, dims and flags that
+  // the dispatch function checks on every call (TG_ERR_INVALID_ARGUMENT when one fails). The
+  // body may rely on them (kernels/flash_attention_fwd.yaml folds its scale into the exponent
+  // because sm_scale > 0). Declaration order.
+  std::vector<Requirement> scalar_requirements;
   std::vector<GridDim> grid;       // x first
   Expr threads;                    // i64
   Stmt body;

@@ -167,6 +167,40 @@ Stmt drop_dead_lets(const Stmt& s) {
   return Seq::make(std::move(kept), q->loc);
 }
 
+// `b[i, j] = b[i, j]`: what a folded select leaves of `b = c ? x : b` (the attention mask once
+// the scale moved out of it). Indices equal as the same variables or constants.
+bool self_store(const Stmt& s) {
+  auto* st = s->as<Store>();
+  auto* ld = st ? st->value->as<Load>() : nullptr;
+  if (!ld || st->op != StoreOp::Assign || ld->buffer != st->buffer ||
+      ld->indices.size() != st->indices.size())
+    return false;
+  for (size_t i = 0; i < ld->indices.size(); ++i) {
+    const Expr &a = ld->indices[i], &b = st->indices[i];
+    auto *va = a->as<VarRef>(), *vb = b->as<VarRef>();
+    auto ca = as_const_int(a), cb = as_const_int(b);
+    if (!(va && vb && va->var == vb->var) && !(ca && cb && *ca == *cb))
+      return false;
+  }
+  return true;
+}
+
+Stmt drop_self_stores(const Stmt& s) {
+  auto* q = s ? s->as<Seq>() : nullptr;
+  if (!q)
+    return s && self_store(s) ? Seq::make({}, s->loc) : s;
+  std::vector<Stmt> kept;
+  for (const Stmt& c : q->stmts)
+    if (!self_store(c))
+      kept.push_back(c);
+  return Seq::make(std::move(kept), q->loc);
+}
+
+bool empty_seq(const Stmt& s) {
+  auto* q = s->as<Seq>();
+  return q && q->stmts.empty();
+}
+
 class Versioner : public IRMutator {
 public:
   explicit Versioner(const Kernel& k) : env_(kernel_ranges(k)) {}
@@ -223,16 +257,22 @@ protected:
     }
     if (!pred)
       return self;
-    Stmt fast = drop_dead_lets(simplify(fold.mutate(n->body)));
-    Stmt folded = Parallel::make(n->vars, n->extents, fast, n->loc);
+    Stmt fast = drop_dead_lets(drop_self_stores(simplify(fold.mutate(n->body))));
+    // Nothing left to do where the predicate holds: only the other side runs.
+    const bool nothing = empty_seq(fast);
+    Stmt folded = nothing ? fast : Parallel::make(n->vars, n->extents, fast, n->loc);
     std::string where = "parallel at line " + std::to_string(n->loc.line);
     if (is_const_int(pred, 1)) {
       ++stats.folded;
-      notes.push_back(where + ": its conditions are uniform over every tile (folded)");
+      notes.push_back(where + ": its conditions are uniform over every tile (folded" +
+                      (nothing ? ", nothing left)" : ")"));
       return folded;
     }
     ++stats.versioned;
-    notes.push_back(where + " versioned: conditions folded when " + to_string(pred));
+    notes.push_back(where + " versioned: conditions folded when " + to_string(pred) +
+                    (nothing ? " (nothing left to do)" : ""));
+    if (nothing)
+      return IfThenElse::make(simplify(Unary::make(UnaryOp::Not, pred)), self, nullptr, n->loc);
     return IfThenElse::make(pred, folded, self, n->loc);
   }
 

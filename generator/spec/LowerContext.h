@@ -74,6 +74,7 @@ enum class Where {
   Threads,     // tile constants, value params
   Require,     // tile constants, value params, flags
   ShapeClass,  // schedule.classes predicates: dims and value params
+  ScalarRequire, // a scalar's require: scalars, dims, value params, flags (checked at dispatch)
   Body,        // anything visible (reads of write-only tensors are errors)
   Uniform,     // if-conditions: no element reads, no parallel vars or lets
   Pad,         // constants (copy pad)

@@ -103,6 +103,20 @@ private:
       if (declare(SymKind::Tensor, t.name, nullptr, b))
         k.tensors.push_back(b);
     }
+    // After the tensors: a require naming one gets "is a tensor", not "unknown name".
+    for (const auto& s : spec_.scalars) {
+      if (!s.require)
+        continue;
+      Expr p = lo_.expr(*s.require->pred, Where::ScalarRequire);
+      if (!p)
+        continue;
+      if (!p->type.is_bool()) {
+        diag_.error(s.require->loc, "the 'require' of scalar '" + s.name.name +
+                                        "' must be bool, found " + p->type.name());
+        continue;
+      }
+      k.scalar_requirements.push_back({p, s.require->text, s.require->loc});
+    }
     for (const auto& r : spec_.requires_) {
       Expr p = lo_.expr(*r.pred, Where::Require);
       if (!p)

@@ -43,9 +43,16 @@ struct DimDecl {
   std::optional<IntField> multiple_of, min, max;
 };
 
+struct RequireDecl {
+  SExprPtr pred;
+  std::string text;
+  SourceLoc loc;
+};
+
 struct ScalarDecl {
   Name name;
   TypeRef type;
+  std::optional<RequireDecl> require; // {type: f32, require: "sm_scale > 0"}: checked at dispatch
 };
 
 struct TensorDecl {
@@ -64,11 +71,6 @@ struct TileConstDecl {
   std::map<std::string, std::vector<int64_t>> per_target;
 };
 
-struct RequireDecl {
-  SExprPtr pred;
-  std::string text;
-  SourceLoc loc;
-};
 
 // schedule.classes entry: a shape class of the tile recommender (docs/spec.md "Shape
 // classes"). The name is not declared in the kernel's namespace.

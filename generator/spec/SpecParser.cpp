@@ -275,13 +275,22 @@ private:
       }
       const YNode* t = v.get();
       if (v->kind == YKind::Map) {
-        if (!in_.check_fields(v.get(), {"type"}, {"type"}, "scalar '" + name->name + "'")) {
+        if (!in_.check_fields(v.get(), {"type", "require"}, {"type"}, "scalar '" + name->name + "'")) {
           ok_ = false;
           continue;
         }
         t = v->get("type");
       }
-      s.scalars.push_back({*name, type_ref(t, "a dtype for scalar '" + name->name + "'")});
+      ScalarDecl d{*name, type_ref(t, "a dtype for scalar '" + name->name + "'"), std::nullopt};
+      if (const YNode* r = v->kind == YKind::Map ? v->get("require") : nullptr) {
+        auto e = in_.expr(r, "a predicate over the scalar (e.g. \"" + name->name + " > 0\")");
+        if (!e) {
+          ok_ = false;
+          continue;
+        }
+        d.require = RequireDecl{e, r->value, e->loc};
+      }
+      s.scalars.push_back(std::move(d));
     }
   }
 

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace tgtest {
 namespace {
@@ -158,6 +159,32 @@ TEST(ArgCheck, FlagNotZeroOrOne) {
     SCOPED_TRACE(causal);
     expect_rejected(r, q, sel, TG_ERR_INVALID_ARGUMENT, a.O);
   }
+}
+
+// flash_attention_fwd declares `require: "sm_scale > 0 && sm_scale < inf"` (its body scales the
+// row max of the unscaled scores): zero, negative, NaN and infinite scales are rejected with the
+// value and the rule, and the output is untouched.
+TEST(ArgCheck, ScalarRequirement) {
+  AttnCall a(1 * 1 * 5 * 64);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float scale : {0.0f, -0.0f, -0.125f, std::numeric_limits<float>::quiet_NaN(), inf, -inf}) {
+    tg_selection sel{};
+    tg_status q = c_f32().flash_query(nullptr, a.Q.data(), a.K.data(), a.V.data(), a.O.data(), 1,
+                                      1, 5, 64, scale, 0, &sel);
+    tg_status r = c_f32().flash(nullptr, a.Q.data(), a.K.data(), a.V.data(), a.O.data(), 1, 1, 5,
+                                64, scale, 0);
+    SCOPED_TRACE(scale);
+    expect_rejected(r, q, sel, TG_ERR_INVALID_ARGUMENT, a.O);
+    EXPECT_NE(std::strstr(sel.reason, "sm_scale = "), nullptr) << sel.reason;
+    EXPECT_NE(std::strstr(sel.reason, "requires sm_scale > 0 && sm_scale < inf"), nullptr) << sel.reason;
+    EXPECT_NE(std::strstr(sel.reason, "flash_attention_fwd.yaml:"), nullptr) << sel.reason;
+  }
+  // The smallest positive scale passes the check.
+  tg_selection sel{};
+  EXPECT_EQ(c_f32().flash_query(nullptr, a.Q.data(), a.K.data(), a.V.data(), a.O.data(), 1, 1, 5,
+                                64, std::numeric_limits<float>::denorm_min(), 0, &sel),
+            TG_OK)
+      << sel.reason;
 }
 
 TEST(ArgCheck, MalformedLaunch) {

@@ -228,6 +228,8 @@ const big = makeBuffer(core, new Uint8Array(4 * 300000));
 const checks = [
   ['buffer too small', () => lib.tgw_gemm_f32(core, { A: small, B: small, C: small, M: 3, N: 3, K: 3 }), 'invalid-argument'],
   ['D not in its value set', () => lib.tgw_flash_attention_fwd_f32(core, { Q: big, K: big, V: big, O: big, B: 1, H: 1, S: 4, D: 96, sm_scale: 1 }), 'unsupported-shape'],
+  ['scalar require (sm_scale > 0)', () => lib.tgw_flash_attention_fwd_f32(core, { Q: big, K: big, V: big, O: makeBuffer(core, new Uint8Array(1024)), B: 1, H: 1, S: 4, D: 64, sm_scale: -0.5 }), 'invalid-argument', 'sm_scale = -0.5, but the kernel requires sm_scale > 0'],
+  ['f32 scalar that rounds to 0', () => lib.tgw_flash_attention_fwd_f32(core, { Q: big, K: big, V: big, O: makeBuffer(core, new Uint8Array(1024)), B: 1, H: 1, S: 4, D: 64, sm_scale: 1e-50 }), 'invalid-argument', 'sm_scale = 0, but'],
   ['unknown argument', () => lib.tgw_softmax_f32(core, { X: big, Y: small, M: 1, N: 1, Z: 3 }), 'invalid-argument'],
   ['written tensor aliases an input', () => lib.tgw_softmax_f32(core, { X: big, Y: big, M: 1, N: 4 }), 'invalid-argument'],
   ['non-integer dim', () => lib.tgw_softmax_f32(core, { X: big, Y: small, M: 1.5, N: 1 }), 'invalid-argument'],
@@ -235,14 +237,14 @@ const checks = [
   ['grid over 65535 workgroups', () => lib.tgw_softmax_f32(core, { X: big, Y: makeBuffer(core, new Uint8Array(4 * 262148)), M: 262148, N: 1 }), 'unsupported-shape'],
   ['not a device', () => lib.tgw_gemm_f32({}, { A: big, B: big, C: small, M: 1, N: 1, K: 1 }), 'invalid-argument'],
 ];
-for (const [what, call, status] of !only || only === 'api' ? checks : []) {
+for (const [what, call, status, says] of !only || only === 'api' ? checks : []) {
   ++cases;
   try {
     await call();
     ++failures;
     console.log(`FAIL argument check '${what}': no error`);
   } catch (e) {
-    if (e.name !== 'TilegenError' || e.status !== status) {
+    if (e.name !== 'TilegenError' || e.status !== status || (says && !e.message.includes(says))) {
       ++failures;
       console.log(`FAIL argument check '${what}': ${e.name} ${e.status}: ${e.message}`);
     }

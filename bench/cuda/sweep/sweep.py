@@ -8,13 +8,15 @@ then on the device:  BUILD_DIR/sweep   (prints a markdown table).
 SWEEP_ONLY=gemm,gemm_bias_gelu limits the sweep to those kernels; SWEEP_TARGET=kernel:target
 sweeps a kernel on another target (flash_attention_fwd:sm_90a) and SWEEP_CONFIGS=
 "kernel:BM=128/BN=64/stages=3/threads=256;..." replaces its list of schedules. TILEGEN picks the
-generator binary (two builds compare two generators in two sweep binaries)."""
+generator binary (two builds compare two generators in two sweep binaries); SWEEP_SPEC_DIR reads
+the specs from another folder (a spec experiment against kernels/)."""
 import os, re, subprocess, sys
 
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 build = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "build-sweep"))
 tilegen = os.environ.get("TILEGEN", os.path.join(root, "build-lead/generator/tools/tilegen"))
 nvcc = os.environ.get("NVCC", "nvcc")
+spec_dir = os.environ.get("SWEEP_SPEC_DIR", os.path.join(root, "kernels"))
 arch = "-gencode=arch=compute_90,code=sm_90"
 arch_a = "-gencode=arch=compute_90a,code=sm_90a"
 
@@ -98,7 +100,7 @@ for entry in filter(None, os.environ.get("SWEEP_CONFIGS", "").split(";")):
 
 
 def pinned_spec(kernel, cfg):
-    text = open(os.path.join(root, "kernels", kernel + ".yaml")).read()
+    text = open(os.path.join(spec_dir, kernel + ".yaml")).read()
     target = TARGET.get(kernel, "sm_90")
     text = re.sub(r"\n    " + target + r": \{[^\n]*", "", text)  # the spec's own entry
     entry = f"    {target}: {{" + ", ".join(f"{k}: [{v}]" for k, v in cfg.items() if k != "_env") + "}\n"
