@@ -373,9 +373,12 @@ void CudaEmitter::plan_memory() {
   }
   // mbarriers of a TMA pipeline: full[stages], then empty[stages].
   barrier_offset_ = off;
-  // (+ the groups' order barriers, + full2[stages], empty2[stages] for a rotated body)
+  // (+ the groups' order barriers, + full2[stages], empty2[stages] for a rotated body, + the
+  // prologue's full and empty)
   for (const auto& [loop, tp] : plan_.tma_loops)
-    off += round_up(8 * ((late_producers_.empty() ? 2 : 4) * tp.stages + tp.groups), 128);
+    off += round_up(8 * ((late_producers_.empty() ? 2 : 4) * tp.stages + tp.groups +
+                         (tp.prologue.empty() ? 0 : 2)),
+                    128);
   smem_bytes_ = off;
 }
 
@@ -453,7 +456,14 @@ void CudaEmitter::stmt(const Stmt& s) {
     return;
   }
   case StmtKind::Fill: op_comment(s); emit_fill(s->as<Fill>()); return;
-  case StmtKind::Copy: op_comment(s); emit_copy(s->as<Copy>()); return;
+  case StmtKind::Copy:
+    op_comment(s);
+    if (prologue_copy(s->as<Copy>())) {
+      line(need("tg_mbar_wait") + "(&tg_pro[0], (unsigned)(tg_i & 1)); // the producer's TMA box");
+      return;
+    }
+    emit_copy(s->as<Copy>());
+    return;
   case StmtKind::Gemm: op_comment(s); emit_gemm(s, s->as<Gemm>()); return;
   case StmtKind::Reduce: op_comment(s); emit_reduce(s->as<Reduce>()); return;
   case StmtKind::Parallel: op_comment(s); emit_parallel(s->as<Parallel>()); return;

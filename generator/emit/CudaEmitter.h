@@ -135,6 +135,10 @@ private:
   void emit_rotated_body(const std::vector<ir::Stmt>& consumers, size_t split,
                          const passes::TmaPipeline& tp);
   void emit_rotated_tail(const std::vector<ir::Stmt>& consumers, const passes::TmaPipeline& tp);
+  // TmaPipeline::prologue (attention's Q): the producer's once-per-tile boxes on tg_pro[0]
+  // (full) / tg_pro[1] (empty); the consumers' wait where the copy was written.
+  void emit_prologue_issue();
+  bool prologue_copy(const ir::Copy* c) const;
   void fence_accumulator(const ir::Buffer* acc);
   std::string wgmma_a_pack(const ir::Gemm* g, int64_t kk); // "r0, r1, r2, r3" of k step kk
   std::string prepacked_a_; // a register-A wgmma reads these packed registers ([kk][4])

@@ -203,7 +203,19 @@ void CudaEmitter::emit_producer_branch() {
       tma_issue(as_copy(s), "tg_st", "&" + full + "[tg_st]");
     }
   }
+  if (!ws_pipe_.prologue.empty()) {
+    // After the first stage: that stage was freed by the previous tile's last iterations,
+    // the prologue buffer only once that tile's loop is over.
+    open("if (tg_it == 0)");
+    emit_prologue_issue();
+    close();
+  }
   close();
+  if (!ws_pipe_.prologue.empty()) {
+    open("if (tg_n == 0)");
+    emit_prologue_issue();
+    close();
+  }
   close();
   close();
   line("return;");
@@ -211,6 +223,28 @@ void CudaEmitter::emit_producer_branch() {
   line(need("tg_setmaxnreg_inc") + "<" +
        std::to_string(consumer_regs(threads_ * groups(), t_.gpu.regs_per_sm, producer_regs)) +
        ">();");
+}
+
+bool CudaEmitter::prologue_copy(const Copy* c) const {
+  return ws() && std::find(ws_pipe_.prologue.begin(), ws_pipe_.prologue.end(), c) != ws_pipe_.prologue.end();
+}
+
+// The prologue boxes of this block's tile tg_ti (in the producer's tile loop), once the
+// consumers released the previous tile's.
+void CudaEmitter::emit_prologue_issue() {
+  int64_t bytes = 0;
+  for (const StmtNode* s : ws_pipe_.prologue) {
+    const Buffer& b = *as_copy(s)->dst.buffer;
+    bytes += slots_.at(&b).stage_elems * b.dtype.bytes();
+  }
+  line("const int64_t tg_ti = (tg_tile - blockIdx.x) / gridDim.x; // this block's tiles before");
+  line("if (tg_ti > 0) tg_mbar_wait(&tg_pro[1], (unsigned)((tg_ti - 1) & 1));");
+  line(need("tg_mbar_expect_tx") + "(&tg_pro[0], " + std::to_string(bytes) + "u);");
+  for (const StmtNode* s : ws_pipe_.prologue) {
+    if (s->loc.line > 0)
+      line("// " + info_.spec_path + ":" + std::to_string(s->loc.line) + ": copy (TMA, once per tile)");
+    tma_issue(as_copy(s), "0", "&tg_pro[0]");
+  }
 }
 
 // Top-level lets before the loop may appear in its extent or the copies' offsets.
@@ -306,6 +340,9 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
     line("if (tg_n > 0 && tg_tid % 32 == 0) tg_mbar_arrive(&tg_empty[(tg_pipe + " +
          std::to_string(tp.stages - 1) + ") % " + S + "]);");
   }
+  if (!tp.prologue.empty())
+    line("if (tg_tid % 32 == 0) " + need("tg_mbar_arrive") +
+         "(&tg_pro[1]); // the prologue buffers: the loop's gemms are done with them");
   close();
   for (const Buffer* b : staged)
     stage_expr_.erase(b);
@@ -910,6 +947,11 @@ std::string CudaEmitter::ws_kernel_text() {
     line("uint64_t* tg_full2 = tg_order + " + std::to_string(groups()) + ";");
     line("uint64_t* tg_empty2 = tg_full2 + " + S + ";");
   }
+  if (!ws_pipe_.prologue.empty()) {
+    line("// the tile's prologue boxes (copies before the loop): [0] full, [1] empty");
+    line(std::string("uint64_t* tg_pro = ") + (late_producers_.empty() ? "tg_order + " + std::to_string(groups())
+                                                                    : "tg_empty2 + " + S) + ";");
+  }
   open("if (tg_tid_all == 0)");
   open("for (int tg_s = 0; tg_s < " + S + "; ++tg_s)");
   need("tg_mbar_wait");
@@ -922,6 +964,10 @@ std::string CudaEmitter::ws_kernel_text() {
   close();
   line("for (int tg_s = 0; tg_s < " + std::to_string(groups()) + "; ++tg_s)");
   line("  tg_mbar_init(&tg_order[tg_s], " + std::to_string(threads_ / 32) + ");");
+  if (!ws_pipe_.prologue.empty()) {
+    line("tg_mbar_init(&tg_pro[0], 1);");
+    line("tg_mbar_init(&tg_pro[1], " + std::to_string(threads_ / 32) + ");");
+  }
   line("tg_mbar_init_fence();");
   close();
   line("__syncthreads();");

@@ -512,8 +512,9 @@ std::string CudaEmitter::run() {
   if (!plan_.tma_loops.empty()) {
     ws_loop_ = plan_.tma_loops.begin()->first->as<For>();
     ws_pipe_ = plan_.tma_loops.begin()->second;
-    for (const StmtNode* s : ws_pipe_.producers)
-      tma_maps_.push_back({s->as<Copy>(), "tg_tm_" + name(s->as<Copy>()->dst.buffer->name)});
+    for (const auto* list : {&ws_pipe_.prologue, &ws_pipe_.producers})
+      for (const StmtNode* s : *list)
+        tma_maps_.push_back({s->as<Copy>(), "tg_tm_" + name(s->as<Copy>()->dst.buffer->name)});
   }
   plan_epilogue_store(); // the epilogue's staging tile (TMA store, or 16-byte rows without TMA)
   // Kernels first: they record which helpers are needed.

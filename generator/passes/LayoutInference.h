@@ -49,6 +49,12 @@ struct TmaPipeline {
   // group's epilogue and softmax overlap the other's wgmmas. Shared buffers the TMA does not
   // fill are private to each group.
   int64_t groups = 1;
+  // Top-level copies before the loop that the producer issues as TMA boxes once per tile
+  // (attention's Q tile), on their own full/empty mbarriers: the consumers wait for the box
+  // where the copy was written and release the buffer after the loop, so the next tile's box
+  // lands while this tile's last gemms and epilogue run. Only with one consumer group, and only
+  // for buffers that no other top-level statement mentions (they are free after the loop).
+  std::vector<const ir::StmtNode*> prologue;
 };
 
 // Bytes of one 128-byte-swizzled panel row: the widest panel, and the only one the TMA-store

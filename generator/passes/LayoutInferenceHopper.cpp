@@ -129,6 +129,44 @@ bool tma_copy(const Copy& c) {
   return pc != 0 && const_or(s.shape[0], 0) <= 256;
 }
 
+// The buffers a statement mentions (IRVisitor reports every use).
+struct BufferUses : IRVisitor {
+  std::set<const Buffer*> bufs;
+
+protected:
+  void visit_buffer_use(const BufferPtr& b) override { bufs.insert(b.get()); }
+};
+
+// TmaPipeline::prologue: the top-level TMA-able copies before `loop` into wgmma operands that
+// nothing but the loop reads afterwards and nothing else writes.
+std::vector<const StmtNode*> prologue_copies(const std::vector<Stmt>& top, const For* loop,
+                                             const std::set<const Buffer*>& wgmma_operands) {
+  std::vector<const StmtNode*> out;
+  for (const auto& s : top) {
+    if (s.get() == loop)
+      break;
+    auto* c = s->as<Copy>();
+    if (!c || !tma_copy(*c) || !wgmma_operands.count(c->dst.buffer.get()))
+      continue;
+    const Buffer* b = c->dst.buffer.get();
+    bool alone = true;
+    for (const auto& o : top) {
+      if (o.get() == c || o.get() == loop || o->as<Alloc>())
+        continue;
+      BufferUses u;
+      u.visit(o);
+      alone = alone && !u.bufs.count(b);
+    }
+    OpCollector fills; // the loop reads it (its gemms) but fills other buffers
+    fills.visit(loop->body);
+    for (const Copy* f : fills.shared_fills)
+      alone = alone && f->dst.buffer.get() != b;
+    if (alone)
+      out.push_back(s.get());
+  }
+  return out;
+}
+
 } // namespace
 
 std::set<const StmtNode*> plan_hopper(const Kernel& k, const Target& t, LayoutPlan& plan) {
@@ -211,6 +249,8 @@ std::set<const StmtNode*> plan_hopper(const Kernel& k, const Target& t, LayoutPl
   // One consumer warpgroup per tile: run two of them, ping-pong (the emitter falls back to
   // one if the second group's private shared memory does not fit).
   p.groups = threads == 128 ? 2 : 1;
+  if (p.groups == 1)
+    p.prologue = prologue_copies(top, loop, wgmma_operands);
   plan.tma_loops[loop] = p;
   return wgmma;
 }
