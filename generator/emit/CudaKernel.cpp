@@ -108,6 +108,26 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
     barrier();
   const std::string v = name(f->var->name);
   const std::string S = std::to_string(stages);
+  // wgmma reads shared memory through the async proxy: the threads' cp.async writes (generic
+  // proxy) need fence.proxy.async between their wait and the barrier before the gemm.
+  struct WgmmaFinder : IRVisitor {
+    const passes::LayoutPlan* plan = nullptr;
+    bool found = false;
+    void visit_Gemm(const Gemm* g) override {
+      auto it = plan->gemms.find(g);
+      found = found || (it != plan->gemms.end() && it->second.kind == passes::GemmPlan::Wgmma);
+    }
+  } finder;
+  finder.plan = &plan_;
+  for (const auto& s : consumers)
+    finder.visit(s);
+  const bool wgmma_reads = finder.found;
+  auto settle = [&](int pending) {
+    line(need("tg_cp_async_wait") + "<" + std::to_string(pending) + ">();");
+    if (wgmma_reads)
+      line(need("tg_fence_proxy_async") + "(); // the async proxy (wgmma) reads these copies");
+    line(sync_threads());
+  };
   auto issue = [&](const std::string& stage) {
     for (const auto& p : producers) {
       stage_expr_[p->as<Copy>()->dst.buffer.get()] = stage;
@@ -146,8 +166,7 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
       // Iteration tg_it's group is complete once at most S-2 newer groups are in flight; the
       // barrier also tells every thread that iteration tg_it-1 is consumed, so its stage can be
       // refilled with iteration tg_it+S-1 while this one computes (one barrier per iteration).
-      line(need("tg_cp_async_wait") + "<" + std::to_string(stages - 2) + ">();");
-      line(sync_threads());
+      settle(static_cast<int>(stages - 2));
       open("");
       line("const int64_t tg_pf = tg_it + " + std::to_string(stages - 1) + ";");
       open("if (tg_pf < tg_n)");
@@ -161,8 +180,7 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
       issue("0");
       if (async)
         line(need("tg_cp_async_commit") + "();");
-      line(need("tg_cp_async_wait") + "<0>();");
-      line(sync_threads());
+      settle(0);
     }
     open("");
     line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_it;");
