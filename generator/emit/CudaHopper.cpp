@@ -917,7 +917,15 @@ void CudaEmitter::decode_tile() {
   line("const int64_t tg_first = tg_plane / (8 * tg_gx) * 8;");
   line("const int64_t tg_rows = tg_gy - tg_first < 8 ? tg_gy - tg_first : 8;");
   line("const int64_t tg_by = tg_first + tg_plane % (8 * tg_gx) % tg_rows;");
-  line("const int64_t tg_bx = tg_plane % (8 * tg_gx) / tg_rows;");
+  // A pipelined loop whose trip count never decreases with x (causal attention: keys up to the
+  // query block) takes its tiles from the highest x down: the heaviest tiles of each group run
+  // first and the last wave gets the lightest, instead of finishing on the heaviest.
+  auto mono = ws_loop_ && !k_.grid.empty() ? passes::monotonicity(ws_loop_->extent, k_.grid[0].index.get())
+                                          : std::optional<int>();
+  if (mono && *mono == 1)
+    line("const int64_t tg_bx = tg_gx - 1 - tg_plane % (8 * tg_gx) / tg_rows; // heaviest first");
+  else
+    line("const int64_t tg_bx = tg_plane % (8 * tg_gx) / tg_rows;");
   line("(void)tg_bx; (void)tg_by; (void)tg_bz;");
   for (size_t i = 0; i < k_.grid.size(); ++i)
     line("const int64_t " + name(k_.grid[i].index->name) + " = " + v[i] + ";");

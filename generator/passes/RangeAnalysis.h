@@ -133,4 +133,12 @@ ir::Expr uniform_predicate(const ir::Expr& cond, bool value, const TileVars& til
 // True if e mentions one of the tile vars.
 bool mentions(const ir::Expr& e, const TileVars& tile);
 
+// How an integer expression moves with `v` over v >= 0 when every dim and value param is >= 0:
+// 0 if it does not mention v, +1 if it provably never decreases as v grows (built from v,
+// variables other than v, constants, +, - of a term without v, * and floor/ceil division by
+// non-negative terms without v, min, max, and selects whose condition has no v), nullopt when
+// no rule shows it. Used to run a warp-specialized kernel's tiles heaviest first (causal
+// attention: the loop's extent grows with the query block).
+std::optional<int> monotonicity(const ir::Expr& e, const ir::Var* v);
+
 } // namespace tilegen::passes

@@ -47,6 +47,59 @@ bool mentions(const Expr& e, const TileVars& tile) {
   return m.found;
 }
 
+std::optional<int> monotonicity(const Expr& e, const Var* v) {
+  TileVars tv{{v, Interval{}}};
+  struct Lets : IRVisitor { // a let may hide v
+    bool found = false;
+    void visit_VarRef(const VarRef* r) override { found = found || r->var->kind == VarKind::Let; }
+  } lets;
+  lets.visit(e);
+  if (lets.found)
+    return std::nullopt;
+  if (!mentions(e, tv))
+    return 0;
+  // A term without v that is never negative: a constant >= 0, a dim, a value param, a tile
+  // constant (all >= 0 by their checks).
+  auto nonneg = [&](const Expr& x) {
+    if (auto c = as_const_int(x))
+      return *c >= 0;
+    if (auto* r = x->as<VarRef>())
+      return r->var->kind == VarKind::Dim || r->var->kind == VarKind::ValueParam ||
+             r->var->kind == VarKind::TileConst;
+    return false;
+  };
+  auto join = [](std::optional<int> a, std::optional<int> b) -> std::optional<int> {
+    if (!a || !b)
+      return std::nullopt;
+    return std::max(*a, *b);
+  };
+  if (auto* r = e->as<VarRef>())
+    return r->var.get() == v ? std::optional<int>(1) : std::optional<int>(0);
+  if (auto* c = e->as<Cast>())
+    return c->type.is_int() && c->value->type.is_int() ? monotonicity(c->value, v) : std::nullopt;
+  if (auto* s = e->as<Select>())
+    return mentions(s->cond, tv) ? std::nullopt : join(monotonicity(s->t, v), monotonicity(s->f, v));
+  auto* b = e->as<Binary>();
+  if (!b || !b->type.is_int())
+    return std::nullopt;
+  switch (b->op) {
+  case BinaryOp::Add:
+  case BinaryOp::Min:
+  case BinaryOp::Max: return join(monotonicity(b->a, v), monotonicity(b->b, v));
+  case BinaryOp::Sub: return mentions(b->b, tv) ? std::nullopt : monotonicity(b->a, v);
+  case BinaryOp::Mul:
+    if (!mentions(b->b, tv) && nonneg(b->b))
+      return monotonicity(b->a, v);
+    if (!mentions(b->a, tv) && nonneg(b->a))
+      return monotonicity(b->b, v);
+    return std::nullopt;
+  case BinaryOp::Div:
+  case BinaryOp::CeilDiv:
+    return !mentions(b->b, tv) && nonneg(b->b) ? monotonicity(b->a, v) : std::nullopt;
+  default: return std::nullopt;
+  }
+}
+
 std::optional<Affine> linearize(const Expr& e, const TileVars& tile) {
   const DType t = e->type;
   if (!t.is_int())
