@@ -111,7 +111,6 @@ private:
   std::map<const ir::Var*, VarRegs> var_regs_;
   std::string fragment_reg(const ir::Buffer* b, const std::vector<ir::Expr>& idx);
   const layout::FragmentLayout& frag(const ir::Buffer* b) const;
-  const ir::Buffer* row_factor(const ir::Parallel* p) const; // x = x * a[rows]: a, else null
   // C expressions of a layout's thread part along dim d and of register counter r's part.
   std::string thread_coord(const layout::FragmentLayout& l, size_t d) const;
   std::string reg_coord(const layout::FragmentLayout& l, size_t d, const std::string& r) const;

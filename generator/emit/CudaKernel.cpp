@@ -287,18 +287,6 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
   TG_ASSERT(driver, "CUDA emitter: parallel loop at line " + std::to_string(p->loc.line) +
                         " has no fragment indexed by all of its variables");
   const auto& L = frag(driver);
-  // `x[i, j] = x[i, j] * a[i]` (attention's O *= alpha) leaves x as it is wherever a is 1, which
-  // is most blocks once the row maxima settle: a warp whose rows all have factor 1 skips it
-  // (one vote; exact, x * 1 == x).
-  const Buffer* factor = row_factor(p);
-  if (factor) {
-    open("");
-    line("bool tg_scale = false;");
-    line("#pragma unroll");
-    line("for (int tg_r = 0; tg_r < " + std::to_string(frag(factor).num_regs()) +
-         "; ++tg_r) tg_scale = tg_scale || " + name(factor->name) + "[tg_r] != 1.0f;");
-    open("if (__any_sync(0xffffffffu, tg_scale))");
-  }
   open("");
   for (size_t v = 0; v < p->vars.size(); ++v)
     line("const int tg_t_" + name(p->vars[v]->name) + " = " + thread_coord(L, dim_of[v]) + ";");
@@ -318,50 +306,6 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
     var_regs_.erase(p->vars[v].get());
   }
   close();
-  if (factor) {
-    close();
-    close();
-  }
-}
-
-// The f32 fragment a of a parallel whose body is the single store x[v...] = x[v...] * a[w...]
-// (or a * x), x an f32 fragment indexed by the parallel's variables in order and a by a proper
-// subset of them; nullptr otherwise.
-const Buffer* CudaEmitter::row_factor(const Parallel* p) const {
-  const StmtNode* s = p->body.get();
-  if (auto* q = s->as<Seq>(); q && q->stmts.size() == 1)
-    s = q->stmts[0].get();
-  auto* st = s->as<Store>();
-  if (!st || st->op != StoreOp::Assign || st->buffer->scope != MemScope::Fragment ||
-      st->buffer->dtype != DType::f32())
-    return nullptr;
-  auto* m = st->value->as<Binary>();
-  if (!m || m->op != BinaryOp::Mul)
-    return nullptr;
-  auto same_var = [](const Expr& a, const Expr& b) {
-    auto *x = a->as<VarRef>(), *y = b->as<VarRef>();
-    return x && y && x->var == y->var;
-  };
-  for (int side = 0; side < 2; ++side) {
-    auto* self = (side ? m->b : m->a)->as<Load>();
-    auto* f = (side ? m->a : m->b)->as<Load>();
-    if (!self || !f || self->buffer != st->buffer || self->indices.size() != st->indices.size() ||
-        f->buffer->scope != MemScope::Fragment || f->buffer->dtype != DType::f32() ||
-        f->buffer == st->buffer || f->indices.size() >= st->indices.size())
-      continue;
-    bool ok = true;
-    for (size_t d = 0; d < st->indices.size(); ++d)
-      ok = ok && same_var(st->indices[d], self->indices[d]);
-    for (const auto& fi : f->indices) {
-      bool found = false;
-      for (const auto& si : st->indices)
-        found = found || same_var(fi, si);
-      ok = ok && found;
-    }
-    if (ok)
-      return f->buffer.get();
-  }
-  return nullptr;
 }
 
 void CudaEmitter::parallel_body(const Stmt& s) {
