@@ -474,7 +474,11 @@ void CudaEmitter::stmt(const Stmt& s) {
          ";");
     return;
   }
-  case StmtKind::For: op_comment(s); emit_for(s->as<For>()); return;
+  case StmtKind::For:
+    op_comment(s);
+    emit_for(s->as<For>());
+    finish_deferred_sums(s->as<For>());
+    return;
   case StmtKind::IfThenElse: {
     auto* i = s->as<IfThenElse>();
     // Uniform condition: every thread takes the same branch, so barriers inside are legal.

@@ -82,6 +82,13 @@ private:
   void gemm_mma(const ir::Gemm* g, const passes::GemmPlan& p);
   void gemm_simt(const ir::Gemm* g, const passes::GemmPlan& p);
   void emit_reduce(const ir::Reduce* r);
+  // Row sums carried across a top-level loop (attention's l = l * alpha + rowsum(p)) stay
+  // per-lane partials inside it and are combined across lanes once after it (CudaOps.cpp).
+  void plan_deferred_sums();
+  void finish_deferred_sums(const ir::For* f);
+  std::vector<int> reduce_lane_bits(const ir::Reduce* r) const; // the xor masks' bit positions
+  std::map<const ir::For*, std::vector<const ir::Reduce*>> deferred_sums_;
+  std::set<const ir::Reduce*> deferred_;
   void emit_parallel(const ir::Parallel* p);
   void parallel_body(const ir::Stmt& s);
   void emit_atomic_add(const ir::AtomicAdd* a);

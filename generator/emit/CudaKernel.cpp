@@ -509,6 +509,7 @@ std::string CudaEmitter::kernel_text() {
 }
 
 std::string CudaEmitter::run() {
+  plan_deferred_sums();
   plan_rotation();
   plan_memory();
   if (!plan_.tma_loops.empty()) {
@@ -556,6 +557,7 @@ std::string CudaEmitter::run() {
       if (!fplan)
         break;
       CudaEmitter f(fk, *fb, info_, std::move(*fplan));
+      f.plan_deferred_sums();
       f.plan_memory();
       if (f.smem_bytes_ > fb->gpu.smem_per_block && &fk != &candidates.back())
         continue;

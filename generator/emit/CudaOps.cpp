@@ -4,11 +4,13 @@
 #include "emit/CudaEmitter.h"
 
 #include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "passes/RangeAnalysis.h"
 #include "support/InternalError.h"
 
 #include <cmath>
+#include <functional>
 
 namespace tilegen::emit {
 
@@ -638,6 +640,15 @@ void CudaEmitter::emit_reduce(const Reduce* r) {
   line("tg_red[tg_k] = " + op("tg_red[tg_k]", to_float(src + "[" + reg + "]", r->src->dtype)) + ";");
   close();
   close();
+  if (deferred_.count(r)) {
+    // A per-lane partial: the lanes' sums are combined after the loop (plan_deferred_sums).
+    line("#pragma unroll");
+    open("for (int tg_k = 0; tg_k < " + std::to_string(Rk) + "; ++tg_k)");
+    line(dst + "[tg_k] = " + op(dst + "[tg_k]", "tg_red[tg_k]") + "; // this lane's part");
+    close();
+    close();
+    return;
+  }
   // Across threads: lane modes by butterfly shuffles, warp modes through shared scratch.
   struct WarpMode {
     int64_t prod, size;
@@ -722,6 +733,161 @@ void CudaEmitter::emit_reduce(const Reduce* r) {
   line(dst + "[tg_k] = " + from_float(v, r->dst->dtype) + ";");
   close();
   close();
+}
+
+// ---- row sums carried across a loop -------------------------------------------------------------
+
+// The lane bits a reduce's source layout spreads the reduced dim over (its shuffle masks); empty
+// when part of that dim lies across warps.
+std::vector<int> CudaEmitter::reduce_lane_bits(const Reduce* r) const {
+  const auto& Ls = frag(r->src.get());
+  const size_t rd = static_cast<size_t>(r->dim);
+  std::vector<int> bits;
+  int64_t prod = 1;
+  for (const auto& m : Ls.thread_modes) {
+    if (m.stride[rd] != 0 && m.size > 1) {
+      int pos = log2_of(prod), nb = log2_of(m.size);
+      if (pos + nb > 5)
+        return {};
+      for (int b = pos; b < pos + nb; ++b)
+        bits.push_back(b);
+    }
+    prod *= m.size;
+  }
+  return bits;
+}
+
+namespace {
+
+struct MentionsBuffer : IRVisitor {
+  const Buffer* b = nullptr;
+  bool found = false;
+  void visit_buffer_use(const BufferPtr& u) override { found = found || u.get() == b; }
+};
+bool mentions_buf(const Stmt& s, const Buffer* b) {
+  MentionsBuffer m;
+  m.b = b;
+  m.visit(s);
+  return m.found;
+}
+
+// `b[i] = b[i] * e` with e free of b: a per-row rescale, which commutes with a sum over lanes.
+bool rescale_store(const StmtNode* body, const Buffer* b) {
+  auto* st = body->as<Store>();
+  auto* m = st ? st->value->as<Binary>() : nullptr;
+  if (!st || st->buffer.get() != b || st->op != StoreOp::Assign || !m || m->op != BinaryOp::Mul)
+    return false;
+  for (int side = 0; side < 2; ++side) {
+    auto* self = (side ? m->b : m->a)->as<Load>();
+    const Expr& other = side ? m->a : m->b;
+    if (!self || self->buffer.get() != b || self->indices.size() != st->indices.size())
+      continue;
+    bool same = true;
+    for (size_t d = 0; d < st->indices.size(); ++d) {
+      auto *x = self->indices[d]->as<VarRef>(), *y = st->indices[d]->as<VarRef>();
+      same = same && x && y && x->var == y->var;
+    }
+    MentionsBuffer mb;
+    mb.b = b;
+    mb.visit(other);
+    if (same && !mb.found)
+      return true;
+  }
+  return false;
+}
+
+// A parallel whose statements touch b only through rescale stores (other statements, such as
+// the running max's update next to `l = l * alpha`, do not mention b).
+bool row_rescale(const Stmt& s, const Buffer* b) {
+  auto* p = s->as<Parallel>();
+  if (!p)
+    return false;
+  std::vector<Stmt> stmts;
+  if (auto* q = p->body->as<Seq>())
+    stmts = q->stmts;
+  else
+    stmts = {p->body};
+  bool any = false;
+  for (const Stmt& c : stmts) {
+    if (rescale_store(c.get(), b)) {
+      any = true;
+      continue;
+    }
+    if (mentions_buf(c, b))
+      return false;
+  }
+  return any;
+}
+
+} // namespace
+
+// A sum `reduce src -> dst (clear: false)` in a top-level loop whose rank-1 f32 fragment dst is
+// otherwise only rescaled per row in the loop (dst[i] = dst[i] * e) and only zero-filled before
+// it keeps a per-lane partial: each lane holding a row adds its own part, the rescales apply to
+// the partials alike (every lane holds the same row factor), and one butterfly after the loop
+// makes every lane's dst the row total. It saves the shuffles of every iteration (attention: 4
+// shuffles and adds per thread and KV block).
+void CudaEmitter::plan_deferred_sums() {
+  auto* top = k_.body->as<Seq>();
+  if (!top)
+    return;
+  for (size_t li = 0; li < top->stmts.size(); ++li) {
+    auto* loop = top->stmts[li]->as<For>();
+    if (!loop)
+      continue;
+    std::vector<const Reduce*> sums;
+    std::vector<Stmt> in_loop;
+    std::function<void(const Stmt&)> flat = [&](const Stmt& s) {
+      if (auto* q = s->as<Seq>())
+        for (const auto& c : q->stmts)
+          flat(c);
+      else
+        in_loop.push_back(s);
+    };
+    flat(loop->body);
+    for (const Stmt& s : in_loop)
+      if (auto* r = s->as<Reduce>(); r && r->op == ReduceOp::Sum && !r->clear &&
+                                     r->dst->scope == MemScope::Fragment && r->dst->rank() == 1 &&
+                                     r->dst->dtype == DType::f32() && r->src->rank() == 2 &&
+                                     r->src->scope == MemScope::Fragment && !reduce_lane_bits(r).empty())
+        sums.push_back(r);
+    for (const Reduce* r : sums) {
+      const Buffer* d = r->dst.get();
+      bool ok = true;
+      for (const Stmt& s : in_loop)
+        if (s.get() != r && mentions_buf(s, d) && !row_rescale(s, d))
+          ok = false;
+      for (size_t bi = 0; bi < li && ok; ++bi) {
+        const Stmt& s = top->stmts[bi];
+        if (s->as<Alloc>() || !mentions_buf(s, d))
+          continue;
+        auto* f = s->as<Fill>();
+        ok = f && f->dst.get() == d && is_const_zero(f->value);
+      }
+      // The partial layout must hold every row in each lane group the butterfly combines: the
+      // destination's replicas are exactly the source's lanes along the reduced dim.
+      if (ok) {
+        deferred_sums_[loop].push_back(r);
+        deferred_.insert(r);
+      }
+    }
+  }
+}
+
+void CudaEmitter::finish_deferred_sums(const For* f) {
+  auto it = deferred_sums_.find(f);
+  if (it == deferred_sums_.end())
+    return;
+  for (const Reduce* r : it->second) {
+    const std::string dst = name(r->dst->name);
+    const int64_t rows = frag(r->dst.get()).num_regs();
+    line("// " + dst + ": the lanes' partial sums of the loop above, combined");
+    for (int b : reduce_lane_bits(r)) {
+      line("#pragma unroll");
+      line("for (int tg_k = 0; tg_k < " + std::to_string(rows) + "; ++tg_k) " + dst + "[tg_k] = " + dst +
+           "[tg_k] + __shfl_xor_sync(0xffffffffu, " + dst + "[tg_k], " + std::to_string(1 << b) + ");");
+    }
+  }
 }
 
 // ---- atomic add ----------------------------------------------------------------------------
