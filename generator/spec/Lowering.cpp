@@ -3,6 +3,8 @@
 
 #include "spec/LowerContext.h"
 
+#include "ir/IRVisitor.h"
+
 namespace tilegen::spec {
 
 using ir::DType;
@@ -113,6 +115,23 @@ private:
       if (!p->type.is_bool()) {
         diag_.error(s.require->loc, "the 'require' of scalar '" + s.name.name +
                                         "' must be bool, found " + p->type.name());
+        continue;
+      }
+      // The dispatch evaluates it in C and JavaScript: comparisons, logic, arithmetic, min,
+      // max and selects only.
+      struct Calls : ir::IRVisitor {
+        const ir::Call* first = nullptr;
+        void visit_Call(const ir::Call* c) override {
+          if (!first)
+            first = c;
+        }
+      } calls;
+      calls.visit(p);
+      if (calls.first) {
+        diag_.error(calls.first->loc.known() ? calls.first->loc : s.require->loc,
+                    "the 'require' of scalar '" + s.name.name +
+                        "' may use comparisons, &&, ||, !, arithmetic, min, max and ?: only, "
+                        "not function calls");
         continue;
       }
       k.scalar_requirements.push_back({p, s.require->text, s.require->loc});
