@@ -369,9 +369,7 @@ void emit_check(std::ostream& os, const KernelEntry& e, const Names& n,
     std::string fmt, vals;
     for (const ir::Var* v : require_scalars(r.pred)) {
       fmt += v->name + " = %g, ";
-      vals += ", " + (v->type.is_int() || v->type == ir::DType::f32() || v->type == ir::DType::f64()
-                          ? "(double)" + v->name
-                          : "(double)tg_" + std::string(v->type.name()) + "_to_float(" + v->name + ")");
+      vals += ", " + c_scalar_as_double(*v);
     }
     std::string where = e.spec_path + (r.loc.line > 0 ? ":" + std::to_string(r.loc.line) : "");
     std::string rule;
@@ -464,12 +462,8 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
     tensors.push_back("(void*)" + t->name);
   for (const auto& d : k.dims)
     dims.push_back(d.var->name);
-  for (const auto& s : k.scalars) {
-    if (s->type.is_narrow_float()) // tg_f16_to_float, tg_e4m3_to_float, ...
-      scalars.push_back("(double)tg_" + std::string(s->type.name()) + "_to_float(" + s->name + ")");
-    else
-      scalars.push_back("(double)" + s->name);
-  }
+  for (const auto& s : k.scalars)
+    scalars.push_back(c_scalar_as_double(*s));
   for (const auto& f : k.flags)
     flags.push_back(f->name);
   std::string a_t = array("void* const", "tg_tensors", tensors.size(), tensors);

@@ -123,9 +123,7 @@ std::string require_expr(const ir::Expr& e, Dialect d, const std::string& ok) {
     case ir::VarKind::Scalar:
       if (!c)
         return "s_" + x.name;
-      if (x.type.is_int() || x.type == ir::DType::f32() || x.type == ir::DType::f64())
-        return "(double)" + x.name;
-      return "(double)tg_" + std::string(x.type.name()) + "_to_float(" + x.name + ")";
+      return c_scalar_as_double(x);
     case ir::VarKind::Dim:
     case ir::VarKind::ValueParam: return c ? x.name : "d." + x.name;
     default: internal_error("scalar requirement refers to '" + x.name + "'");
@@ -185,6 +183,12 @@ void collect_scalars(const ir::Expr& e, std::vector<const ir::Var*>& out) {
 }
 
 } // namespace
+
+std::string c_scalar_as_double(const ir::Var& v) {
+  if (v.type.is_narrow_float()) // tg_f16_to_float, tg_e4m3_to_float, ...
+    return "(double)tg_" + std::string(v.type.name()) + "_to_float(" + v.name + ")";
+  return "(double)" + v.name;
+}
 
 std::string c_require_expr(const ir::Expr& e, const std::string& ok) {
   return require_expr(e, Dialect::C, ok);

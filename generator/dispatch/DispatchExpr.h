@@ -20,6 +20,10 @@ std::string c_shape_expr(const ir::Expr& e, const std::string& ok);
 // A boolean predicate (comparisons, &&, ||, !, flags) over the same, as a C condition.
 std::string c_pred_expr(const ir::Expr& e, const std::string& ok);
 
+// A scalar argument's value as a C double: 16- and 8-bit floats through the runtime's
+// tg_<type>_to_float.
+std::string c_scalar_as_double(const ir::Var& v);
+
 // A scalar's `require` predicate (ir::Kernel::scalar_requirements) over scalars, dims, value
 // params and flags. Float arithmetic is in double; integer sub-expressions go through
 // c_shape_expr. C: scalars are read from the public function's parameters (16-bit and 8-bit

@@ -145,6 +145,8 @@ private:
   // TmaPipeline::prologue (attention's Q): the producer's once-per-tile boxes on tg_pro[0]
   // (full) / tg_pro[1] (empty); the consumers' wait where the copy was written.
   void emit_prologue_issue();
+  bool wgmma_gemm(const ir::StmtNode* s) const;   // a gemm the plan lowers to wgmma
+  int64_t tile_bytes(const ir::Buffer& b) const;  // one stage of a shared buffer, in bytes
   bool prologue_copy(const ir::Copy* c) const;
   void fence_accumulator(const ir::Buffer* acc);
   std::string wgmma_a_pack(const ir::Gemm* g, int64_t kk); // "r0, r1, r2, r3" of k step kk

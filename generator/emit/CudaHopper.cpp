@@ -92,20 +92,6 @@ std::vector<Stmt> ws_consumers(const For* f, const passes::TmaPipeline& tp) {
   return consumers;
 }
 
-// Whether s mentions buffer b (reads or writes it, as an operand or through loads/stores).
-bool mentions_buffer(const Stmt& s, const Buffer* b) {
-  struct Finder : IRVisitor {
-    const Buffer* b;
-    bool found = false;
-
-  protected:
-    void visit_buffer_use(const BufferPtr& u) override { found = found || u.get() == b; }
-  } f;
-  f.b = b;
-  f.visit(s);
-  return f.found;
-}
-
 // k steps of a wgmma gemm: its K over one instruction's k (32 bytes of the operand type).
 int64_t wgmma_ksteps(const Gemm* g) { return cuda_const(g->a->shape[1]) / wgmma_k(g->b->dtype); }
 
@@ -189,7 +175,7 @@ void CudaEmitter::emit_producer_branch() {
     for (const StmtNode* s : ws_pipe_.producers)
       if (late_producers_.count(s) == static_cast<size_t>(set)) {
         const Buffer& b = *as_copy(s)->dst.buffer;
-        set_bytes += slots_.at(&b).stage_elems * b.dtype.bytes();
+        set_bytes += tile_bytes(b);
       }
     line("// stage tg_st is free once the consumers released iteration tg_pipe - " + std::to_string(S));
     line("if (tg_pipe >= " + std::to_string(S) + ") " + need("tg_mbar_wait") + "(&" + empty +
@@ -225,6 +211,15 @@ void CudaEmitter::emit_producer_branch() {
        ">();");
 }
 
+bool CudaEmitter::wgmma_gemm(const StmtNode* s) const {
+  auto it = plan_.gemms.find(s);
+  return it != plan_.gemms.end() && it->second.kind == passes::GemmPlan::Wgmma;
+}
+
+int64_t CudaEmitter::tile_bytes(const Buffer& b) const {
+  return slots_.at(&b).stage_elems * b.dtype.bytes();
+}
+
 bool CudaEmitter::prologue_copy(const Copy* c) const {
   return ws() && std::find(ws_pipe_.prologue.begin(), ws_pipe_.prologue.end(), c) != ws_pipe_.prologue.end();
 }
@@ -233,10 +228,8 @@ bool CudaEmitter::prologue_copy(const Copy* c) const {
 // consumers released the previous tile's.
 void CudaEmitter::emit_prologue_issue() {
   int64_t bytes = 0;
-  for (const StmtNode* s : ws_pipe_.prologue) {
-    const Buffer& b = *as_copy(s)->dst.buffer;
-    bytes += slots_.at(&b).stage_elems * b.dtype.bytes();
-  }
+  for (const StmtNode* s : ws_pipe_.prologue)
+    bytes += tile_bytes(*as_copy(s)->dst.buffer);
   line("const int64_t tg_ti = (tg_tile - blockIdx.x) / gridDim.x; // this block's tiles before");
   line("if (tg_ti > 0) tg_mbar_wait(&tg_pro[1], (unsigned)((tg_ti - 1) & 1));");
   line(need("tg_mbar_expect_tx") + "(&tg_pro[0], " + std::to_string(bytes) + "u);");
@@ -265,8 +258,7 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   const std::vector<Stmt> consumers = ws_consumers(f, tp);
   bool only_wgmma = true;
   for (const auto& s : consumers) {
-    auto it = plan_.gemms.find(s.get());
-    only_wgmma = only_wgmma && it != plan_.gemms.end() && it->second.kind == passes::GemmPlan::Wgmma;
+    only_wgmma = only_wgmma && wgmma_gemm(s.get());
   }
   // Shared memory the consumers wrote before the loop (attention's Q tile): settled once here.
   fence_async_proxy_writes();
@@ -296,8 +288,7 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   // own before issuing and arrives on the other's after.
   int wgmmas = 0;
   for (const auto& c : consumers)
-    if (auto it = plan_.gemms.find(c.get());
-        it != plan_.gemms.end() && it->second.kind == passes::GemmPlan::Wgmma)
+    if (wgmma_gemm(c.get()))
       ++wgmmas;
   alternate_wgs_ = !only_wgmma && G == 1 && threads_ == 256 && wgmmas >= 2;
   if (alternate_wgs_) {
@@ -399,11 +390,7 @@ void CudaEmitter::emit_ws_body(const std::vector<Stmt>& consumers, bool only_wgm
 size_t CudaEmitter::rotation_split(const std::vector<Stmt>& consumers, int64_t groups) const {
   if (consumers.size() < 3 || groups != 1)
     return 0;
-  auto wgmma = [&](const Stmt& s) -> const Gemm* {
-    auto it = plan_.gemms.find(s.get());
-    return it != plan_.gemms.end() && it->second.kind == passes::GemmPlan::Wgmma ? s->as<Gemm>()
-                                                                                 : nullptr;
-  };
+  auto wgmma = [&](const Stmt& s) { return wgmma_gemm(s.get()) ? s->as<Gemm>() : nullptr; };
   const Gemm* g1 = wgmma(consumers.front());
   const Gemm* g2 = wgmma(consumers.back());
   if (!g1 || !g2 || !plan_.gemms.at(consumers.back().get()).a_in_regs)

@@ -111,14 +111,11 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
   // wgmma reads shared memory through the async proxy: the threads' cp.async writes (generic
   // proxy) need fence.proxy.async between their wait and the barrier before the gemm.
   struct WgmmaFinder : IRVisitor {
-    const passes::LayoutPlan* plan = nullptr;
+    const CudaEmitter* e = nullptr;
     bool found = false;
-    void visit_Gemm(const Gemm* g) override {
-      auto it = plan->gemms.find(g);
-      found = found || (it != plan->gemms.end() && it->second.kind == passes::GemmPlan::Wgmma);
-    }
+    void visit_Gemm(const Gemm* g) override { found = found || e->wgmma_gemm(g); }
   } finder;
-  finder.plan = &plan_;
+  finder.e = this;
   for (const auto& s : consumers)
     finder.visit(s);
   const bool wgmma_reads = finder.found;

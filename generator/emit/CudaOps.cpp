@@ -759,18 +759,6 @@ std::vector<int> CudaEmitter::reduce_lane_bits(const Reduce* r) const {
 
 namespace {
 
-struct MentionsBuffer : IRVisitor {
-  const Buffer* b = nullptr;
-  bool found = false;
-  void visit_buffer_use(const BufferPtr& u) override { found = found || u.get() == b; }
-};
-bool mentions_buf(const Stmt& s, const Buffer* b) {
-  MentionsBuffer m;
-  m.b = b;
-  m.visit(s);
-  return m.found;
-}
-
 // `b[i] = b[i] * e` with e free of b: a per-row rescale, which commutes with a sum over lanes.
 bool rescale_store(const StmtNode* body, const Buffer* b) {
   auto* st = body->as<Store>();
@@ -787,10 +775,7 @@ bool rescale_store(const StmtNode* body, const Buffer* b) {
       auto *x = self->indices[d]->as<VarRef>(), *y = st->indices[d]->as<VarRef>();
       same = same && x && y && x->var == y->var;
     }
-    MentionsBuffer mb;
-    mb.b = b;
-    mb.visit(other);
-    if (same && !mb.found)
+    if (same && !mentions_buffer(other, b))
       return true;
   }
   return false;
@@ -813,7 +798,7 @@ bool row_rescale(const Stmt& s, const Buffer* b) {
       any = true;
       continue;
     }
-    if (mentions_buf(c, b))
+    if (mentions_buffer(c, b))
       return false;
   }
   return any;
@@ -855,11 +840,11 @@ void CudaEmitter::plan_deferred_sums() {
       const Buffer* d = r->dst.get();
       bool ok = true;
       for (const Stmt& s : in_loop)
-        if (s.get() != r && mentions_buf(s, d) && !row_rescale(s, d))
+        if (s.get() != r && mentions_buffer(s, d) && !row_rescale(s, d))
           ok = false;
       for (size_t bi = 0; bi < li && ok; ++bi) {
         const Stmt& s = top->stmts[bi];
-        if (s->as<Alloc>() || !mentions_buf(s, d))
+        if (s->as<Alloc>() || !mentions_buffer(s, d))
           continue;
         auto* f = s->as<Fill>();
         ok = f && f->dst.get() == d && is_const_zero(f->value);

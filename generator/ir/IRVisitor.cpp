@@ -125,4 +125,27 @@ void IRVisitor::visit_AtomicAdd(const AtomicAdd* n) {
   visit_region(n->dst);
 }
 
+namespace {
+struct BufferFinder : IRVisitor {
+  const Buffer* b = nullptr;
+  bool found = false;
+
+protected:
+  void visit_buffer_use(const BufferPtr& u) override { found = found || u.get() == b; }
+};
+} // namespace
+
+bool mentions_buffer(const Stmt& s, const Buffer* b) {
+  BufferFinder f;
+  f.b = b;
+  f.visit(s);
+  return f.found;
+}
+bool mentions_buffer(const Expr& e, const Buffer* b) {
+  BufferFinder f;
+  f.b = b;
+  f.visit(e);
+  return f.found;
+}
+
 } // namespace tilegen::ir

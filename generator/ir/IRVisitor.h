@@ -27,4 +27,8 @@ protected:
   virtual void visit_buffer_use(const BufferPtr&) {}
 };
 
+// Whether s (or e) uses buffer b anywhere: an operand, a region, a load or a store.
+bool mentions_buffer(const Stmt& s, const Buffer* b);
+bool mentions_buffer(const Expr& e, const Buffer* b);
+
 } // namespace tilegen::ir

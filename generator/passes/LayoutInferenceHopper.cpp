@@ -129,19 +129,13 @@ bool tma_copy(const Copy& c) {
   return pc != 0 && const_or(s.shape[0], 0) <= 256;
 }
 
-// The buffers a statement mentions (IRVisitor reports every use).
-struct BufferUses : IRVisitor {
-  std::set<const Buffer*> bufs;
-
-protected:
-  void visit_buffer_use(const BufferPtr& b) override { bufs.insert(b.get()); }
-};
-
 // TmaPipeline::prologue: the top-level TMA-able copies before `loop` into wgmma operands that
 // nothing but the loop reads afterwards and nothing else writes.
 std::vector<const StmtNode*> prologue_copies(const std::vector<Stmt>& top, const For* loop,
                                              const std::set<const Buffer*>& wgmma_operands) {
   std::vector<const StmtNode*> out;
+  OpCollector fills; // the loop reads the buffer (its gemms) but must fill other buffers
+  fills.visit(loop->body);
   for (const auto& s : top) {
     if (s.get() == loop)
       break;
@@ -150,15 +144,9 @@ std::vector<const StmtNode*> prologue_copies(const std::vector<Stmt>& top, const
       continue;
     const Buffer* b = c->dst.buffer.get();
     bool alone = true;
-    for (const auto& o : top) {
-      if (o.get() == c || o.get() == loop || o->as<Alloc>())
-        continue;
-      BufferUses u;
-      u.visit(o);
-      alone = alone && !u.bufs.count(b);
-    }
-    OpCollector fills; // the loop reads it (its gemms) but fills other buffers
-    fills.visit(loop->body);
+    for (const auto& o : top)
+      if (o.get() != c && o.get() != loop && !o->as<Alloc>())
+        alone = alone && !mentions_buffer(o, b);
     for (const Copy* f : fills.shared_fills)
       alone = alone && f->dst.buffer.get() != b;
     if (alone)
