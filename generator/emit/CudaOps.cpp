@@ -849,8 +849,9 @@ void CudaEmitter::plan_deferred_sums() {
         auto* f = s->as<Fill>();
         ok = f && f->dst.get() == d && is_const_zero(f->value);
       }
-      // The partial layout must hold every row in each lane group the butterfly combines: the
-      // destination's replicas are exactly the source's lanes along the reduced dim.
+      // The butterfly after the loop combines exactly the lanes the reduce would have: layout
+      // inference replicates a reduce's result over the source's lanes along the reduced dim
+      // (docs/cuda-backend.md, propagation), so every lane of a group holds the same rows.
       if (ok) {
         deferred_sums_[loop].push_back(r);
         deferred_.insert(r);
