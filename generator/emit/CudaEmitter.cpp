@@ -253,6 +253,26 @@ std::string CudaEmitter::shared_offset(const Buffer* b, const std::string& row,
          std::to_string(sw.S) + ">(" + lin + ")";
 }
 
+bool CudaEmitter::splits_offsets(const Buffer* b) const {
+  const SharedSlot& s = slots_.at(b);
+  auto pan = plan_.panels.find(b);
+  if (pan != plan_.panels.end() && pan->second < s.cols)
+    return false;
+  auto it = plan_.swizzles.find(b);
+  return it != plan_.swizzles.end() && it->second.B > 0 && s.cols > 0 && (s.cols & (s.cols - 1)) == 0;
+}
+
+std::string CudaEmitter::shared_offset_split(const Buffer* b, const std::string& base,
+                                             const std::string& c_row, const std::string& c_col) {
+  TG_ASSERT(splits_offsets(b), "shared_offset_split on '" + b->name + "'");
+  const auto& sw = plan_.swizzles.at(b);
+  const std::string f = need("tg_swizzle") + "<" + std::to_string(sw.B) + ", " +
+                        std::to_string(sw.M) + ", " + std::to_string(sw.S) + ">((" + c_row +
+                        ") * " + std::to_string(slots_.at(b).cols) + " + (" + c_col + "))";
+  const std::string lo = std::to_string(((1 << sw.B) - 1) << sw.M);
+  return "((" + base + " ^ (" + f + " & " + lo + ")) + (" + f + " & ~" + lo + "))";
+}
+
 std::string CudaEmitter::global_index(const Buffer& b, const std::vector<std::string>& idx) {
   std::string s;
   for (size_t d = 0; d < idx.size(); ++d) {

@@ -104,6 +104,19 @@ private:
   // Element offset (swizzled, stage included) of shared buffer b at logical (row, col) given
   // as C expressions of type int.
   std::string shared_offset(const ir::Buffer* b, const std::string& row, const std::string& col);
+  // Whether shared_offset_split applies to `b`: a row-major XOR-swizzled buffer (no column
+  // panels) whose rows are a power of two elements long.
+  bool splits_offsets(const ir::Buffer* b) const;
+  // shared_offset of (row, col) = (t_row + c_row, t_col + c_col), where `base` holds the swizzled
+  // offset of the thread's part (t_row, t_col) and (c_row, c_col) is constant once the loops
+  // are unrolled: base ^ (f(c) & chunk bits) + (f(c) & the other bits), with f the swizzle. The
+  // caller guarantees that the two parts' linear offsets share no bit; then f(t + c) =
+  // f(t) ^ f(c) (the swizzle is linear over XOR) and the high bits add without carries, so a
+  // thread keeps at most 2^B swizzled bases (B the swizzle's chunk bits) and every constant is
+  // an immediate offset. Without the split, ptxas hoists one swizzled address per constant out
+  // of the loop (64 and more for attention's 32-row warp tiles) and spills them.
+  std::string shared_offset_split(const ir::Buffer* b, const std::string& base,
+                                  const std::string& c_row, const std::string& c_col);
   std::string shared_ptr(const ir::Buffer* b); // base pointer of the current stage
   std::string global_index(const ir::Buffer& b, const std::vector<std::string>& idx);
   std::string global_in_bounds(const ir::Buffer& b, const std::vector<std::string>& idx);

@@ -209,16 +209,31 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
     open("if constexpr (TG_VEC)");
     const std::string in_tile =
         tr == 2 ? "tg_row * (int)" + expr(g.shape[n - 1], kUnary) + " + tg_col" : "tg_col";
+    // When the block covers whole rows per pass, a power of two of them, a thread keeps its
+    // column and steps by that many rows: its swizzled offset is computed once and each pass
+    // adds a constant (shared_offset_split).
+    const int64_t CPR = C / V, RPI = threads_ / CPR;
+    const bool split = chunks % threads_ == 0 && threads_ % CPR == 0 && RPI > 0 &&
+                       (RPI & (RPI - 1)) == 0 && splits_offsets(sb);
     auto chunk_loop = [&](bool checked) {
+      if (split)
+        line("const int tg_os = " + shared_offset(sb, "tg_tid / " + std::to_string(CPR), "(tg_tid % " +
+                                                  std::to_string(CPR) + ") * " + std::to_string(V)) + ";");
       line("#pragma unroll");
       open("for (int tg_c = 0; tg_c < " + std::to_string(per) + "; ++tg_c)");
-      line("const int tg_q = tg_tid + tg_c * " + std::to_string(threads_) + ";");
-      if (chunks % threads_ != 0)
-        line("if (tg_q >= " + std::to_string(chunks) + ") break;");
-      line("const int tg_row = tg_q / " + std::to_string(C / V) + ", tg_col = (tg_q % " +
-           std::to_string(C / V) + ") * " + std::to_string(V) + ";");
+      if (split) {
+        line("const int tg_row = tg_tid / " + std::to_string(CPR) + " + tg_c * " + std::to_string(RPI) +
+             ", tg_col = (tg_tid % " + std::to_string(CPR) + ") * " + std::to_string(V) + ";");
+      } else {
+        line("const int tg_q = tg_tid + tg_c * " + std::to_string(threads_) + ";");
+        if (chunks % threads_ != 0)
+          line("if (tg_q >= " + std::to_string(chunks) + ") break;");
+        line("const int tg_row = tg_q / " + std::to_string(CPR) + ", tg_col = (tg_q % " +
+             std::to_string(CPR) + ") * " + std::to_string(V) + ";");
+      }
       auto idx = gidx("tg_row", "tg_col");
-      const std::string at = shared_offset(sb, "tg_row", "tg_col");
+      const std::string at = split ? shared_offset_split(sb, "tg_os", "tg_c * " + std::to_string(RPI), "0")
+                                   : shared_offset(sb, "tg_row", "tg_col");
       if (checked) {
         line("const bool tg_in = " + global_in_bounds(g, idx) + ";");
         line(need("tg_cp_async16") + "(" + dst + " + " + at + ", " + name(g.name) + " + (tg_in ? " +
@@ -460,11 +475,13 @@ void CudaEmitter::gemm_mma(const Gemm* g, const passes::GemmPlan& p) {
   line("(void)tg_j; (void)tg_i;");
   std::string A = p.a_in_regs ? "" : shared_ptr(g->a.get());
   std::string B = shared_ptr(g->b.get());
-  const int64_t KK = K / 16;
+  const int64_t KK = K / 16, NJ = NI / 2;
   // Operands read from shared memory are double-buffered across the k16 steps: step kk+1's
   // ldmatrix are issued before step kk's mma, so their latency hides behind the tensor-core
   // work instead of stalling the first mma of every step (the loop is fully unrolled, so the
-  // buffer index is a constant). Register-resident A (attention's P) is packed in place.
+  // buffer index is a constant). Register-resident A (attention's P) is packed in place. With
+  // b_chunked, B runs one n16 chunk ahead instead of one k16 step (8 registers instead of
+  // 4 * NI), its ldmatrix hidden behind the chunk's 2 * MI mma.
   const bool dbuf = KK > 1;
   const std::string slots = dbuf ? "[2]" : "";
   auto slot = [&](const std::string& kk) {
@@ -474,38 +491,72 @@ void CudaEmitter::gemm_mma(const Gemm* g, const passes::GemmPlan& p) {
   };
   if (!p.a_in_regs)
     line("uint32_t tg_a" + slots + "[" + std::to_string(MI) + "][4];");
-  line("uint32_t tg_b" + slots + "[" + std::to_string(NI / 2) + "][4];");
-  // The ldmatrix of k16 step `kk` (an expression) into its buffer.
+  if (p.b_chunked)
+    line("uint32_t tg_b[2][4];");
+  else
+    line("uint32_t tg_b" + slots + "[" + std::to_string(NJ) + "][4];");
+  // Each ldmatrix address is a thread part (lane, warp) plus a part that is constant once the
+  // loops are unrolled (k step, m16 tile, n16 chunk). The two share no bit when the row length
+  // and the warp tile are powers of two (the constant part is a multiple of 16 below the warp
+  // tile's extent, the lane part below 16); then the thread part is swizzled once.
+  auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+  const bool split_a = !p.a_in_regs && splits_offsets(g->a.get()) && pow2(WTM);
+  const bool split_b = splits_offsets(g->b.get()) && pow2(WTN);
+  if (split_a)
+    line("const int tg_oa = " +
+         (!g->transpose_a ? shared_offset(g->a.get(), "tg_wm * " + std::to_string(WTM) + " + tg_l % 16", "(tg_l / 16) * 8")
+                          : shared_offset(g->a.get(), "(tg_j / 2) * 8 + tg_i", "tg_wm * " + std::to_string(WTM) + " + (tg_j % 2) * 8")) +
+         ";");
+  if (split_b)
+    line("const int tg_ob = " +
+         (!g->transpose_b ? shared_offset(g->b.get(), "(tg_j % 2) * 8 + tg_i", "tg_wn * " + std::to_string(WTN) + " + (tg_j / 2) * 8")
+                          : shared_offset(g->b.get(), "tg_wn * " + std::to_string(WTN) + " + (tg_j / 2) * 8 + tg_i", "(tg_j % 2) * 8")) +
+         ";");
+  // The ldmatrix of B's n16 chunk `nj` of k16 step `kk` (expressions) into `dst`.
+  auto load_b = [&](const std::string& kk, const std::string& nj, const std::string& dst) {
+    const std::string k16 = "(" + kk + ") * 16", n16 = "(" + nj + ") * 16";
+    if (!g->transpose_b)
+      line(need("tg_ldmatrix_x4_trans") + "(" + dst + ", " + B + " + " +
+           (split_b ? shared_offset_split(g->b.get(), "tg_ob", k16, n16)
+                    : shared_offset(g->b.get(), k16 + " + (tg_j % 2) * 8 + tg_i",
+                                    "tg_wn * " + std::to_string(WTN) + " + " + n16 + " + (tg_j / 2) * 8")) + ");");
+    else
+      line(need("tg_ldmatrix_x4") + "(" + dst + ", " + B + " + " +
+           (split_b ? shared_offset_split(g->b.get(), "tg_ob", n16, k16)
+                    : shared_offset(g->b.get(), "tg_wn * " + std::to_string(WTN) + " + " + n16 + " + (tg_j / 2) * 8 + tg_i",
+                                    k16 + " + (tg_j % 2) * 8")) + ");");
+  };
+  // The ldmatrix of k16 step `kk` (an expression) into its buffers: A, and B unless chunked.
   auto load = [&](const std::string& kk) {
     if (!p.a_in_regs) {
       line("#pragma unroll");
       open("for (int tg_mi = 0; tg_mi < " + std::to_string(MI) + "; ++tg_mi)");
+      const std::string k16 = "(" + kk + ") * 16";
       if (!g->transpose_a)
         line(need("tg_ldmatrix_x4") + "(tg_a" + slot(kk) + "[tg_mi], " + A + " + " +
-             shared_offset(g->a.get(), "tg_wm * " + std::to_string(WTM) + " + tg_mi * 16 + tg_l % 16",
-                           "(" + kk + ") * 16 + (tg_l / 16) * 8") + ");");
+             (split_a ? shared_offset_split(g->a.get(), "tg_oa", "tg_mi * 16", k16)
+                      : shared_offset(g->a.get(), "tg_wm * " + std::to_string(WTM) + " + tg_mi * 16 + tg_l % 16",
+                                      k16 + " + (tg_l / 16) * 8")) + ");");
       else
         line(need("tg_ldmatrix_x4_trans") + "(tg_a" + slot(kk) + "[tg_mi], " + A + " + " +
-             shared_offset(g->a.get(), "(" + kk + ") * 16 + (tg_j / 2) * 8 + tg_i",
-                           "tg_wm * " + std::to_string(WTM) + " + tg_mi * 16 + (tg_j % 2) * 8") + ");");
+             (split_a ? shared_offset_split(g->a.get(), "tg_oa", k16, "tg_mi * 16")
+                      : shared_offset(g->a.get(), k16 + " + (tg_j / 2) * 8 + tg_i",
+                                      "tg_wm * " + std::to_string(WTM) + " + tg_mi * 16 + (tg_j % 2) * 8")) + ");");
       close();
     }
+    if (p.b_chunked)
+      return;
     line("#pragma unroll");
-    open("for (int tg_nj = 0; tg_nj < " + std::to_string(NI / 2) + "; ++tg_nj)");
-    if (!g->transpose_b)
-      line(need("tg_ldmatrix_x4_trans") + "(tg_b" + slot(kk) + "[tg_nj], " + B + " + " +
-           shared_offset(g->b.get(), "(" + kk + ") * 16 + (tg_j % 2) * 8 + tg_i",
-                         "tg_wn * " + std::to_string(WTN) + " + tg_nj * 16 + (tg_j / 2) * 8") + ");");
-    else
-      line(need("tg_ldmatrix_x4") + "(tg_b" + slot(kk) + "[tg_nj], " + B + " + " +
-           shared_offset(g->b.get(), "tg_wn * " + std::to_string(WTN) + " + tg_nj * 16 + (tg_j / 2) * 8 + tg_i",
-                         "(" + kk + ") * 16 + (tg_j % 2) * 8") + ");");
+    open("for (int tg_nj = 0; tg_nj < " + std::to_string(NJ) + "; ++tg_nj)");
+    load_b(kk, "tg_nj", "tg_b" + slot(kk) + "[tg_nj]");
     close();
   };
   load("0");
+  if (p.b_chunked)
+    load_b("0", "0", "tg_b[0]");
   line("#pragma unroll");
   open("for (int tg_kk = 0; tg_kk < " + std::to_string(KK) + "; ++tg_kk)");
-  if (dbuf) {
+  if (dbuf && !(p.a_in_regs && p.b_chunked)) {
     open("if (tg_kk + 1 < " + std::to_string(KK) + ")");
     load("tg_kk + 1");
     close();
@@ -533,17 +584,38 @@ void CudaEmitter::gemm_mma(const Gemm* g, const passes::GemmPlan& p) {
   }
   std::string c = name(g->c->name);
   const std::string R1 = std::to_string(2 * NI);
-  const std::string bs = "tg_b" + slot("tg_kk");
-  line("#pragma unroll");
-  open("for (int tg_mi = 0; tg_mi < " + std::to_string(MI) + "; ++tg_mi)");
-  line("#pragma unroll");
-  open("for (int tg_ni = 0; tg_ni < " + std::to_string(NI) + "; ++tg_ni)");
-  std::string r0 = "(2 * tg_mi) * " + R1 + " + 2 * tg_ni", r1 = "(2 * tg_mi + 1) * " + R1 + " + 2 * tg_ni";
-  line(mma + "(" + c + "[" + r0 + "], " + c + "[" + r0 + " + 1], " + c + "[" + r1 + "], " + c + "[" +
-       r1 + " + 1], " + a_op + ", " + bs + "[tg_ni / 2][(tg_ni % 2) * 2], " + bs +
-       "[tg_ni / 2][(tg_ni % 2) * 2 + 1]);");
-  close();
-  close();
+  auto mma_at = [&](const std::string& ni, const std::string& b0, const std::string& b1) {
+    std::string r0 = "(2 * tg_mi) * " + R1 + " + " + ni, r1 = "(2 * tg_mi + 1) * " + R1 + " + " + ni;
+    line(mma + "(" + c + "[" + r0 + "], " + c + "[" + r0 + " + 1], " + c + "[" + r1 + "], " + c +
+         "[" + r1 + " + 1], " + a_op + ", " + b0 + ", " + b1 + ");");
+  };
+  if (p.b_chunked) {
+    // One flat sequence of KK * NJ chunks, each loaded one chunk ahead into the other buffer.
+    const std::string steps = std::to_string(KK * NJ), nj = std::to_string(NJ);
+    line("#pragma unroll");
+    open("for (int tg_nj = 0; tg_nj < " + nj + "; ++tg_nj)");
+    line("const int tg_t = tg_kk * " + nj + " + tg_nj;");
+    open("if (tg_t + 1 < " + steps + ")");
+    load_b("(tg_t + 1) / " + nj, "(tg_t + 1) % " + nj, "tg_b[(tg_t + 1) % 2]");
+    close();
+    line("#pragma unroll");
+    open("for (int tg_mi = 0; tg_mi < " + std::to_string(MI) + "; ++tg_mi)");
+    line("#pragma unroll");
+    open("for (int tg_h = 0; tg_h < 2; ++tg_h)");
+    mma_at("2 * (2 * tg_nj + tg_h)", "tg_b[tg_t % 2][tg_h * 2]", "tg_b[tg_t % 2][tg_h * 2 + 1]");
+    close();
+    close();
+    close();
+  } else {
+    const std::string bs = "tg_b" + slot("tg_kk");
+    line("#pragma unroll");
+    open("for (int tg_mi = 0; tg_mi < " + std::to_string(MI) + "; ++tg_mi)");
+    line("#pragma unroll");
+    open("for (int tg_ni = 0; tg_ni < " + std::to_string(NI) + "; ++tg_ni)");
+    mma_at("2 * tg_ni", bs + "[tg_ni / 2][(tg_ni % 2) * 2]", bs + "[tg_ni / 2][(tg_ni % 2) * 2 + 1]");
+    close();
+    close();
+  }
   close();
   close();
 }

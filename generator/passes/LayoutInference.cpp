@@ -1,4 +1,5 @@
 #include "passes/LayoutInference.h"
+#include "passes/ResourceEstimate.h"
 
 #include "ir/IRVisitor.h"
 #include "support/InternalError.h"
@@ -485,7 +486,10 @@ private:
 } // namespace
 
 std::optional<LayoutPlan> infer_layouts(const Kernel& k, const Target& target, DiagEngine& diag) {
-  return Inference(k, target, diag).run();
+  auto plan = Inference(k, target, diag).run();
+  if (plan && target.is_gpu())
+    plan_operand_buffers(k, target, *plan);
+  return plan;
 }
 
 } // namespace tilegen::passes

@@ -34,6 +34,10 @@ struct GemmPlan {
   int64_t ty = 1, tx = 1; // Simt: threads along M and N
   bool a_in_regs = false; // Mma: A read from a fragment's registers (no ldmatrix)
   bool a_staged = false;  // Simt: A fragment written to shared scratch first
+  // Mma: B's ldmatrix run one n16 chunk ahead of the mma (8 registers) instead of a whole k16
+  // step ahead (4 per 8 columns of the warp tile); chosen where the full-width buffers would
+  // not fit the register budget (plan_operand_buffers, ResourceEstimate.h)
+  bool b_chunked = false;
   int64_t wg = 0;         // Wgmma: warpgroups along M, one m64nNk16 row block each
 };
 

@@ -1,6 +1,7 @@
 #include "passes/ResourceEstimate.h"
 
 #include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "passes/LegalizeCuda.h"
 #include "support/InternalError.h"
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <sstream>
 
 namespace tilegen::passes {
 
@@ -135,6 +137,108 @@ private:
   DiagEngine& diag_;
 };
 
+// The body's program points in order: every statement other than a Seq, For or
+// IfThenElse, with the loops as [first, last] point ranges.
+struct Points {
+  std::vector<Stmt> at;
+  std::vector<bool> conditional; // inside an IfThenElse: not a definite definition
+  std::vector<std::pair<size_t, size_t>> loops;
+
+  void walk(const Stmt& s, bool cond = false) {
+    if (!s)
+      return;
+    switch (s->kind) {
+    case StmtKind::Seq:
+      for (const auto& c : s->as<Seq>()->stmts)
+        walk(c, cond);
+      return;
+    case StmtKind::For: {
+      size_t first = at.size();
+      walk(s->as<For>()->body, cond);
+      if (at.size() > first)
+        loops.emplace_back(first, at.size() - 1);
+      return;
+    }
+    case StmtKind::IfThenElse:
+      walk(s->as<IfThenElse>()->then_case, true);
+      walk(s->as<IfThenElse>()->else_case, true);
+      return;
+    default:
+      at.push_back(s);
+      conditional.push_back(cond);
+      return;
+    }
+  }
+};
+
+// Whether statement `s` overwrites all of `b` without reading it first.
+bool defines_whole(const StmtNode* s, const Buffer* b) {
+  if (auto* f = s->as<Fill>())
+    return f->dst.get() == b;
+  if (auto* c = s->as<Copy>())
+    return c->dst.buffer.get() == b && c->src.buffer.get() != b;
+  if (auto* g = s->as<Gemm>())
+    return g->clear && g->c.get() == b && g->a.get() != b && g->b.get() != b;
+  if (auto* r = s->as<Reduce>())
+    return r->clear && r->dst.get() == b && r->src.get() != b;
+  return false;
+}
+
+// Words of the register buffers live at each program point. A buffer is live from its first
+// to its last mention; a loop that it is mentioned in and also outside of, or whose body
+// reads it before overwriting all of it (a value carried to the next iteration), keeps it
+// live through the whole loop.
+std::vector<int64_t> live_words(const Points& P,
+                                const std::vector<std::pair<const Buffer*, int64_t>>& bufs) {
+  std::vector<int64_t> live(P.at.size(), 0);
+  for (const auto& [b, w] : bufs) {
+    std::vector<size_t> uses;
+    for (size_t i = 0; i < P.at.size(); ++i)
+      if (mentions_buffer(P.at[i], b))
+        uses.push_back(i);
+    if (uses.empty())
+      continue;
+    size_t lo = uses.front(), hi = uses.back();
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const auto& [s, e] : P.loops) {
+        if (hi < s || lo > e || (lo <= s && hi >= e))
+          continue; // disjoint, or live through the loop already
+        bool extend = !(lo >= s && hi <= e); // mentioned inside and outside
+        if (!extend) {
+          size_t first = *std::lower_bound(uses.begin(), uses.end(), s);
+          extend = P.conditional[first] || !defines_whole(P.at[first].get(), b);
+        }
+        if (extend) {
+          lo = std::min(lo, s);
+          hi = std::max(hi, e);
+          changed = true;
+        }
+      }
+    }
+    for (size_t i = lo; i <= hi; ++i)
+      live[i] = sat_add(live[i], w);
+  }
+  return live;
+}
+
+// The fragment and local buffers of the walked body with their words per thread:
+// ceil(elems * w / threads) for fragments, ceil(elems * w) for locals (w: words_per_elem).
+std::vector<std::pair<const Buffer*, int64_t>> register_buffers(Walker& w, int64_t threads) {
+  std::vector<std::pair<const Buffer*, int64_t>> bufs;
+  for (const Alloc* a : w.allocs) {
+    const BufferPtr& b = a->buffer;
+    if (b->scope == MemScope::Shared)
+      continue;
+    auto [num, den] = words_per_elem(b->dtype);
+    int64_t words = ceil_div(sat_mul(w.elems(b), num), den);
+    if (b->scope == MemScope::Fragment)
+      words = ceil_div(words, threads);
+    bufs.emplace_back(b.get(), words);
+  }
+  return bufs;
+}
+
 } // namespace
 
 std::string ResourceUse::smem_breakdown() const {
@@ -187,6 +291,7 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
     return std::nullopt;
 
   const bool async = target.gpu.async_copy != AsyncCopy::None;
+  auto reg_bufs = register_buffers(w, r.threads);
   for (const Alloc* a : w.allocs) {
     const BufferPtr& b = a->buffer;
     int64_t n = w.elems(b);
@@ -205,14 +310,10 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
       sb.bytes = round_up(sat_mul(sat_mul(n, sb.dtype_bytes), sb.factor), kSmemAlign);
       r.smem_bytes = sat_add(r.smem_bytes, sb.bytes);
       r.smem_buffers.push_back(std::move(sb));
-    } else {
-      auto [num, den] = words_per_elem(b->dtype);
-      int64_t words = ceil_div(sat_mul(n, num), den);
-      if (b->scope == MemScope::Fragment)
-        words = ceil_div(words, r.threads);
-      r.fragment_words = sat_add(r.fragment_words, words);
     }
   }
+  if (!w.ok)
+    return std::nullopt;
 
   int64_t max_reduce = 0;
   for (const Reduce* red : w.reduces) {
@@ -245,11 +346,16 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
   r.stage_scratch = staged > 0 ? round_up(staged, kSmemAlign) : 0;
   r.smem_bytes = sat_add(r.smem_bytes, r.stage_scratch);
 
-  if (target.gpu.mma != MatrixInst::None) {
-    for (const Gemm* g : w.gemms) {
-      if (!g->a->dtype.is_narrow_float())
-        continue; // f32 gemms run on FMA pipes straight from shared memory
-      // c is [m, n]; one k16 slice of a ([m, 16]) and b ([16, n]), 16-bit elements.
+  // Registers at each program point: the live fragments, plus a gemm's operand slices.
+  Points P;
+  P.walk(k.body);
+  std::vector<int64_t> live = live_words(P, reg_bufs);
+  for (size_t i = 0; i < P.at.size(); ++i) {
+    int64_t operand = 0;
+    const Gemm* g = P.at[i]->as<Gemm>();
+    if (g && target.gpu.mma != MatrixInst::None && g->a->dtype.is_narrow_float()) {
+      // f32 gemms run on FMA pipes straight from shared memory; mma operands are one k16
+      // slice of a ([m, 16]) and b ([16, n]), 16-bit elements, spread over the threads.
       int64_t mm = 0, nn = 0;
       if (g->c->shape.size() == 2) {
         auto mv = w.value(g->c->shape[0], g->loc, "gemm extent");
@@ -260,11 +366,59 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
         nn = *nv;
       }
       int64_t halves = sat_mul(sat_add(mm, nn), 16);
-      r.operand_words = sat_add(r.operand_words, ceil_div(ceil_div(halves, 2), r.threads));
+      operand = ceil_div(ceil_div(halves, 2), r.threads);
+    }
+    if (sat_add(live[i], operand) > sat_add(r.fragment_words, r.operand_words)) {
+      r.fragment_words = live[i];
+      r.operand_words = operand;
     }
   }
   r.registers = sat_add(sat_add(r.fragment_words, r.operand_words), kRegisterOverhead);
   return r;
+}
+
+void plan_operand_buffers(const Kernel& k, const Target& target, LayoutPlan& plan) {
+  std::ostringstream sink;
+  DiagEngine diag(sink);
+  Walker w({}, diag);
+  int64_t threads = 128;
+  if (k.threads) {
+    auto t = w.value(k.threads, k.loc, "thread count");
+    if (!t || *t <= 0)
+      return;
+    threads = *t;
+  }
+  w.walk(k.body, 1);
+  auto bufs = register_buffers(w, threads);
+  if (!w.ok)
+    return;
+  Points P;
+  P.walk(k.body);
+  std::vector<int64_t> live = live_words(P, bufs);
+  for (size_t i = 0; i < P.at.size(); ++i) {
+    const Gemm* g = P.at[i]->as<Gemm>();
+    auto it = plan.gemms.find(P.at[i].get());
+    if (!g || it == plan.gemms.end() || it->second.kind != GemmPlan::Mma)
+      continue;
+    GemmPlan& gp = it->second;
+    auto M = w.value(g->c->shape[0], g->loc, ""), N = w.value(g->c->shape[1], g->loc, "");
+    auto K = w.value(g->transpose_a ? g->a->shape[0] : g->a->shape[1], g->loc, "");
+    if (!M || !N || !K)
+      return;
+    const int64_t MI = *M / gp.wm / 16, NI = *N / gp.wn / 8, bufs_per_step = *K > 16 ? 2 : 1;
+    if (MI < 2)
+      continue; // a chunk would feed only 2 mma: too few to hide its ldmatrix
+    // The emitter's operand registers with B a whole k16 step ahead (CudaEmitter::gemm_mma).
+    const int64_t full = (gp.a_in_regs ? 4 * MI : bufs_per_step * 4 * MI) + bufs_per_step * 2 * NI;
+    const int64_t need = sat_add(sat_add(live[i], full), kRegisterOverhead);
+    if (need <= target.gpu.regs_per_thread)
+      continue;
+    gp.b_chunked = true;
+    plan.notes.push_back("gemm at line " + std::to_string(g->loc.line) + ": B in n16 chunks (~" +
+                         std::to_string(live[i]) + " live fragment + " + std::to_string(full) +
+                         " whole-step operand + " + std::to_string(kRegisterOverhead) +
+                         " fixed registers > " + std::to_string(target.gpu.regs_per_thread) + ")");
+  }
 }
 
 } // namespace tilegen::passes

@@ -19,12 +19,13 @@
 // scratch, then the staging scratch: exactly CudaEmitter::plan_memory's layout.
 //
 // Registers (an estimate, documented in docs/recommend.md "Registers"):
-//   fragment words = sum over `fragment` buffers of ceil(elems * w / threads)
-//                  + sum over `local` buffers of ceil(elems * w)        (per thread already)
+//   words(b)       = ceil(elems * w / threads) for a `fragment`, ceil(elems * w) for a `local`
 //     where w = 1/2 for 16-bit dtypes, 1 for 32-bit, 2 for 64-bit, 1/4 for 8-bit;
-//   operand words  = per Gemm on an mma target, one k16 slice of a and b per thread:
-//                    ceil((m + n) * 16 * 2 B / 4 / threads);
-//   registers      = fragment words + operand words + 40 (fixed overhead: thread/block
+//   fragment words = at the peak program point, the words of the buffers live there (a loop
+//                    that carries a buffer, or mentions it also outside, keeps it live);
+//   operand words  = at that point, if it is a Gemm on an mma target, one k16 slice of a and
+//                    b per thread: ceil((m + n) * 16 * 2 B / 4 / threads);
+//   registers      = max over points of fragment + operand words, + 40 (fixed overhead: thread/block
 //                    indices, ~8 64-bit tensor and shared-memory addresses, loop counters,
 //                    bounds predicates, pipeline stage indices: what ptxas reports beyond the
 //                    tiles for the sm_80 kernels of this shape, rounded up).
@@ -56,8 +57,8 @@ struct ResourceUse {
   int64_t reduce_scratch = 0;           // bytes, after the buffers (128-B rounded)
   int64_t stage_scratch = 0;            // bytes, after the reduction scratch (128-B rounded)
   int64_t smem_bytes = 0;               // buffers + scratch: the launch's dynamic smem
-  int64_t fragment_words = 0;           // per thread, fragments + locals
-  int64_t operand_words = 0;            // per thread, mma operand slices
+  int64_t fragment_words = 0;           // per thread, fragments + locals live at the peak
+  int64_t operand_words = 0;            // per thread, the peak's mma operand slices
   int64_t registers = 0;                // estimate per thread (see above)
 
   // "A_s 4 × 16384 B, B_s 4 × 16384 B" (+ ", reduce scratch 512 B"); factor 1 prints as
@@ -80,5 +81,11 @@ inline constexpr int64_t kRegisterOverhead = 40;
 std::optional<ResourceUse> estimate_resources(const ir::Kernel& k, const ir::VarMap& m,
                                               const Target& target, DiagEngine& diag,
                                               const LayoutPlan* plan = nullptr);
+
+// Operand buffering of the mma.sync gemms of an instantiated kernel (GemmPlan::b_chunked):
+// a gemm whose warp tile has two or more m16 tiles loads B in n16 chunks when the fragments
+// live at it (as estimate_resources counts them), its whole-step double-buffered operands and
+// the fixed overhead would exceed the target's registers per thread. Called by infer_layouts.
+void plan_operand_buffers(const ir::Kernel& k, const Target& target, LayoutPlan& plan);
 
 } // namespace tilegen::passes

@@ -103,10 +103,11 @@ def pinned_spec(kernel, cfg):
     text = open(os.path.join(spec_dir, kernel + ".yaml")).read()
     target = TARGET.get(kernel, "sm_90")
     text = re.sub(r"\n    " + target + r": \{[^\n]*", "", text)  # the spec's own entry
-    entry = f"    {target}: {{" + ", ".join(f"{k}: [{v}]" for k, v in cfg.items() if k != "_env") + "}\n"
+    cfg = {k: v for k, v in cfg.items() if k != "_env"}
+    if re.search(r"\n  WR: ", text) and "WR" not in cfg:  # attention: rows per warp follow BM, threads
+        cfg["WR"] = 32 * int(cfg["BM"]) // int(cfg["threads"])
+    entry = f"    {target}: {{" + ", ".join(f"{k}: [{v}]" for k, v in cfg.items()) + "}\n"
     text = re.sub(r"(\n  targets:\n)", lambda m: m.group(1) + entry, text, count=1)
-    # the FA2 rule "threads == 2 * BM" is one choice of rows per warp; the sweep varies it
-    text = text.replace('    - "threads == 2 * BM"', '    - "threads * 8 <= BM * 32"')
     text = text.replace("  stages: [1, 2]\n", "  stages: [1, 2, 3, 4]\n")  # attention's deeper pipelines
     text = text.replace("  BN: [32, 64, 128]\n", "  BN: [32, 64, 128, 256]\n")
     m = re.search(r"_D(\d+)$", SWEEP[kernel][0])

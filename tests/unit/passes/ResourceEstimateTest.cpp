@@ -96,7 +96,7 @@ TEST(ResourceEstimate, GemmF32AndStagesOneAndNoAsyncCopy) {
 TEST(ResourceEstimate, FlashAttentionD128) {
   Kernel k = shipped("flash_attention_fwd.yaml", "bf16");
   auto m = bind(k, {{"causal", 1}, {"D", 128}},
-                {{"BM", 128}, {"BN", 64}, {"stages", 2}, {"threads", 256}});
+                {{"BM", 128}, {"BN", 64}, {"stages", 2}, {"threads", 256}, {"WR", 16}});
   auto r = estimate(k, m, sm("sm_90"));
   // Q_s is copied before the loop: 128*128*2 = 32768 once. K_s, V_s: 64*128*2 = 16384 x 2.
   // Reduce scratch: 256/32 warps * 4 B * 128 (m_blk and l have BM elements) = 4096.
@@ -109,16 +109,85 @@ TEST(ResourceEstimate, FlashAttentionD128) {
   EXPECT_EQ(r.smem_bytes, 102400);
   // s 8192 f32 / 256 = 32; p 8192 bf16 = 4096 words / 256 = 16; acc 16384 / 256 = 64;
   // m, m_blk, l, alpha: 128 / 256 -> 1 each. Operands: QK^T (128+64)*16/2/256 = 6,
-  // PV (128+128)*16/2/256 = 8.
-  EXPECT_EQ(r.fragment_words, 32 + 16 + 64 + 4);
-  EXPECT_EQ(r.operand_words, 14);
-  EXPECT_EQ(r.registers, 116 + 14 + 40);
+  // PV (128+128)*16/2/256 = 8. Live at once: acc, m, l (read after the loop or in the next
+  // iteration) and alpha (its first mention in the loop body reads it) throughout the loop;
+  // s from the first gemm to the copy into p, p from there to the second gemm, m_blk from its
+  // reduce to the merge. The peak is the copy s -> p: 64 + 3 + 32 + 16 (the gemms: QK^T
+  // 64 + 3 + 32 + 6 operand, PV 64 + 3 + 16 + 8).
+  EXPECT_EQ(r.fragment_words, 64 + 3 + 32 + 16);
+  EXPECT_EQ(r.operand_words, 0);
+  EXPECT_EQ(r.registers, 115 + 40);
+}
+
+// FA2's 32 query rows per warp on the sm_90 path: the sum of all fragments (260 words) is far
+// over 255, but s and p and the two gemms' operands are never live together. Layout planning
+// loads the second gemm's B (V) in n16 chunks: with a whole k16 step ahead, its operands
+// (P packed in place: 4 x 2 m16 tiles; V: 2 steps x 2 x 16 n8 tiles) would not fit beside the
+// live fragments. The first gemm, and 16-row warp tiles (one m16 tile: a chunk would feed
+// only two mma), keep whole steps.
+TEST(ResourceEstimate, ThirtyTwoRowWarpTilesFitAndChunkTheSecondGemm) {
+  Kernel k = shipped("flash_attention_fwd.yaml", "bf16");
+  auto m = bind(k, {{"causal", 0}, {"D", 128}},
+                {{"BM", 128}, {"BN", 64}, {"stages", 2}, {"threads", 128}, {"WR", 32}});
+  Kernel ik = simplify(substitute(k, m));
+  std::ostringstream out;
+  DiagEngine diag(out);
+  auto plan = passes::infer_layouts(ik, sm("sm_90"), diag);
+  ASSERT_TRUE(plan) << out.str();
+  auto r = passes::estimate_resources(ik, {}, sm("sm_90"), diag, &*plan);
+  ASSERT_TRUE(r) << out.str();
+  // Peak at the copy s -> p: acc 128 + m, l, alpha 3 + s 64 + p 32.
+  EXPECT_EQ(r->fragment_words, 128 + 3 + 64 + 32);
+  EXPECT_EQ(r->registers, 227 + 40);
+  // The first gemm reads Q_s from shared memory, the second P from registers.
+  bool qk = false, pv = false;
+  for (const auto& [stmt, gp] : plan->gemms)
+    (stmt->as<Gemm>()->a->scope == MemScope::Fragment ? pv : qk) = gp.b_chunked;
+  EXPECT_FALSE(qk);
+  EXPECT_TRUE(pv);
+
+  auto m64 = bind(k, {{"causal", 0}, {"D", 128}},
+                  {{"BM", 64}, {"BN", 64}, {"stages", 2}, {"threads", 128}, {"WR", 16}});
+  auto plan64 = passes::infer_layouts(simplify(substitute(k, m64)), sm("sm_90"), diag);
+  ASSERT_TRUE(plan64) << out.str();
+  for (const auto& [stmt, gp] : plan64->gemms)
+    EXPECT_FALSE(gp.b_chunked);
+}
+
+// A fragment written in full at the top of a loop body is not carried around the loop; one that
+// the body reads first, or that is used after the loop, stays live through all of it.
+TEST(ResourceEstimate, LivenessFollowsLoops) {
+  Kernel k = from_text(R"(
+kernel: t
+types: {T: [bf16]}
+params: {N: dim}
+tensors:
+  X: {type: T, shape: [N, 64]}
+  Y: {type: T, shape: [64, 64], access: write}
+threads: 128
+body:
+  - fragment: {acc: [f32, 64, 64], t: [f32, 64, 64], u: [f32, 64, 64]}
+  - fill: {dst: acc, value: 0}
+  - for: {var: i, extent: "cdiv(N, 64)"}
+    body:
+      - fill: {dst: t, value: 1}
+      - parallel: {r: 64, c: 64}
+        body: ["acc[r, c] = acc[r, c] + t[r, c]"]
+  - fill: {dst: u, value: 2}
+  - parallel: {r: 64, c: 64}
+    body: ["acc[r, c] = acc[r, c] * u[r, c]"]
+  - copy: {src: acc, dst: "Y[0, 0]"}
+)");
+  auto r = estimate(k, {}, sm("sm_80"));
+  // acc, t, u: 32 words each; t and u are never live together.
+  EXPECT_EQ(r.fragment_words, 64);
+  EXPECT_EQ(r.registers, 64 + 40);
 }
 
 TEST(ResourceEstimate, FlashAttentionD64SmallTiles) {
   Kernel k = shipped("flash_attention_fwd.yaml", "f16");
   auto m = bind(k, {{"causal", 0}, {"D", 64}},
-                {{"BM", 64}, {"BN", 128}, {"stages", 2}, {"threads", 128}});
+                {{"BM", 64}, {"BN", 128}, {"stages", 2}, {"threads", 128}, {"WR", 16}});
   auto r = estimate(k, m, sm("sm_80"));
   // Q_s 64*64*2 = 8192; K_s, V_s 128*64*2 = 16384 x 2 each; scratch 4 warps * 4 * 64 = 1024.
   EXPECT_EQ(r.smem_bytes, 8192 + 2 * 32768 + 1024);
@@ -127,7 +196,7 @@ TEST(ResourceEstimate, FlashAttentionD64SmallTiles) {
 TEST(ResourceEstimate, F32FlashAttentionStagesTheProbabilitiesForTheSimtGemm) {
   Kernel k = shipped("flash_attention_fwd.yaml", "f32");
   auto m = bind(k, {{"causal", 0}, {"D", 64}},
-                {{"BM", 64}, {"BN", 64}, {"stages", 2}, {"threads", 128}});
+                {{"BM", 64}, {"BN", 64}, {"stages", 2}, {"threads", 128}, {"WR", 16}});
   // Q_s 64*64*4 = 16384; K_s, V_s 16384 x 2 each; reduce scratch 4 warps * 4 * 64 = 1024;
   // p (f32 fragment, A of a SIMT gemm) staged through 64*64*4 = 16384 B.
   auto r = estimate(k, m, sm("sm_80"));
@@ -145,7 +214,7 @@ TEST(ResourceEstimate, F32FlashAttentionStagesTheProbabilitiesForTheSimtGemm) {
   // bf16 runs both gemms on mma, P from registers: nothing staged.
   Kernel kb = shipped("flash_attention_fwd.yaml", "bf16");
   EXPECT_EQ(estimate(kb, bind(kb, {{"causal", 0}, {"D", 64}},
-                              {{"BM", 64}, {"BN", 64}, {"stages", 2}, {"threads", 128}}),
+                              {{"BM", 64}, {"BN", 64}, {"stages", 2}, {"threads", 128}, {"WR", 16}}),
                      sm("sm_80"))
                 .stage_scratch,
             0);
