@@ -350,6 +350,9 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
   Points P;
   P.walk(k.body);
   std::vector<int64_t> live = live_words(P, reg_bufs);
+  int64_t all = 0;
+  for (const auto& rb : reg_bufs)
+    all = sat_add(all, rb.second);
   for (size_t i = 0; i < P.at.size(); ++i) {
     int64_t operand = 0;
     const Gemm* g = P.at[i]->as<Gemm>();
@@ -368,12 +371,14 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
       int64_t halves = sat_mul(sat_add(mm, nn), 16);
       operand = ceil_div(ceil_div(halves, 2), r.threads);
     }
+    all = sat_add(all, operand);
     if (sat_add(live[i], operand) > sat_add(r.fragment_words, r.operand_words)) {
       r.fragment_words = live[i];
       r.operand_words = operand;
     }
   }
   r.registers = sat_add(sat_add(r.fragment_words, r.operand_words), kRegisterOverhead);
+  r.registers_all = sat_add(all, kRegisterOverhead);
   return r;
 }
 

@@ -60,6 +60,9 @@ struct ResourceUse {
   int64_t fragment_words = 0;           // per thread, fragments + locals live at the peak
   int64_t operand_words = 0;            // per thread, the peak's mma operand slices
   int64_t registers = 0;                // estimate per thread (see above)
+  // Every fragment and every gemm's operand slice at once, + 40: the upper bound the analytic
+  // model's occupancy uses (docs/recommend.md "Registers").
+  int64_t registers_all = 0;
 
   // "A_s 4 × 16384 B, B_s 4 × 16384 B" (+ ", reduce scratch 512 B"); factor 1 prints as
   // "Q_s 16384 B".
