@@ -50,7 +50,9 @@ SWEEP = {
         dict(BM=64, BN=256, BK=128, stages=4, threads=128),
     ]),
     "flash_attention_fwd": ("bf16_causal0_D128", [
-        dict(BM=64, BN=32, stages=2, threads=128),  # shipped for sm_90
+        dict(BM=128, BN=32, stages=2, threads=128),  # shipped for sm_90 (32 rows per warp)
+        dict(BM=128, BN=64, stages=2, threads=128),
+        dict(BM=64, BN=32, stages=2, threads=128),
         dict(BM=64, BN=32, stages=1, threads=128),
         dict(BM=64, BN=64, stages=2, threads=128),
         dict(BM=128, BN=64, stages=2, threads=256),
