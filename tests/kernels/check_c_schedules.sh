@@ -22,8 +22,8 @@ for t in c c_avx2; do
   expect $t gemm f32 "BK=256 BM=64 BN=128 stages=2 threads=128"
   expect $t softmax f32 "BM=2 BN=2048 threads=128"
   expect $t rmsnorm f32 "BM=4 BN=1024 threads=128"
-  expect $t flash_attention_fwd f32_causal0_D64 "BM=128 BN=64 D=64 causal=0 stages=1 threads=256"
-  expect $t flash_attention_fwd f32_causal1_D128 "BM=128 BN=32 D=128 causal=1 stages=1 threads=256"
+  expect $t flash_attention_fwd f32_causal0_D64 "BM=128 BN=64 D=64 WR=16 causal=0 stages=1 threads=256"
+  expect $t flash_attention_fwd f32_causal1_D128 "BM=128 BN=32 D=128 WR=16 causal=1 stages=1 threads=256"
 done
 # gemm_fp8: the footprint counts the FP8 tiles at 1 byte per element (docs/kernels.md gemm_fp8)
 for t in c c_avx2 c_avx512; do
@@ -33,5 +33,5 @@ done
 expect c_avx512 gemm f32 "BK=256 BM=128 BN=256 stages=2 threads=128"
 expect c_avx512 gemm_bias_gelu bf16 "BK=256 BM=128 BN=256 stages=2 threads=128"
 expect c_avx512 softmax f32 "BM=2 BN=2048 threads=128"
-expect c_avx512 flash_attention_fwd f32_causal0_D128 "BM=128 BN=128 D=128 causal=0 stages=1 threads=256"
+expect c_avx512 flash_attention_fwd f32_causal0_D128 "BM=128 BN=128 D=128 WR=16 causal=0 stages=1 threads=256"
 exit $fail
