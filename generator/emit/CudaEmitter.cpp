@@ -234,13 +234,13 @@ std::string CudaEmitter::shared_ptr(const Buffer* b) {
 std::string CudaEmitter::shared_offset(const Buffer* b, const std::string& row,
                                        const std::string& col) {
   const SharedSlot& s = slots_.at(b);
-  auto pan = plan_.panels.find(b);
-  if (pan != plan_.panels.end() && pan->second < s.cols) {
+  if (!row_major(b)) {
     // Column panels (plan_hopper): panel col / P holds rows x P elements, swizzled inside.
-    const std::string P = std::to_string(pan->second);
+    const int64_t pw = plan_.panels.at(b);
+    const std::string P = std::to_string(pw);
     std::string in = "(" + row + ") * " + P + " + (" + col + ") % " + P;
     const auto& sw = plan_.swizzles.at(b);
-    return "(" + col + ") / " + P + " * " + std::to_string(s.rows * pan->second) + " + " +
+    return "(" + col + ") / " + P + " * " + std::to_string(s.rows * pw) + " + " +
            need("tg_swizzle") + "<" + std::to_string(sw.B) + ", " + std::to_string(sw.M) + ", " +
            std::to_string(sw.S) + ">(" + in + ")";
   }
@@ -253,13 +253,16 @@ std::string CudaEmitter::shared_offset(const Buffer* b, const std::string& row,
          std::to_string(sw.S) + ">(" + lin + ")";
 }
 
-bool CudaEmitter::splits_offsets(const Buffer* b) const {
-  const SharedSlot& s = slots_.at(b);
+bool CudaEmitter::row_major(const Buffer* b) const {
   auto pan = plan_.panels.find(b);
-  if (pan != plan_.panels.end() && pan->second < s.cols)
-    return false;
+  return pan == plan_.panels.end() || pan->second >= slots_.at(b).cols;
+}
+
+bool CudaEmitter::splits_offsets(const Buffer* b) const {
+  const int64_t cols = slots_.at(b).cols;
   auto it = plan_.swizzles.find(b);
-  return it != plan_.swizzles.end() && it->second.B > 0 && s.cols > 0 && (s.cols & (s.cols - 1)) == 0;
+  return row_major(b) && it != plan_.swizzles.end() && it->second.B > 0 && cols > 0 &&
+         (cols & (cols - 1)) == 0;
 }
 
 std::string CudaEmitter::shared_offset_split(const Buffer* b, const std::string& base,

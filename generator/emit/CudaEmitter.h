@@ -104,8 +104,10 @@ private:
   // Element offset (swizzled, stage included) of shared buffer b at logical (row, col) given
   // as C expressions of type int.
   std::string shared_offset(const ir::Buffer* b, const std::string& row, const std::string& col);
-  // Whether shared_offset_split applies to `b`: a row-major XOR-swizzled buffer (no column
-  // panels) whose rows are a power of two elements long.
+  // Whether `b` is stored row by row (not as column panels narrower than its rows, plan_hopper).
+  bool row_major(const ir::Buffer* b) const;
+  // Whether shared_offset_split applies to `b`: a row-major XOR-swizzled buffer whose rows are
+  // a power of two elements long.
   bool splits_offsets(const ir::Buffer* b) const;
   // shared_offset of (row, col) = (t_row + c_row, t_col + c_col), where `base` holds the swizzled
   // offset of the thread's part (t_row, t_col) and (c_row, c_col) is constant once the loops

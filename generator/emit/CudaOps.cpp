@@ -215,15 +215,15 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
     const int64_t CPR = C / V, RPI = threads_ / CPR;
     const bool split = chunks % threads_ == 0 && threads_ % CPR == 0 && RPI > 0 &&
                        (RPI & (RPI - 1)) == 0 && splits_offsets(sb);
+    const std::string t_row = "tg_tid / " + std::to_string(CPR),
+                      t_col = "(tg_tid % " + std::to_string(CPR) + ") * " + std::to_string(V);
     auto chunk_loop = [&](bool checked) {
       if (split)
-        line("const int tg_os = " + shared_offset(sb, "tg_tid / " + std::to_string(CPR), "(tg_tid % " +
-                                                  std::to_string(CPR) + ") * " + std::to_string(V)) + ";");
+        line("const int tg_os = " + shared_offset(sb, t_row, t_col) + ";");
       line("#pragma unroll");
       open("for (int tg_c = 0; tg_c < " + std::to_string(per) + "; ++tg_c)");
       if (split) {
-        line("const int tg_row = tg_tid / " + std::to_string(CPR) + " + tg_c * " + std::to_string(RPI) +
-             ", tg_col = (tg_tid % " + std::to_string(CPR) + ") * " + std::to_string(V) + ";");
+        line("const int tg_row = " + t_row + " + tg_c * " + std::to_string(RPI) + ", tg_col = " + t_col + ";");
       } else {
         line("const int tg_q = tg_tid + tg_c * " + std::to_string(threads_) + ";");
         if (chunks % threads_ != 0)
@@ -498,33 +498,40 @@ void CudaEmitter::gemm_mma(const Gemm* g, const passes::GemmPlan& p) {
   // Each ldmatrix address is a thread part (lane, warp) plus a part that is constant once the
   // loops are unrolled (k step, m16 tile, n16 chunk). The two share no bit when the row length
   // and the warp tile are powers of two (the constant part is a multiple of 16 below the warp
-  // tile's extent, the lane part below 16); then the thread part is swizzled once.
-  auto pow2 = [](int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
-  const bool split_a = !p.a_in_regs && splits_offsets(g->a.get()) && pow2(WTM);
-  const bool split_b = splits_offsets(g->b.get()) && pow2(WTN);
-  if (split_a)
-    line("const int tg_oa = " +
-         (!g->transpose_a ? shared_offset(g->a.get(), "tg_wm * " + std::to_string(WTM) + " + tg_l % 16", "(tg_l / 16) * 8")
-                          : shared_offset(g->a.get(), "(tg_j / 2) * 8 + tg_i", "tg_wm * " + std::to_string(WTM) + " + (tg_j % 2) * 8")) +
-         ";");
-  if (split_b)
-    line("const int tg_ob = " +
-         (!g->transpose_b ? shared_offset(g->b.get(), "(tg_j % 2) * 8 + tg_i", "tg_wn * " + std::to_string(WTN) + " + (tg_j / 2) * 8")
-                          : shared_offset(g->b.get(), "tg_wn * " + std::to_string(WTN) + " + (tg_j / 2) * 8 + tg_i", "(tg_j % 2) * 8")) +
-         ";");
+  // tile's extent, the lane part below 16); then the thread part is swizzled once, into `base`.
+  struct Operand {
+    const Buffer* buf;
+    std::string t_row, t_col, base;
+    bool split;
+  };
+  auto operand = [&](const Buffer* b, const std::string& t_row, const std::string& t_col,
+                     int64_t warp_tile, const std::string& base) {
+    Operand o{b, t_row, t_col, base,
+              splits_offsets(b) && warp_tile > 0 && (warp_tile & (warp_tile - 1)) == 0};
+    if (o.split)
+      line("const int " + base + " = " + shared_offset(b, t_row, t_col) + ";");
+    return o;
+  };
+  // The element offset of operand `o` at its thread part plus (c_row, c_col).
+  auto at = [&](const Operand& o, const std::string& c_row, const std::string& c_col) {
+    return o.split ? shared_offset_split(o.buf, o.base, c_row, c_col)
+                   : shared_offset(o.buf, c_row + " + " + o.t_row, c_col + " + " + o.t_col);
+  };
+  const std::string wm_rows = "tg_wm * " + std::to_string(WTM), wn_cols = "tg_wn * " + std::to_string(WTN);
+  Operand oa{};
+  if (!p.a_in_regs)
+    oa = !g->transpose_a ? operand(g->a.get(), wm_rows + " + tg_l % 16", "(tg_l / 16) * 8", WTM, "tg_oa")
+                         : operand(g->a.get(), "(tg_j / 2) * 8 + tg_i", wm_rows + " + (tg_j % 2) * 8", WTM, "tg_oa");
+  const Operand ob = !g->transpose_b
+                         ? operand(g->b.get(), "(tg_j % 2) * 8 + tg_i", wn_cols + " + (tg_j / 2) * 8", WTN, "tg_ob")
+                         : operand(g->b.get(), wn_cols + " + (tg_j / 2) * 8 + tg_i", "(tg_j % 2) * 8", WTN, "tg_ob");
   // The ldmatrix of B's n16 chunk `nj` of k16 step `kk` (expressions) into `dst`.
   auto load_b = [&](const std::string& kk, const std::string& nj, const std::string& dst) {
     const std::string k16 = "(" + kk + ") * 16", n16 = "(" + nj + ") * 16";
     if (!g->transpose_b)
-      line(need("tg_ldmatrix_x4_trans") + "(" + dst + ", " + B + " + " +
-           (split_b ? shared_offset_split(g->b.get(), "tg_ob", k16, n16)
-                    : shared_offset(g->b.get(), k16 + " + (tg_j % 2) * 8 + tg_i",
-                                    "tg_wn * " + std::to_string(WTN) + " + " + n16 + " + (tg_j / 2) * 8")) + ");");
+      line(need("tg_ldmatrix_x4_trans") + "(" + dst + ", " + B + " + " + at(ob, k16, n16) + ");");
     else
-      line(need("tg_ldmatrix_x4") + "(" + dst + ", " + B + " + " +
-           (split_b ? shared_offset_split(g->b.get(), "tg_ob", n16, k16)
-                    : shared_offset(g->b.get(), "tg_wn * " + std::to_string(WTN) + " + " + n16 + " + (tg_j / 2) * 8 + tg_i",
-                                    k16 + " + (tg_j % 2) * 8")) + ");");
+      line(need("tg_ldmatrix_x4") + "(" + dst + ", " + B + " + " + at(ob, n16, k16) + ");");
   };
   // The ldmatrix of k16 step `kk` (an expression) into its buffers: A, and B unless chunked.
   auto load = [&](const std::string& kk) {
@@ -534,14 +541,10 @@ void CudaEmitter::gemm_mma(const Gemm* g, const passes::GemmPlan& p) {
       const std::string k16 = "(" + kk + ") * 16";
       if (!g->transpose_a)
         line(need("tg_ldmatrix_x4") + "(tg_a" + slot(kk) + "[tg_mi], " + A + " + " +
-             (split_a ? shared_offset_split(g->a.get(), "tg_oa", "tg_mi * 16", k16)
-                      : shared_offset(g->a.get(), "tg_wm * " + std::to_string(WTM) + " + tg_mi * 16 + tg_l % 16",
-                                      k16 + " + (tg_l / 16) * 8")) + ");");
+             at(oa, "tg_mi * 16", k16) + ");");
       else
         line(need("tg_ldmatrix_x4_trans") + "(tg_a" + slot(kk) + "[tg_mi], " + A + " + " +
-             (split_a ? shared_offset_split(g->a.get(), "tg_oa", k16, "tg_mi * 16")
-                      : shared_offset(g->a.get(), k16 + " + (tg_j / 2) * 8 + tg_i",
-                                      "tg_wm * " + std::to_string(WTM) + " + tg_mi * 16 + (tg_j % 2) * 8")) + ");");
+             at(oa, k16, "tg_mi * 16") + ");");
       close();
     }
     if (p.b_chunked)

@@ -239,6 +239,23 @@ std::vector<std::pair<const Buffer*, int64_t>> register_buffers(Walker& w, int64
   return bufs;
 }
 
+// The register words live at each program point of `k`'s body, which `w` has walked, and
+// their sum over every fragment and local (the all-at-once bound).
+struct Liveness {
+  Points points;
+  std::vector<int64_t> live;
+  int64_t all = 0;
+};
+Liveness liveness(const Kernel& k, Walker& w, int64_t threads) {
+  Liveness L;
+  auto bufs = register_buffers(w, threads);
+  for (const auto& b : bufs)
+    L.all = sat_add(L.all, b.second);
+  L.points.walk(k.body);
+  L.live = live_words(L.points, bufs);
+  return L;
+}
+
 } // namespace
 
 std::string ResourceUse::smem_breakdown() const {
@@ -291,7 +308,6 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
     return std::nullopt;
 
   const bool async = target.gpu.async_copy != AsyncCopy::None;
-  auto reg_bufs = register_buffers(w, r.threads);
   for (const Alloc* a : w.allocs) {
     const BufferPtr& b = a->buffer;
     int64_t n = w.elems(b);
@@ -347,15 +363,13 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
   r.smem_bytes = sat_add(r.smem_bytes, r.stage_scratch);
 
   // Registers at each program point: the live fragments, plus a gemm's operand slices.
-  Points P;
-  P.walk(k.body);
-  std::vector<int64_t> live = live_words(P, reg_bufs);
-  int64_t all = 0;
-  for (const auto& rb : reg_bufs)
-    all = sat_add(all, rb.second);
-  for (size_t i = 0; i < P.at.size(); ++i) {
+  Liveness L = liveness(k, w, r.threads);
+  if (!w.ok)
+    return std::nullopt;
+  int64_t all = L.all;
+  for (size_t i = 0; i < L.points.at.size(); ++i) {
     int64_t operand = 0;
-    const Gemm* g = P.at[i]->as<Gemm>();
+    const Gemm* g = L.points.at[i]->as<Gemm>();
     if (g && target.gpu.mma != MatrixInst::None && g->a->dtype.is_narrow_float()) {
       // f32 gemms run on FMA pipes straight from shared memory; mma operands are one k16
       // slice of a ([m, 16]) and b ([16, n]), 16-bit elements, spread over the threads.
@@ -372,8 +386,8 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
       operand = ceil_div(ceil_div(halves, 2), r.threads);
     }
     all = sat_add(all, operand);
-    if (sat_add(live[i], operand) > sat_add(r.fragment_words, r.operand_words)) {
-      r.fragment_words = live[i];
+    if (sat_add(L.live[i], operand) > sat_add(r.fragment_words, r.operand_words)) {
+      r.fragment_words = L.live[i];
       r.operand_words = operand;
     }
   }
@@ -394,15 +408,12 @@ void plan_operand_buffers(const Kernel& k, const Target& target, LayoutPlan& pla
     threads = *t;
   }
   w.walk(k.body, 1);
-  auto bufs = register_buffers(w, threads);
+  Liveness L = liveness(k, w, threads);
   if (!w.ok)
     return;
-  Points P;
-  P.walk(k.body);
-  std::vector<int64_t> live = live_words(P, bufs);
-  for (size_t i = 0; i < P.at.size(); ++i) {
-    const Gemm* g = P.at[i]->as<Gemm>();
-    auto it = plan.gemms.find(P.at[i].get());
+  for (size_t i = 0; i < L.points.at.size(); ++i) {
+    const Gemm* g = L.points.at[i]->as<Gemm>();
+    auto it = plan.gemms.find(L.points.at[i].get());
     if (!g || it == plan.gemms.end() || it->second.kind != GemmPlan::Mma)
       continue;
     GemmPlan& gp = it->second;
@@ -415,12 +426,12 @@ void plan_operand_buffers(const Kernel& k, const Target& target, LayoutPlan& pla
       continue; // a chunk would feed only 2 mma: too few to hide its ldmatrix
     // The emitter's operand registers with B a whole k16 step ahead (CudaEmitter::gemm_mma).
     const int64_t full = (gp.a_in_regs ? 4 * MI : bufs_per_step * 4 * MI) + bufs_per_step * 2 * NI;
-    const int64_t need = sat_add(sat_add(live[i], full), kRegisterOverhead);
+    const int64_t need = sat_add(sat_add(L.live[i], full), kRegisterOverhead);
     if (need <= target.gpu.regs_per_thread)
       continue;
     gp.b_chunked = true;
     plan.notes.push_back("gemm at line " + std::to_string(g->loc.line) + ": B in n16 chunks (~" +
-                         std::to_string(live[i]) + " live fragment + " + std::to_string(full) +
+                         std::to_string(L.live[i]) + " live fragment + " + std::to_string(full) +
                          " whole-step operand + " + std::to_string(kRegisterOverhead) +
                          " fixed registers > " + std::to_string(target.gpu.regs_per_thread) + ")");
   }

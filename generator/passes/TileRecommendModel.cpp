@@ -189,7 +189,7 @@ ModelNumbers model_config(const Kernel& k, const VarMap& m, const ResourceUse& u
   // live peak that decides eligibility: with the peak, the model's occupancy term tied
   // configurations that measured slower on the H200 (docs/recommend.md "Registers").
   int64_t warps = (use.threads + g.warp_size - 1) / g.warp_size;
-  int64_t regs = (std::max(use.registers, use.registers_all) + 7) / 8 * 8;
+  int64_t regs = (use.registers_all + 7) / 8 * 8;
   int64_t regs_per_warp = (regs * g.warp_size + 255) / 256 * 256;
   int64_t by_smem = g.smem_per_sm / (use.smem_bytes + g.smem_reserved_per_block);
   int64_t by_regs = regs_per_warp > 0 ? g.regs_per_sm / regs_per_warp / warps : 0;
