@@ -91,6 +91,12 @@ private:
   std::set<const ir::Reduce*> deferred_;
   void emit_parallel(const ir::Parallel* p);
   void parallel_body(const ir::Stmt& s);
+  // Comparisons of the innermost variable that are thresholds on its register coordinate:
+  // their bounds declared once per row, their spelling for print_binary (CudaKernel.cpp).
+  void declare_thresholds(const ir::Parallel* p, const layout::FragmentLayout& L, size_t d,
+                          int64_t extent, const std::string& reg);
+  std::map<const ir::Binary*, std::string> thresholds_;
+  std::string print_binary(const ir::Binary* b, int& prec) override;
   void emit_atomic_add(const ir::AtomicAdd* a);
 
   // Barrier bookkeeping: shared memory written / read since the last __syncthreads, and

@@ -6,6 +6,7 @@
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
+#include "passes/IndexThreshold.h"
 #include "passes/LegalizeCuda.h"
 #include "support/InternalError.h"
 
@@ -290,6 +291,8 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
   for (size_t v = 0; v < p->vars.size(); ++v) {
     std::string c = "tg_r_" + name(p->vars[v]->name);
     int64_t R = L.regs_of_dim(dim_of[v]);
+    if (v + 1 == p->vars.size())
+      declare_thresholds(p, L, dim_of[v], cuda_const(driver->shape[dim_of[v]]), c);
     var_regs_[p->vars[v].get()] = {c, R};
     line("#pragma unroll");
     open("for (int " + c + " = 0; " + c + " < " + std::to_string(R) + "; ++" + c + ")");
@@ -298,11 +301,41 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
     line("(void)" + name(p->vars[v]->name) + ";");
   }
   parallel_body(p->body);
+  thresholds_.clear();
   for (size_t v = 0; v < p->vars.size(); ++v) {
     close();
     var_regs_.erase(p->vars[v].get());
   }
   close();
+}
+
+// Before the innermost loop of parallel p: the bound of each threshold comparison in its body
+// (passes/IndexThreshold.h) on the register coordinate r of the innermost variable j =
+// tg_t_j + r, clamped to [0, E] (r lies in [0, E): clamping changes no outcome), and the
+// comparisons' new spelling for print_binary: a constant per element against a 32-bit value
+// per row. Attention's mask `kv >= S || kv > q` becomes one compare and one select per score
+// instead of 64-bit adds and two 64-bit compares.
+void CudaEmitter::declare_thresholds(const Parallel* p, const layout::FragmentLayout& L, size_t d,
+                                     int64_t extent, const std::string& reg) {
+  const std::string t = "tg_t_" + name(p->vars.back()->name), r = reg_coord(L, d, reg);
+  for (const auto& [b, th] : passes::find_index_thresholds(p->body, p->vars.back().get())) {
+    const std::string lim = "tg_lim" + std::to_string(thresholds_.size());
+    int prec = 0;
+    line("// " + CFamilyPrinter::print_binary(b, prec) + ": register coordinate " +
+         (th.ge ? ">= " : "< ") + lim);
+    line("const int " + lim + " = (int)" + need("tg_min_i64") + "(" + need("tg_max_i64") + "(" +
+         expr(th.bound, kAdd) + " - " + t + ", (int64_t)0), (int64_t)" + std::to_string(extent) +
+         ");");
+    thresholds_[b] = "(" + r + ")" + (th.ge ? " >= " : " < ") + lim;
+  }
+}
+
+std::string CudaEmitter::print_binary(const Binary* b, int& prec) {
+  if (auto it = thresholds_.find(b); it != thresholds_.end()) {
+    prec = kRel;
+    return it->second;
+  }
+  return CFamilyPrinter::print_binary(b, prec);
 }
 
 void CudaEmitter::parallel_body(const Stmt& s) {
