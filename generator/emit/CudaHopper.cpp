@@ -11,6 +11,8 @@
 // through `empty[stage]` (one arrival per consumer warp) once its wgmmas have read it.
 #include "emit/CudaEmitter.h"
 
+#include "passes/ResourceEstimate.h"
+
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "support/InternalError.h"
@@ -24,17 +26,10 @@ using namespace ir;
 
 namespace {
 
-// Registers per thread after setmaxnreg: the producer keeps the minimum a TMA loop needs; the
-// consumers share the rest of the 64K-register file (a multiple of 8, at most 256 - 8).
-constexpr int kProducerRegs = 40;
-// The rotated attention body (FA3's intra-warpgroup overlap) holds S, packed P and O at once;
-// its producer gets by with the architectural minimum, so the consumers get 240.
-constexpr int kProducerRegsMin = 24;
-int consumer_regs(int64_t consumer_threads, int regs_per_sm, int producer_regs) {
-  int64_t r = (regs_per_sm - producer_regs * 128) / consumer_threads;
-  r = std::min<int64_t>(r, 248);
-  return static_cast<int>(r / 8 * 8);
-}
+// Registers per thread after setmaxnreg: passes/ResourceEstimate.h (kProducerRegs, the rotated
+// attention body's kProducerRegsMin, ws_consumer_registers), which the recommender checks too.
+using passes::kProducerRegs;
+using passes::kProducerRegsMin;
 
 // PTX type names of the wgmma operand types; all but f16 are spelled as in ir/DType.h.
 const char* ptx_type(DType t) { return t.name(); }
@@ -155,7 +150,7 @@ void CudaEmitter::emit_producer_branch() {
        "leaves");
   const std::string consumers = std::to_string(threads_ * groups());
   open("if (tg_tid_all >= " + consumers + ")");
-  const int producer_regs = rot_split_ > 0 ? kProducerRegsMin : kProducerRegs;
+  const int64_t producer_regs = rot_split_ > 0 ? kProducerRegsMin : kProducerRegs;
   line(need("tg_setmaxnreg_dec") + "<" + std::to_string(producer_regs) + ">();");
   open("if (tg_tid_all == " + consumers + ")");
   line("int64_t tg_pipe = 0; // pipeline iterations issued so far, over all tiles (stage, phase)");
@@ -207,7 +202,8 @@ void CudaEmitter::emit_producer_branch() {
   line("return;");
   close();
   line(need("tg_setmaxnreg_inc") + "<" +
-       std::to_string(consumer_regs(threads_ * groups(), t_.gpu.regs_per_sm, producer_regs)) +
+       std::to_string(passes::ws_consumer_registers(threads_ * groups(), t_.gpu.regs_per_sm,
+                                                    producer_regs)) +
        ">();");
 }
 
@@ -290,10 +286,12 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   for (const auto& c : consumers)
     if (wgmma_gemm(c.get()))
       ++wgmmas;
-  alternate_wgs_ = !only_wgmma && G == 1 && threads_ == 256 && wgmmas >= 2;
+  alternate_wgs_ = !only_wgmma && G == 1 && threads_ >= 256 && threads_ % 128 == 0 &&
+                   threads_ / 128 + 2 < 16 && wgmmas >= 2;
   if (alternate_wgs_) {
+    const std::string last = std::to_string(threads_ / 128 - 1);
     line("// warpgroups take turns issuing the first gemm; warpgroup 0 goes first");
-    line("if (tg_tid / 128 == 1) " + need("tg_bar_arrive_n") + "(3, 256);");
+    line("if (tg_tid / 128 == " + last + ") " + need("tg_bar_arrive_n") + "(3, 256);");
   }
   const size_t split = rot_split_;
   if (split > 0) {
@@ -318,7 +316,8 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   }
   close();
   if (alternate_wgs_)
-    line("if (tg_tid / 128 == 0) " + need("tg_bar_sync_n") + "(3, 256); // warpgroup 1's last turn");
+    line("if (tg_tid / 128 == 0) " + need("tg_bar_sync_n") + "(3, 256); // warpgroup " +
+         std::to_string(threads_ / 128 - 1) + "'s last turn");
   alternate_wgs_ = turn_pending_ = false;
   if (split > 0)
     emit_rotated_tail(consumers, tp);
@@ -464,11 +463,12 @@ void CudaEmitter::emit_rotated_body(const std::vector<Stmt>& consumers, size_t s
   prepacked_a_.clear();
   stage_expr_[g2->b.get()] = cur;
   if (turn)
-    line(need("tg_bar_arrive_n") + "(4 - tg_tid / 128, 256); // the other warpgroup's turn");
+    line(need("tg_bar_arrive_n") + "(" + next_turn("tg_tid / 128") + ", 256); // the " +
+         (threads_ == 256 ? "other" : "next") + " warpgroup's turn");
   line(need("tg_wgmma_wait") + "<1>();");
   open_else();
   if (turn)
-    line("tg_bar_arrive_n(4 - tg_tid / 128, 256);");
+    line("tg_bar_arrive_n(" + next_turn("tg_tid / 128") + ", 256);");
   line("tg_wgmma_wait<0>();");
   close();
   defer_wgmma_wait_ = false;
@@ -638,7 +638,8 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
     line(c);
   line(need("tg_wgmma_commit") + "();");
   if (turn)
-    line(need("tg_bar_arrive_n") + "(4 - tg_wg, 256); // the other warpgroup's turn");
+    line(need("tg_bar_arrive_n") + "(" + next_turn("tg_wg") + ", 256); // the " +
+         (threads_ == 256 ? "other" : "next") + " warpgroup's turn");
   close();
   wgmma_pending_ = true;
   if (std::find(wgmma_accs_.begin(), wgmma_accs_.end(), g->c.get()) == wgmma_accs_.end())
@@ -648,6 +649,15 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
 }
 
 // ---- helpers -----------------------------------------------------------------------------------
+
+// The named barrier of the warpgroup after `wg` in the turn order (barrier 3 + w is warpgroup
+// w's turn; each barrier pairs the warpgroup that syncs on it with the one that arrives).
+std::string CudaEmitter::next_turn(const std::string& wg) const {
+  const int64_t n = threads_ / 128;
+  if (n == 2)
+    return "4 - " + wg;
+  return "3 + (" + wg + " + 1) % " + std::to_string(n);
+}
 
 std::string CudaEmitter::hopper_helpers_source() const {
   std::ostringstream os;

@@ -172,7 +172,7 @@ private:
       p.a_in_regs = is_fragment(g.a);
       double best = 1e30;
       bool found = false;
-      for (int64_t wm = 1; wm <= warps; wm *= 2) {
+      for (int64_t wm = 1; wm <= warps; ++wm) { // every split (12 warps: 3 warpgroups)
         int64_t wn = warps / wm;
         if (wm * wn != warps || (rows && wn != 1))
           continue;

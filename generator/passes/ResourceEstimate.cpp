@@ -281,7 +281,7 @@ std::string ResourceUse::smem_breakdown() const {
 
 std::string ResourceUse::register_breakdown() const {
   return std::to_string(fragment_words) + " fragment + " + std::to_string(operand_words) +
-         " operand + " + std::to_string(kRegisterOverhead) + " fixed";
+         " operand + " + std::to_string(overhead) + " fixed";
 }
 
 std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
@@ -370,7 +370,12 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
   for (size_t i = 0; i < L.points.at.size(); ++i) {
     int64_t operand = 0;
     const Gemm* g = L.points.at[i]->as<Gemm>();
-    if (g && target.gpu.mma != MatrixInst::None && g->a->dtype.is_narrow_float()) {
+    // wgmma reads shared operands by descriptor (an A from registers is a fragment, counted)
+    bool wgmma = false;
+    if (g && plan)
+      if (auto gp = plan->gemms.find(L.points.at[i].get()); gp != plan->gemms.end())
+        wgmma = gp->second.kind == GemmPlan::Wgmma;
+    if (g && !wgmma && target.gpu.mma != MatrixInst::None && g->a->dtype.is_narrow_float()) {
       // f32 gemms run on FMA pipes straight from shared memory; mma operands are one k16
       // slice of a ([m, 16]) and b ([16, n]), 16-bit elements, spread over the threads.
       int64_t mm = 0, nn = 0;
@@ -391,8 +396,20 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
       r.operand_words = operand;
     }
   }
-  r.registers = sat_add(sat_add(r.fragment_words, r.operand_words), kRegisterOverhead);
-  r.registers_all = sat_add(all, kRegisterOverhead);
+  r.overhead = kRegisterOverhead;
+  if (plan && plan->warp_specialized()) {
+    bool a_regs = false;
+    int64_t groups = 1;
+    for (const auto& [s, gp] : plan->gemms)
+      a_regs = a_regs || (gp.kind == GemmPlan::Wgmma && gp.a_in_regs);
+    for (const auto& [s, tp] : plan->tma_loops)
+      groups = std::max<int64_t>(groups, tp.groups);
+    r.overhead = kRegisterOverheadWs;
+    r.register_budget = ws_consumer_registers(r.threads * groups, target.gpu.regs_per_sm,
+                                              a_regs ? kProducerRegsMin : kProducerRegs);
+  }
+  r.registers = sat_add(sat_add(r.fragment_words, r.operand_words), r.overhead);
+  r.registers_all = sat_add(all, r.overhead);
   return r;
 }
 

@@ -60,9 +60,20 @@ struct ResourceUse {
   int64_t fragment_words = 0;           // per thread, fragments + locals live at the peak
   int64_t operand_words = 0;            // per thread, the peak's mma operand slices
   int64_t registers = 0;                // estimate per thread (see above)
-  // Every fragment and every gemm's operand slice at once, + 40: the upper bound the analytic
-  // model's occupancy uses (docs/recommend.md "Registers").
+  // Every fragment and every gemm's operand slice at once, + the overhead: the upper bound the
+  // analytic model's occupancy uses (docs/recommend.md "Registers").
   int64_t registers_all = 0;
+  int64_t overhead = 0; // the fixed part of registers (addresses, indices, loop counters)
+  // Warp-specialized blocks (a TMA pipeline: one producer warpgroup + the consumers, persistent,
+  // one block per SM): the consumers' per-thread budget after setmaxnreg. 0 otherwise (the
+  // block's threads share the register file evenly).
+  int64_t register_budget = 0;
+  // Whether the estimate fits the block's register file: the setmaxnreg budget for
+  // warp-specialized blocks, else threads x registers (8-rounded) within the SM's file.
+  bool registers_fit(const GpuFacts& g) const {
+    return register_budget > 0 ? registers <= register_budget
+                               : (registers + 7) / 8 * 8 * threads <= g.regs_per_sm;
+  }
 
   // "A_s 4 × 16384 B, B_s 4 × 16384 B" (+ ", reduce scratch 512 B"); factor 1 prints as
   // "Q_s 16384 B".
@@ -72,7 +83,25 @@ struct ResourceUse {
 };
 
 inline constexpr int64_t kSmemAlign = 128;
+// Registers besides fragments and operand slices: addresses, indices, loop counters. mma.sync
+// kernels keep per-thread shared-memory addresses for ldmatrix and cp.async; the consumers of a
+// warp-specialized wgmma kernel address shared memory through descriptors (a few 64-bit values)
+// and issue no copies. Calibrated with ptxas on sm_90a: 3-warpgroup D64 attention (131
+// fragment words) fits the 160-register budget without spills; a 163-word tile (BN 192) spills.
 inline constexpr int64_t kRegisterOverhead = 40;
+inline constexpr int64_t kRegisterOverheadWs = 28;
+
+// setmaxnreg budgets of a warp-specialized block: the producer warpgroup keeps the minimum its
+// TMA loop needs (24 where the consumers hold a register-A wgmma's operands besides its
+// accumulators, FA3's rotated attention; else 40), and the consumers share the rest of the
+// 64K-register file: a multiple of 8, at most 248.
+inline constexpr int64_t kProducerRegs = 40;
+inline constexpr int64_t kProducerRegsMin = 24;
+inline int64_t ws_consumer_registers(int64_t consumer_threads, int64_t regs_per_sm,
+                                     int64_t producer_regs) {
+  int64_t r = (regs_per_sm - producer_regs * 128) / consumer_threads;
+  return (r < 248 ? r : 248) / 8 * 8;
+}
 
 // `k` with the tile constants, value params and flags bound by `m` (e.g. instance_var_map plus
 // one configuration); pass an empty map for an instantiated kernel. Extents, stages and the

@@ -193,6 +193,11 @@ ModelNumbers model_config(const Kernel& k, const VarMap& m, const ResourceUse& u
   int64_t regs_per_warp = (regs * g.warp_size + 255) / 256 * 256;
   int64_t by_smem = g.smem_per_sm / (use.smem_bytes + g.smem_reserved_per_block);
   int64_t by_regs = regs_per_warp > 0 ? g.regs_per_sm / regs_per_warp / warps : 0;
+  // A warp-specialized block is persistent, one per SM, and redistributes the register file
+  // with setmaxnreg (its producer warpgroup gives registers up): one block when its consumers
+  // fit their budget, whatever threads x registers.
+  if (use.register_budget > 0)
+    by_regs = use.registers_all <= use.register_budget ? 1 : 0;
   int64_t by_threads = g.max_threads_per_sm / (warps * g.warp_size);
   r.blocks_per_sm = std::min({by_smem, by_regs, by_threads, int64_t(g.max_blocks_per_sm)});
   r.occupancy_limit = r.blocks_per_sm == by_smem      ? "smem"

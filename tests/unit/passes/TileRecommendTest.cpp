@@ -271,6 +271,31 @@ TEST(TileRecommend, CausalFlashAttentionCountsTheAverageBlock) {
   EXPECT_LT(f_causal, 0.6 * f_dense);
 }
 
+// sm_90a attention as shipped: D64 f16/bf16 takes three consumer warpgroups (BM 192, the
+// 160-register setmaxnreg budget fits its ~159), and of the two compute-bound BM 192 tiles the
+// one with more memory headroom (BN 128); D128's fragments do not fit 160, so it keeps two
+// warpgroups (BM 128 BN 128 at the 240 budget). Measured on the H200: bench/RESULTS.md.
+TEST(TileRecommend, HopperAttentionTakesThreeWarpgroupsAtD64) {
+  Kernel k = binding(kernels_of(shipped_text("flash_attention_fwd.yaml")), "bf16");
+  auto d64 = rec(k, {{"causal", 0}, {"D", 64}}, "sm_90a");
+  auto d128 = rec(k, {{"causal", 0}, {"D", 128}}, "sm_90a");
+  ASSERT_FALSE(d64.classes.empty());
+  ASSERT_FALSE(d128.classes.empty());
+  size_t a = d64.classes[0].ranked.front().first, b = d128.classes[0].ranked.front().first;
+  EXPECT_EQ(d64.config_str(a), "BM=192 BN=128 stages=2 threads=384 WR=16");
+  EXPECT_EQ(d64.configs[a].use.register_budget, 160);
+  EXPECT_LE(d64.configs[a].use.registers, 160);
+  EXPECT_EQ(d128.config_str(b), "BM=128 BN=128 stages=2 threads=256 WR=16");
+  EXPECT_EQ(d128.configs[b].use.register_budget, 240);
+  // BM 192 BN 128 at D128 needs more than the three warpgroups' budget.
+  for (size_t i = 0; i < d128.configs.size(); ++i)
+    if (d128.config_str(i) == "BM=192 BN=128 stages=2 threads=384 WR=16") {
+      EXPECT_FALSE(d128.configs[i].eligible);
+      EXPECT_NE(d128.configs[i].why_not.find("setmaxnreg"), std::string::npos)
+          << d128.configs[i].why_not;
+    }
+}
+
 TEST(TileRecommend, GpuInstantiationNotesTheChoiceAndItsModel) {
   Kernel k = binding(kernels_of(gemm_with_classes("{small_m: \"M <= 64\"}")), "bf16");
   std::ostringstream out;
