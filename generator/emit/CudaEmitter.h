@@ -96,6 +96,7 @@ private:
   void declare_thresholds(const ir::Parallel* p, const layout::FragmentLayout& L, size_t d,
                           int64_t extent, const std::string& reg);
   std::map<const ir::Binary*, std::string> thresholds_;
+  std::set<const ir::Var*> dead_lets_; // lets only the replaced comparisons read
   std::string print_binary(const ir::Binary* b, int& prec) override;
   void emit_atomic_add(const ir::AtomicAdd* a);
 

@@ -10,6 +10,8 @@
 #include "passes/LegalizeCuda.h"
 #include "support/InternalError.h"
 
+#include <functional>
+
 namespace tilegen::emit {
 
 using namespace ir;
@@ -302,6 +304,7 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
   }
   parallel_body(p->body);
   thresholds_.clear();
+  dead_lets_.clear();
   for (size_t v = 0; v < p->vars.size(); ++v) {
     close();
     var_regs_.erase(p->vars[v].get());
@@ -328,6 +331,32 @@ void CudaEmitter::declare_thresholds(const Parallel* p, const layout::FragmentLa
          ");");
     thresholds_[b] = "(" + r + ")" + (th.ge ? " >= " : " < ") + lim;
   }
+  // Lets that only the replaced comparisons read (the mask's q and kv) are not emitted.
+  struct Uses : IRVisitor {
+    const std::map<const Binary*, std::string>* skip = nullptr;
+    std::set<const Var*> used;
+
+  protected:
+    void visit_Binary(const Binary* b) override {
+      if (!skip->count(b))
+        IRVisitor::visit_Binary(b);
+    }
+    void visit_VarRef(const VarRef* r) override { used.insert(r->var.get()); }
+  } u;
+  u.skip = &thresholds_;
+  u.visit(p->body);
+  dead_lets_.clear();
+  std::function<void(const Stmt&)> lets = [&](const Stmt& s) {
+    if (auto* q = s ? s->as<Seq>() : nullptr) {
+      for (const auto& c : q->stmts)
+        lets(c);
+    } else if (auto* l = s ? s->as<LetStmt>() : nullptr) {
+      if (!u.used.count(l->var.get()))
+        dead_lets_.insert(l->var.get());
+    }
+  };
+  if (!thresholds_.empty())
+    lets(p->body);
 }
 
 std::string CudaEmitter::print_binary(const Binary* b, int& prec) {
@@ -347,7 +376,9 @@ void CudaEmitter::parallel_body(const Stmt& s) {
     return;
   }
   if (auto* l = s->as<LetStmt>()) {
-    line("const " + type_name(l->var->type) + " " + name(l->var->name) + " = " + expr(l->value) + ";");
+    if (!dead_lets_.count(l->var.get()))
+      line("const " + type_name(l->var->type) + " " + name(l->var->name) + " = " + expr(l->value) +
+           ";");
     return;
   }
   if (auto* i = s->as<IfThenElse>()) {
