@@ -12,6 +12,8 @@ using namespace ir;
 
 namespace {
 
+// Whether e mentions neither j nor a buffer (the bound is evaluated once per row, outside any
+// `if` of the body, so it must not load).
 bool free_of(const Expr& e, const Var* j) {
   struct Uses : IRVisitor {
     const Var* v = nullptr;
@@ -19,6 +21,7 @@ bool free_of(const Expr& e, const Var* j) {
 
   protected:
     void visit_VarRef(const VarRef* r) override { hit = hit || r->var.get() == v; }
+    void visit_Load(const Load*) override { hit = true; }
   } u;
   u.v = j;
   u.visit(e);

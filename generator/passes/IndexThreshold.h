@@ -5,7 +5,8 @@
 // mirrored forms (B op j + X) likewise. An Or or And of two thresholds of one direction is one
 // threshold: j >= a || j >= b is j >= min(a, b), j >= a && j >= b is j >= max(a, b), and the
 // other way round for <. Integer (i64) comparisons only; j must appear once, with
-// coefficient 1, through additions and subtractions of j-free terms.
+// coefficient 1, through additions and subtractions of j-free terms; nothing may load (the
+// bound is evaluated once per row, outside the body's `if`s).
 //
 // The CUDA emitter uses it in parallel loops over fragments, where the innermost variable is a
 // thread coordinate plus a register coordinate that is a constant after unrolling: the bound

@@ -90,6 +90,9 @@ TEST(IndexThreshold, RefusesOtherForms) {
   refused(cmp(B::Ge, v.Iv, v.Sv));                           // free of j
   refused(Binary::make(B::Or, cmp(B::Ge, v.J, v.Sv), cmp(B::Lt, v.J, v.Iv))); // two directions
   refused(Binary::make(B::Or, cmp(B::Ge, v.J, v.Sv), cmp(B::Ge, v.Iv, v.Sv))); // one part free
+  // a bound that loads (it would be read once per row, outside the body's ifs)
+  BufferPtr len = make_buffer("len", MemScope::Global, I, {c(64)});
+  refused(cmp(B::Lt, v.J, Load::make(len, {v.Iv})));
 }
 
 // The shipped causal mask, instantiated for sm_90a: one threshold (the Or), whose bound is the
