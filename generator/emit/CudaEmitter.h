@@ -165,6 +165,7 @@ private:
                          const passes::TmaPipeline& tp);
   void emit_rotated_tail(const std::vector<ir::Stmt>& consumers, const passes::TmaPipeline& tp);
   std::string next_turn(const std::string& wg) const; // the next warpgroup's turn barrier
+  std::string arrive_next_turn(const std::string& wg);  // "tg_bar_arrive_n(next, 256); // ..."
   // TmaPipeline::prologue (attention's Q): the producer's once-per-tile boxes on tg_pro[0]
   // (full) / tg_pro[1] (empty); the consumers' wait where the copy was written.
   void emit_prologue_issue();

@@ -26,11 +26,6 @@ using namespace ir;
 
 namespace {
 
-// Registers per thread after setmaxnreg: passes/ResourceEstimate.h (kProducerRegs, the rotated
-// attention body's kProducerRegsMin, ws_consumer_registers), which the recommender checks too.
-using passes::kProducerRegs;
-using passes::kProducerRegsMin;
-
 // PTX type names of the wgmma operand types; all but f16 are spelled as in ir/DType.h.
 const char* ptx_type(DType t) { return t.name(); }
 // K of one wgmma: 32 bytes of either operand type (k16 for 16-bit, k32 for FP8).
@@ -150,7 +145,8 @@ void CudaEmitter::emit_producer_branch() {
        "leaves");
   const std::string consumers = std::to_string(threads_ * groups());
   open("if (tg_tid_all >= " + consumers + ")");
-  const int64_t producer_regs = rot_split_ > 0 ? kProducerRegsMin : kProducerRegs;
+  // setmaxnreg budgets: passes/ResourceEstimate.h, which the recommender checks too
+  const int64_t producer_regs = passes::ws_producer_registers(plan_);
   line(need("tg_setmaxnreg_dec") + "<" + std::to_string(producer_regs) + ">();");
   open("if (tg_tid_all == " + consumers + ")");
   line("int64_t tg_pipe = 0; // pipeline iterations issued so far, over all tiles (stage, phase)");
@@ -463,8 +459,7 @@ void CudaEmitter::emit_rotated_body(const std::vector<Stmt>& consumers, size_t s
   prepacked_a_.clear();
   stage_expr_[g2->b.get()] = cur;
   if (turn)
-    line(need("tg_bar_arrive_n") + "(" + next_turn("tg_tid / 128") + ", 256); // the " +
-         (threads_ == 256 ? "other" : "next") + " warpgroup's turn");
+    line(arrive_next_turn("tg_tid / 128"));
   line(need("tg_wgmma_wait") + "<1>();");
   open_else();
   if (turn)
@@ -638,8 +633,7 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
     line(c);
   line(need("tg_wgmma_commit") + "();");
   if (turn)
-    line(need("tg_bar_arrive_n") + "(" + next_turn("tg_wg") + ", 256); // the " +
-         (threads_ == 256 ? "other" : "next") + " warpgroup's turn");
+    line(arrive_next_turn("tg_wg"));
   close();
   wgmma_pending_ = true;
   if (std::find(wgmma_accs_.begin(), wgmma_accs_.end(), g->c.get()) == wgmma_accs_.end())
@@ -657,6 +651,11 @@ std::string CudaEmitter::next_turn(const std::string& wg) const {
   if (n == 2)
     return "4 - " + wg;
   return "3 + (" + wg + " + 1) % " + std::to_string(n);
+}
+
+std::string CudaEmitter::arrive_next_turn(const std::string& wg) {
+  return need("tg_bar_arrive_n") + "(" + next_turn(wg) + ", 256); // the " +
+         (threads_ == 256 ? "other" : "next") + " warpgroup's turn";
 }
 
 std::string CudaEmitter::hopper_helpers_source() const {

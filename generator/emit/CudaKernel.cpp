@@ -10,8 +10,6 @@
 #include "passes/LegalizeCuda.h"
 #include "support/InternalError.h"
 
-#include <functional>
-
 namespace tilegen::emit {
 
 using namespace ir;
@@ -332,7 +330,9 @@ void CudaEmitter::declare_thresholds(const Parallel* p, const layout::FragmentLa
     thresholds_[b] = "(" + r + ")" + (th.ge ? " >= " : " < ") + lim;
   }
   // Lets that only the replaced comparisons read (the mask's q and kv) are not emitted.
-  struct Uses : IRVisitor {
+  if (thresholds_.empty())
+    return;
+  struct Uses : ParallelBodyWalker {
     const std::map<const Binary*, std::string>* skip = nullptr;
     std::set<const Var*> used;
 
@@ -344,19 +344,10 @@ void CudaEmitter::declare_thresholds(const Parallel* p, const layout::FragmentLa
     void visit_VarRef(const VarRef* r) override { used.insert(r->var.get()); }
   } u;
   u.skip = &thresholds_;
-  u.visit(p->body);
-  dead_lets_.clear();
-  std::function<void(const Stmt&)> lets = [&](const Stmt& s) {
-    if (auto* q = s ? s->as<Seq>() : nullptr) {
-      for (const auto& c : q->stmts)
-        lets(c);
-    } else if (auto* l = s ? s->as<LetStmt>() : nullptr) {
-      if (!u.used.count(l->var.get()))
-        dead_lets_.insert(l->var.get());
-    }
-  };
-  if (!thresholds_.empty())
-    lets(p->body);
+  u.walk(p->body);
+  for (const auto& [v, value] : u.lets)
+    if (!u.used.count(v))
+      dead_lets_.insert(v);
 }
 
 std::string CudaEmitter::print_binary(const Binary* b, int& prec) {

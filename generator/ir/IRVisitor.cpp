@@ -135,6 +135,27 @@ protected:
 };
 } // namespace
 
+void ParallelBodyWalker::walk(const Stmt& s) {
+  if (!s)
+    return;
+  if (auto* q = s->as<Seq>()) {
+    for (const auto& c : q->stmts)
+      walk(c);
+  } else if (auto* l = s->as<LetStmt>()) {
+    visit(l->value);
+    lets[l->var.get()] = substitute(l->value, lets);
+  } else if (auto* st = s->as<Store>()) {
+    for (const auto& i : st->indices)
+      visit(i);
+    visit(st->value);
+  } else if (auto* i = s->as<IfThenElse>()) {
+    before_if(i);
+    visit(i->cond);
+    walk(i->then_case);
+    walk(i->else_case);
+  }
+}
+
 bool mentions_buffer(const Stmt& s, const Buffer* b) {
   BufferFinder f;
   f.b = b;

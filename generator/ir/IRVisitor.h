@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ir/IR.h"
+#include "ir/Substitute.h"
 
 namespace tilegen::ir {
 
@@ -25,6 +26,19 @@ protected:
 #undef TG_X
   virtual void visit_region(const Region& r);
   virtual void visit_buffer_use(const BufferPtr&) {}
+};
+
+// Walks a parallel body (sequences, lets, stores, ifs) in program order and visits each of its
+// expressions: let values, store indices and values, if conditions. From each let on, `lets`
+// maps its variable to its value with the earlier lets substituted. before_if runs ahead of an
+// if's condition.
+class ParallelBodyWalker : public IRVisitor {
+public:
+  VarMap lets;
+  void walk(const Stmt& s);
+
+protected:
+  virtual void before_if(const IfThenElse*) {}
 };
 
 // Whether s (or e) uses buffer b anywhere: an operand, a region, a load or a store.

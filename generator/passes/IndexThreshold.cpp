@@ -4,7 +4,6 @@
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 
-#include <functional>
 
 namespace tilegen::passes {
 
@@ -12,9 +11,9 @@ using namespace ir;
 
 namespace {
 
-// Whether e mentions neither j nor a buffer (the bound is evaluated once per row, outside any
-// `if` of the body, so it must not load).
-bool free_of(const Expr& e, const Var* j) {
+// Whether e mentions neither j nor a buffer: a term of the bound, which is evaluated once per
+// row, outside any `if` of the body, so it must not load.
+bool invariant(const Expr& e, const Var* j) {
   struct Uses : IRVisitor {
     const Var* v = nullptr;
     bool hit = false;
@@ -35,10 +34,10 @@ std::optional<Expr> offset(const Expr& e, const Var* j) {
   auto* b = e->as<Binary>();
   if (!b || (b->op != BinaryOp::Add && b->op != BinaryOp::Sub))
     return std::nullopt;
-  if (free_of(b->b, j))
+  if (invariant(b->b, j))
     if (auto x = offset(b->a, j))
       return Binary::make(b->op, *x, b->b);
-  if (b->op == BinaryOp::Add && free_of(b->a, j))
+  if (b->op == BinaryOp::Add && invariant(b->a, j))
     if (auto x = offset(b->b, j))
       return Binary::make(BinaryOp::Add, b->a, *x);
   return std::nullopt;
@@ -67,7 +66,7 @@ std::optional<IndexThreshold> index_threshold(const Binary* b, const Var* j, con
   const Expr l = substitute(b->a, lets), r = substitute(b->b, lets);
   const Expr one = IntImm::make(DType::i64(), 1);
   auto plus_one = [&](const Expr& x) { return Binary::make(BinaryOp::Add, x, one); };
-  if (auto x = offset(l, j); x && free_of(r, j)) { // j + x  op  r:  j op r - x
+  if (auto x = offset(l, j); x && invariant(r, j)) { // j + x  op  r:  j op r - x
     const Expr at = Binary::make(BinaryOp::Sub, r, *x);
     switch (b->op) {
     case BinaryOp::Ge: return IndexThreshold{true, simplify(at)};
@@ -76,7 +75,7 @@ std::optional<IndexThreshold> index_threshold(const Binary* b, const Var* j, con
     default: return IndexThreshold{false, simplify(plus_one(at))}; // <=
     }
   }
-  if (auto x = offset(r, j); x && free_of(l, j)) { // l  op  j + x:  l - x op j
+  if (auto x = offset(r, j); x && invariant(l, j)) { // l  op  j + x:  l - x op j
     const Expr at = Binary::make(BinaryOp::Sub, l, *x);
     switch (b->op) {
     case BinaryOp::Le: return IndexThreshold{true, simplify(at)};            // j >= at
@@ -90,9 +89,8 @@ std::optional<IndexThreshold> index_threshold(const Binary* b, const Var* j, con
 
 std::vector<std::pair<const Binary*, IndexThreshold>> find_index_thresholds(const Stmt& body,
                                                                             const Var* j) {
-  struct Finder : IRVisitor {
+  struct Finder : ParallelBodyWalker {
     const Var* j = nullptr;
-    VarMap lets;
     std::vector<std::pair<const Binary*, IndexThreshold>> found;
 
   protected:
@@ -105,26 +103,7 @@ std::vector<std::pair<const Binary*, IndexThreshold>> find_index_thresholds(cons
     }
   } f;
   f.j = j;
-  std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
-    if (!s)
-      return;
-    if (auto* q = s->as<Seq>()) {
-      for (const auto& c : q->stmts)
-        walk(c);
-    } else if (auto* l = s->as<LetStmt>()) {
-      f.visit(l->value);
-      f.lets[l->var.get()] = substitute(l->value, f.lets);
-    } else if (auto* i = s->as<IfThenElse>()) {
-      f.visit(i->cond);
-      walk(i->then_case);
-      walk(i->else_case);
-    } else if (auto* st = s->as<Store>()) {
-      for (const auto& x : st->indices)
-        f.visit(x);
-      f.visit(st->value);
-    }
-  };
-  walk(body);
+  f.walk(body);
   return std::move(f.found);
 }
 

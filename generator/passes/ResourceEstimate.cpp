@@ -398,19 +398,23 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
   }
   r.overhead = kRegisterOverhead;
   if (plan && plan->warp_specialized()) {
-    bool a_regs = false;
     int64_t groups = 1;
-    for (const auto& [s, gp] : plan->gemms)
-      a_regs = a_regs || (gp.kind == GemmPlan::Wgmma && gp.a_in_regs);
     for (const auto& [s, tp] : plan->tma_loops)
       groups = std::max<int64_t>(groups, tp.groups);
     r.overhead = kRegisterOverheadWs;
     r.register_budget = ws_consumer_registers(r.threads * groups, target.gpu.regs_per_sm,
-                                              a_regs ? kProducerRegsMin : kProducerRegs);
+                                              ws_producer_registers(*plan));
   }
   r.registers = sat_add(sat_add(r.fragment_words, r.operand_words), r.overhead);
   r.registers_all = sat_add(all, r.overhead);
   return r;
+}
+
+int64_t ws_producer_registers(const LayoutPlan& plan) {
+  for (const auto& [s, gp] : plan.gemms)
+    if (gp.kind == GemmPlan::Wgmma && gp.a_in_regs)
+      return kProducerRegsMin;
+  return kProducerRegs;
 }
 
 void plan_operand_buffers(const Kernel& k, const Target& target, LayoutPlan& plan) {

@@ -97,6 +97,9 @@ inline constexpr int64_t kRegisterOverheadWs = 28;
 // 64K-register file: a multiple of 8, at most 248.
 inline constexpr int64_t kProducerRegs = 40;
 inline constexpr int64_t kProducerRegsMin = 24;
+// The producer's budget of a warp-specialized plan: kProducerRegsMin when a wgmma reads its A
+// from registers, else kProducerRegs.
+int64_t ws_producer_registers(const LayoutPlan& plan);
 inline int64_t ws_consumer_registers(int64_t consumer_threads, int64_t regs_per_sm,
                                      int64_t producer_regs) {
   int64_t r = (regs_per_sm - producer_regs * 128) / consumer_threads;

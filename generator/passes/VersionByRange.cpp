@@ -83,33 +83,14 @@ struct Candidate {
 };
 
 // Conditions of selects and ifs in a parallel body, in program order.
-class Collect : public IRVisitor {
+class Collect : public ParallelBodyWalker {
 public:
   std::vector<Candidate> found;
-  VarMap lets;
-
-  void stmt(const Stmt& s) {
-    if (!s)
-      return;
-    if (auto* q = s->as<Seq>()) {
-      for (const auto& c : q->stmts)
-        stmt(c);
-    } else if (auto* l = s->as<LetStmt>()) {
-      visit(l->value);
-      lets[l->var.get()] = substitute(l->value, lets);
-    } else if (auto* st = s->as<Store>()) {
-      for (const auto& i : st->indices)
-        visit(i);
-      visit(st->value);
-    } else if (auto* i = s->as<IfThenElse>()) {
-      add(i->cond, preferred_value(is_light(i->then_case), is_light(i->else_case)));
-      visit(i->cond);
-      stmt(i->then_case);
-      stmt(i->else_case);
-    }
-  }
 
 protected:
+  void before_if(const IfThenElse* i) override {
+    add(i->cond, preferred_value(is_light(i->then_case), is_light(i->else_case)));
+  }
   void add(const Expr& cond, bool prefer) {
     for (const auto& c : found)
       if (c.node == cond.get())
@@ -233,7 +214,7 @@ protected:
       tile[n->vars[i].get()] = Interval::of(0, *ext - 1);
     }
     Collect c;
-    c.stmt(n->body);
+    c.walk(n->body);
     Fold fold;
     Expr pred;
     for (const auto& cand : c.found) {
