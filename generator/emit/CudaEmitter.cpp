@@ -398,9 +398,9 @@ void CudaEmitter::plan_memory() {
   barrier_offset_ = off;
   // (+ the groups' order barriers, + full2[stages], empty2[stages] for a rotated body, + the
   // prologue's full and empty)
+  // (+ the tile ring of a dynamic schedule: 5 mbarriers and 2 tile slots)
   for (const auto& [loop, tp] : plan_.tma_loops)
-    off += round_up(8 * ((late_producers_.empty() ? 2 : 4) * tp.stages + tp.groups +
-                         (tp.prologue.empty() ? 0 : 2)),
+    off += round_up(8 * barrier_count(tp) + (passes::ws_dynamic_tiles(k_, plan_) ? 56 : 0),
                     128);
   smem_bytes_ = off;
 }

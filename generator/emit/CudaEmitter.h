@@ -10,6 +10,7 @@
 #include "emit/Emitter.h"
 #include "passes/LayoutInference.h"
 #include "passes/RangeAnalysis.h"
+#include "passes/ResourceEstimate.h"
 
 #include <map>
 #include <set>
@@ -239,6 +240,18 @@ private:
   // Tensors, dims, scalars and (unless a persistent kernel derives them) grid indices.
   void kernel_preamble(bool grid_indices = true);
   void decode_tile(); // a persistent kernel's grid indices from tg_tile (L2-friendly order)
+  // The pipelined loop's trip count grows with the grid's x index (causal attention): tiles
+  // run heaviest first, and a warp-specialized kernel with one consumer group takes them
+  // from a dynamic tile counter (docs/hopper.md "Tile scheduling").
+  bool heaviest_first(const ir::For* loop) const;
+  void emit_tile_scheduler();
+  void take_ring_tile(const std::string& counter, bool consumers);
+  bool dynamic_tiles() const { return ws() && groups() == 1 && passes::ws_dynamic_tiles(k_, plan_); }
+  // The mbarriers of a TMA pipeline before the tile ring: full/empty per stage (twice for a
+  // rotated body), the groups' order barriers, the prologue's full and empty.
+  int64_t barrier_count(const passes::TmaPipeline& tp) const {
+    return (late_producers_.empty() ? 2 : 4) * tp.stages + tp.groups + (tp.prologue.empty() ? 0 : 2);
+  }
   std::string host_source() const;
 
   const ir::Kernel& k_;

@@ -146,11 +146,16 @@ void CudaEmitter::emit_producer_branch() {
   const std::string consumers = std::to_string(threads_ * groups());
   open("if (tg_tid_all >= " + consumers + ")");
   // setmaxnreg budgets: passes/ResourceEstimate.h, which the recommender checks too
-  const int64_t producer_regs = passes::ws_producer_registers(plan_);
+  const int64_t producer_regs = passes::ws_producer_registers(k_, plan_);
   line(need("tg_setmaxnreg_dec") + "<" + std::to_string(producer_regs) + ">();");
   open("if (tg_tid_all == " + consumers + ")");
   line("int64_t tg_pipe = 0; // pipeline iterations issued so far, over all tiles (stage, phase)");
-  open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x)");
+  if (dynamic_tiles()) {
+    open("for (int64_t tg_ti = 0;; ++tg_ti)");
+    take_ring_tile("tg_ti", false);
+  } else {
+    open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x)");
+  }
   decode_tile();
   emit_lets_before(f);
   const std::string v = name(f->var->name);
@@ -193,14 +198,67 @@ void CudaEmitter::emit_producer_branch() {
     emit_prologue_issue();
     close();
   }
+  if (dynamic_tiles())
+    line(need("tg_mbar_arrive") + "(&tg_tq[4]); // this tile's boxes are issued: draw the next");
   close();
   close();
+  if (dynamic_tiles())
+    emit_tile_scheduler();
   line("return;");
   close();
   line(need("tg_setmaxnreg_inc") + "<" +
        std::to_string(passes::ws_consumer_registers(threads_ * groups(), t_.gpu.regs_per_sm,
                                                     producer_regs)) +
        ">();");
+}
+
+// Dynamic tile order (dynamic_tiles()): thread 32 of the producer warpgroup draws the tiles
+// and hands each to the TMA thread and the consumers through a two-slot ring in shared memory
+// (tg_tq: [0..1] full, [2..3] empty, [4] the TMA thread's request; tg_tq_slot[2]); -1 ends
+// their loops. It draws tile i + 1 when the TMA thread has issued tile i's boxes, stages
+// iterations before the consumers finish tile i: late enough for a block that runs slow to
+// draw fewer tiles, early enough to hide the atomic. Its own thread, because the TMA thread
+// has no registers to spare.
+void CudaEmitter::emit_tile_scheduler() {
+  open("if (tg_tid_all == " + std::to_string(threads_ * groups() + 32) + ")");
+  line("// the tile scheduler: the next tile is the launch's next undrawn one (one counter per");
+  line("// stream, zeroed by the last block), or gridDim.x on without a counter");
+  line("int64_t tg_tile = blockIdx.x;");
+  open("for (int64_t tg_ti = 0;; ++tg_ti)");
+  line("if (tg_ti >= 2) " + need("tg_mbar_wait") +
+       "(&tg_tq[2 + (tg_ti & 1)], (unsigned)(((tg_ti >> 1) + 1) & 1)); // slot read by all");
+  line("tg_tq_slot[tg_ti & 1] = tg_tile < tg_ntiles ? tg_tile : -1;");
+  line(need("tg_mbar_arrive") + "(&tg_tq[tg_ti & 1]); // publishes the slot (release)");
+  line("if (tg_tile >= tg_ntiles)");
+  line("  break;");
+  line("tg_mbar_wait(&tg_tq[4], (unsigned)(tg_ti & 1)); // the TMA thread issued tile tg_ti");
+  line("tg_tile = tg_p.tg_sched ? (int64_t)gridDim.x + (int64_t)atomicAdd(&tg_p.tg_sched[0], 1u)");
+  line("                        : tg_tile + gridDim.x;");
+  close();
+  // Every block has drawn its last tile before it counts itself done, so the last block to
+  // count can zero both counters: the next launch on the stream finds them at 0.
+  open("if (tg_p.tg_sched)");
+  line("__threadfence();");
+  open("if (atomicAdd(&tg_p.tg_sched[1], 1u) == gridDim.x - 1)");
+  line("__threadfence();");
+  line("tg_p.tg_sched[0] = 0u;");
+  line("tg_p.tg_sched[1] = 0u;");
+  close();
+  close();
+  close();
+}
+
+// The head of a loop over the ring's tiles: tile number `counter` of this block, read and
+// released by the consumer warps (one arrive each) or the TMA thread; -1 leaves the loop.
+void CudaEmitter::take_ring_tile(const std::string& counter, bool consumers) {
+  line(need("tg_mbar_wait") + "(&tg_tq[" + counter + " & 1], (unsigned)((" + counter +
+       " >> 1) & 1)); // the scheduler's next tile");
+  line("const int64_t tg_tile = tg_tq_slot[" + counter + " & 1];");
+  if (consumers)
+    line("__syncwarp();");
+  line(std::string(consumers ? "if (tg_tid % 32 == 0) " : "") + need("tg_mbar_arrive") + "(&tg_tq[2 + (" + counter + " & 1)]); // slot read");
+  line("if (tg_tile < 0)");
+  line("  break;");
 }
 
 bool CudaEmitter::wgmma_gemm(const StmtNode* s) const {
@@ -222,7 +280,8 @@ void CudaEmitter::emit_prologue_issue() {
   int64_t bytes = 0;
   for (const StmtNode* s : ws_pipe_.prologue)
     bytes += tile_bytes(*as_copy(s)->dst.buffer);
-  line("const int64_t tg_ti = (tg_tile - blockIdx.x) / gridDim.x; // this block's tiles before");
+  if (!dynamic_tiles()) // (the ring's loop counts its tiles in tg_ti)
+    line("const int64_t tg_ti = (tg_tile - blockIdx.x) / gridDim.x; // this block's tiles before");
   line("if (tg_ti > 0) tg_mbar_wait(&tg_pro[1], (unsigned)((tg_ti - 1) & 1));");
   line(need("tg_mbar_expect_tx") + "(&tg_pro[0], " + std::to_string(bytes) + "u);");
   for (const StmtNode* s : ws_pipe_.prologue) {
@@ -905,6 +964,12 @@ std::string CudaEmitter::tma_setup_source() {
 // Grid indices of tile tg_tile. Tiles run in groups of 8 rows along y, column-major inside a
 // group, so the blocks resident at once share few rows of tiles along y and few along x (for
 // a GEMM: A row panels and B column panels stay in L2 while the group runs); z is outermost.
+bool CudaEmitter::heaviest_first(const For* loop) const {
+  auto mono = loop && !k_.grid.empty() ? passes::monotonicity(loop->extent, k_.grid[0].index.get())
+                                       : std::optional<int>();
+  return mono && *mono == 1;
+}
+
 void CudaEmitter::decode_tile() {
   const char* v[3] = {"tg_bx", "tg_by", "tg_bz"};
   line("const int64_t tg_gx = tg_p.tg_tiles[0], tg_gy = tg_p.tg_tiles[1];");
@@ -916,9 +981,7 @@ void CudaEmitter::decode_tile() {
   // A pipelined loop whose trip count never decreases with x (causal attention: keys up to the
   // query block) takes its tiles from the highest x down: the heaviest tiles of each group run
   // first and the last wave gets the lightest, instead of finishing on the heaviest.
-  auto mono = ws_loop_ && !k_.grid.empty() ? passes::monotonicity(ws_loop_->extent, k_.grid[0].index.get())
-                                          : std::optional<int>();
-  if (mono && *mono == 1)
+  if (heaviest_first(ws_loop_))
     line("const int64_t tg_bx = tg_gx - 1 - tg_plane % (8 * tg_gx) / tg_rows; // heaviest first");
   else
     line("const int64_t tg_bx = tg_plane % (8 * tg_gx) / tg_rows;");
@@ -956,6 +1019,11 @@ std::string CudaEmitter::ws_kernel_text() {
     line(std::string("uint64_t* tg_pro = ") + (late_producers_.empty() ? "tg_order + " + std::to_string(groups())
                                                                     : "tg_empty2 + " + S) + ";");
   }
+  if (dynamic_tiles()) {
+    line("// the tile ring: [0..1] full, [2..3] empty, [4] the TMA thread's request (emit_tile_scheduler)");
+    line("uint64_t* tg_tq = tg_full + " + std::to_string(barrier_count(ws_pipe_)) + ";");
+    line("int64_t* tg_tq_slot = (int64_t*)(tg_tq + 5);");
+  }
   open("if (tg_tid_all == 0)");
   open("for (int tg_s = 0; tg_s < " + S + "; ++tg_s)");
   need("tg_mbar_wait");
@@ -972,6 +1040,13 @@ std::string CudaEmitter::ws_kernel_text() {
     line("tg_mbar_init(&tg_pro[0], 1);");
     line("tg_mbar_init(&tg_pro[1], " + std::to_string(threads_ / 32) + ");");
   }
+  if (dynamic_tiles()) {
+    line("tg_mbar_init(&tg_tq[0], 1);");
+    line("tg_mbar_init(&tg_tq[1], 1);");
+    line("tg_mbar_init(&tg_tq[2], " + std::to_string(threads_ / 32 + 1) + "); // the consumer warps, the TMA thread");
+    line("tg_mbar_init(&tg_tq[3], " + std::to_string(threads_ / 32 + 1) + ");");
+    line("tg_mbar_init(&tg_tq[4], 1);");
+  }
   line("tg_mbar_init_fence();");
   close();
   line("__syncthreads();");
@@ -986,7 +1061,12 @@ std::string CudaEmitter::ws_kernel_text() {
   line("int64_t tg_i = 0;    // this block's tiles so far");
   line("int64_t tg_turn = 0; // this group's tiles so far");
   line("(void)tg_turn;");
-  open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x, ++tg_i)");
+  if (dynamic_tiles()) {
+    open("for (;; ++tg_i)");
+    take_ring_tile("tg_i", true);
+  } else {
+    open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x, ++tg_i)");
+  }
   decode_tile();
   if (G > 1) {
     open("if (tg_i % " + std::to_string(G) + " != tg_grp)");

@@ -671,6 +671,8 @@ std::string CudaEmitter::run() {
   os << "  int tg_unused;\n";
   if (ws())
     os << "  int64_t tg_tiles[3]; // the spec's grid: tiles a persistent block walks\n";
+  if (dynamic_tiles())
+    os << "  unsigned* tg_sched; // the stream's tile counters {drawn, blocks done}, or NULL: static order\n";
   os << tma_params_source() << "};\n\n";
   os << kernels << "\n} // namespace\n\n";
   if (ws()) {
@@ -756,6 +758,9 @@ std::string CudaEmitter::host_source() const {
      << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
      << persist
      << "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n"
+     << (dynamic_tiles() ? "  if (vec) /* dynamic tile order where the runtime has a counter for the stream */\n"
+                           "    p.tg_sched = tg_cuda_tile_counter((void*)stream);\n"
+                         : "")
      << "  if (vec)\n    " << fast << "<<<grid, " << fast_threads << ", tg_smem_bytes, stream>>>(p);\n"
      << (slow_exists ? "  else\n    tg_kernel<false><<<grid, " + T + ", " + slow_smem + ", stream>>>(p);\n" : std::string())
 

@@ -4,6 +4,7 @@
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "passes/LegalizeCuda.h"
+#include "passes/RangeAnalysis.h"
 #include "support/InternalError.h"
 
 #include <algorithm>
@@ -403,18 +404,30 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
       groups = std::max<int64_t>(groups, tp.groups);
     r.overhead = kRegisterOverheadWs;
     r.register_budget = ws_consumer_registers(r.threads * groups, target.gpu.regs_per_sm,
-                                              ws_producer_registers(*plan));
+                                              ws_producer_registers(k, *plan));
   }
   r.registers = sat_add(sat_add(r.fragment_words, r.operand_words), r.overhead);
   r.registers_all = sat_add(all, r.overhead);
   return r;
 }
 
-int64_t ws_producer_registers(const LayoutPlan& plan) {
+bool ws_dynamic_tiles(const Kernel& k, const LayoutPlan& plan) {
+  if (plan.tma_loops.size() != 1 || k.grid.empty())
+    return false;
+  const auto& [loop, tp] = *plan.tma_loops.begin();
+  const For* f = loop->as<For>();
+  if (tp.groups != 1 || !f)
+    return false;
+  auto mono = monotonicity(f->extent, k.grid[0].index.get());
+  return mono && *mono == 1;
+}
+
+int64_t ws_producer_registers(const Kernel& k, const LayoutPlan& plan) {
+  int64_t r = kProducerRegs;
   for (const auto& [s, gp] : plan.gemms)
     if (gp.kind == GemmPlan::Wgmma && gp.a_in_regs)
-      return kProducerRegsMin;
-  return kProducerRegs;
+      r = kProducerRegsMin;
+  return ws_dynamic_tiles(k, plan) ? std::max(r, kProducerRegsScheduler) : r;
 }
 
 void plan_operand_buffers(const Kernel& k, const Target& target, LayoutPlan& plan) {

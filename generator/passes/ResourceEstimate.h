@@ -93,16 +93,25 @@ inline constexpr int64_t kRegisterOverheadWs = 28;
 
 // setmaxnreg budgets of a warp-specialized block: the producer warpgroup keeps the minimum its
 // TMA loop needs (24 where the consumers hold a register-A wgmma's operands besides its
-// accumulators, FA3's rotated attention; else 40), and the consumers share the rest of the
-// 64K-register file: a multiple of 8, at most 248.
+// accumulators, FA3's rotated attention; else 40; at least 32 with a tile scheduler thread
+// beside the TMA thread), and the consumers share the rest of the registers the block got at
+// launch: a multiple of 8, at most 248.
 inline constexpr int64_t kProducerRegs = 40;
 inline constexpr int64_t kProducerRegsMin = 24;
-// The producer's budget of a warp-specialized plan: kProducerRegsMin when a wgmma reads its A
-// from registers, else kProducerRegs.
-int64_t ws_producer_registers(const LayoutPlan& plan);
+inline constexpr int64_t kProducerRegsScheduler = 32;
+// A warp-specialized kernel with one consumer group whose pipelined loop runs longer for a
+// larger grid x index (causal attention) takes its tiles heaviest first from a counter at run
+// time, drawn by a scheduler thread of the producer warpgroup (docs/hopper.md "Tile order").
+bool ws_dynamic_tiles(const ir::Kernel& k, const LayoutPlan& plan);
+// The producer's budget of a warp-specialized plan of `k` (above).
+int64_t ws_producer_registers(const ir::Kernel& k, const LayoutPlan& plan);
+// A block of consumer_threads + 128 threads gets regs_per_sm / threads registers per thread at
+// launch (a multiple of 8, at most 255); setmaxnreg only moves registers between its warps.
 inline int64_t ws_consumer_registers(int64_t consumer_threads, int64_t regs_per_sm,
                                      int64_t producer_regs) {
-  int64_t r = (regs_per_sm - producer_regs * 128) / consumer_threads;
+  const int64_t threads = consumer_threads + 128;
+  const int64_t per_thread = (regs_per_sm / threads < 255 ? regs_per_sm / threads : 255) / 8 * 8;
+  const int64_t r = (per_thread * threads - producer_regs * 128) / consumer_threads;
   return (r < 248 ? r : 248) / 8 * 8;
 }
 

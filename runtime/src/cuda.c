@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CACHED_DEVICES 64
@@ -206,4 +207,86 @@ void* tg_cuda_driver_entry(const char* symbol) {
   }
   pthread_mutex_unlock(&entry_mutex);
   return fn;
+}
+
+/* ---- tile counters (variant.h) -----------------------------------------------------------------
+ * Persistent kernels whose tiles differ in cost (causal attention) draw them from a counter in
+ * device memory instead of walking a fixed order. One pair of counters per (device, stream):
+ * launches on one stream never overlap, and each launch's last block zeroes its pair, so the
+ * pair is ready for the next launch without a memset per call. The per-thread default stream
+ * is a different stream in every thread, so its key includes the thread. Pairs live in one
+ * slab per device, allocated when that device first asks (cudaMalloc, which may synchronize
+ * the device once) and kept for the process; each pair is zeroed on its own stream when it is
+ * handed out the first time, so the zeroing is ordered before the first kernel that uses it
+ * even on a non-blocking stream. */
+#define COUNTER_SLOTS 256
+typedef struct counter_slot {
+  int device;
+  void* stream;
+  pthread_t thread; /* only for cudaStreamPerThread */
+  unsigned* pair;
+} counter_slot;
+static pthread_mutex_t counter_mutex = PTHREAD_MUTEX_INITIALIZER;
+static counter_slot counter_slots[COUNTER_SLOTS];
+static int counter_used;
+static unsigned* counter_slab[CACHED_DEVICES];
+static int counter_slab_used[CACHED_DEVICES];
+static pthread_once_t counter_env_once = PTHREAD_ONCE_INIT;
+static int counter_disabled;
+
+static void counter_read_env(void) {
+  const char* v = getenv("TILEGEN_GPU_STATIC_TILES");
+  counter_disabled = v && v[0] && strcmp(v, "0") != 0;
+}
+
+unsigned* tg_cuda_tile_counter(void* stream) {
+  unsigned* pair = NULL;
+  int device = -1, i;
+  int per_thread = stream == (void*)cudaStreamPerThread;
+  enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  pthread_once(&counter_env_once, counter_read_env);
+  if (counter_disabled)
+    return NULL;
+  if (stream == (void*)cudaStreamLegacy)
+    stream = NULL; /* the same stream as 0 */
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= CACHED_DEVICES ||
+      cudaStreamIsCapturing((cudaStream_t)stream, &capture) != cudaSuccess ||
+      capture != cudaStreamCaptureStatusNone) {
+    (void)cudaGetLastError();
+    return NULL;
+  }
+  pthread_mutex_lock(&counter_mutex);
+  for (i = 0; i < counter_used; ++i)
+    if (counter_slots[i].device == device && counter_slots[i].stream == stream &&
+        (!per_thread || pthread_equal(counter_slots[i].thread, pthread_self()))) {
+      pair = counter_slots[i].pair;
+      pthread_mutex_unlock(&counter_mutex);
+      return pair;
+    }
+  if (counter_used < COUNTER_SLOTS) {
+    if (!counter_slab[device]) {
+      void* p = NULL;
+      if (cudaMalloc(&p, COUNTER_SLOTS * 2 * sizeof(unsigned)) == cudaSuccess)
+        counter_slab[device] = (unsigned*)p;
+      else
+        (void)cudaGetLastError(); /* ours: the launch checks cudaGetLastError next */
+    }
+    if (counter_slab[device] && counter_slab_used[device] < COUNTER_SLOTS) {
+      unsigned* p = counter_slab[device] + 2 * counter_slab_used[device];
+      if (cudaMemsetAsync(p, 0, 2 * sizeof(unsigned), (cudaStream_t)stream) == cudaSuccess) {
+        counter_slot* s = &counter_slots[counter_used++];
+        ++counter_slab_used[device];
+        memset(s, 0, sizeof *s);
+        s->device = device;
+        s->stream = stream;
+        if (per_thread)
+          s->thread = pthread_self();
+        s->pair = pair = p;
+      } else {
+        (void)cudaGetLastError();
+      }
+    }
+  }
+  pthread_mutex_unlock(&counter_mutex);
+  return pair;
 }
