@@ -672,8 +672,12 @@ std::string CudaEmitter::run() {
   if (ws())
     os << "  int64_t tg_tiles[3]; // the spec's grid: tiles a persistent block walks\n";
   if (dynamic_tiles())
-    os << "  unsigned* tg_sched; // the stream's tile counters {drawn, blocks done}, or NULL: static order\n";
+    os << "  unsigned* tg_sched; // the stream's tile counters {drawn, blocks done}, or NULL: fixed order\n";
   os << tma_params_source() << "};\n\n";
+  if (dynamic_tiles())
+    os << "/* The persistent kernel's tile counters, a pair {drawn, blocks done} per stream slot\n"
+          " * (tg_cuda_stream_slot): zero when the module loads, zeroed by each launch's last block. */\n"
+          "__device__ unsigned tg_sched_pairs[2 * TG_CUDA_STREAM_SLOTS];\n\n";
   os << kernels << "\n} // namespace\n\n";
   if (ws()) {
     // +1024: the kernel aligns its shared window up to a 1024-byte boundary.
@@ -758,8 +762,14 @@ std::string CudaEmitter::host_source() const {
      << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
      << persist
      << "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n"
-     << (dynamic_tiles() ? "  if (vec) /* dynamic tile order where the runtime has a counter for the stream */\n"
-                           "    p.tg_sched = tg_cuda_tile_counter((void*)stream);\n"
+     << (dynamic_tiles() ? "  if (vec) { /* tiles drawn at run time, from the counters of the stream's slot */\n"
+                           "    const int tg_slot = tg_cuda_stream_slot((void*)stream);\n"
+                           "    void* tg_pairs = NULL;\n"
+                           "    if (tg_slot >= 0 && cudaGetSymbolAddress(&tg_pairs, tg_sched_pairs) == cudaSuccess)\n"
+                           "      p.tg_sched = (unsigned*)tg_pairs + 2 * tg_slot;\n"
+                           "    else if (tg_slot >= 0)\n"
+                           "      (void)cudaGetLastError();\n"
+                           "  }\n"
                          : "")
      << "  if (vec)\n    " << fast << "<<<grid, " << fast_threads << ", tg_smem_bytes, stream>>>(p);\n"
      << (slow_exists ? "  else\n    tg_kernel<false><<<grid, " + T + ", " + slow_smem + ", stream>>>(p);\n" : std::string())

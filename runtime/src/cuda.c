@@ -209,84 +209,60 @@ void* tg_cuda_driver_entry(const char* symbol) {
   return fn;
 }
 
-/* ---- tile counters (variant.h) -----------------------------------------------------------------
- * Persistent kernels whose tiles differ in cost (causal attention) draw them from a counter in
- * device memory instead of walking a fixed order. One pair of counters per (device, stream):
- * launches on one stream never overlap, and each launch's last block zeroes its pair, so the
- * pair is ready for the next launch without a memset per call. The per-thread default stream
- * is a different stream in every thread, so its key includes the thread. Pairs live in one
- * slab per device, allocated when that device first asks (cudaMalloc, which may synchronize
- * the device once) and kept for the process; each pair is zeroed on its own stream when it is
- * handed out the first time, so the zeroing is ordered before the first kernel that uses it
- * even on a non-blocking stream. */
-#define COUNTER_SLOTS 256
-typedef struct counter_slot {
+/* ---- stream slots (variant.h) -----------------------------------------------------------------
+ * Persistent kernels whose tiles differ in cost (causal attention) draw them from a pair of
+ * counters in their module's device memory (a __device__ array, zero when the module loads,
+ * also after cudaDeviceReset), one pair per slot. A slot stands for a (device, stream): launches
+ * on one stream never overlap, and each launch's last block zeroes its pair, so the pair is
+ * ready for the next launch on that stream. The per-thread default stream is a different stream
+ * in every thread, so its key includes the thread. Nothing here allocates device memory. */
+typedef struct stream_slot {
   int device;
   void* stream;
   pthread_t thread; /* only for cudaStreamPerThread */
-  unsigned* pair;
-} counter_slot;
-static pthread_mutex_t counter_mutex = PTHREAD_MUTEX_INITIALIZER;
-static counter_slot counter_slots[COUNTER_SLOTS];
-static int counter_used;
-static unsigned* counter_slab[CACHED_DEVICES];
-static int counter_slab_used[CACHED_DEVICES];
-static pthread_once_t counter_env_once = PTHREAD_ONCE_INIT;
-static int counter_disabled;
+} stream_slot;
+static pthread_mutex_t slot_mutex = PTHREAD_MUTEX_INITIALIZER;
+static stream_slot slots[TG_CUDA_STREAM_SLOTS];
+static int slots_used;
+static pthread_once_t slot_env_once = PTHREAD_ONCE_INIT;
+static int slots_disabled;
 
-static void counter_read_env(void) {
+static void slot_read_env(void) {
   const char* v = getenv("TILEGEN_GPU_STATIC_TILES");
-  counter_disabled = v && v[0] && strcmp(v, "0") != 0;
+  slots_disabled = v && v[0] && strcmp(v, "0") != 0;
 }
 
-unsigned* tg_cuda_tile_counter(void* stream) {
-  unsigned* pair = NULL;
-  int device = -1, i;
+int tg_cuda_stream_slot(void* stream) {
+  int device = -1, i, slot = -1;
   int per_thread = stream == (void*)cudaStreamPerThread;
   enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  pthread_once(&counter_env_once, counter_read_env);
-  if (counter_disabled)
-    return NULL;
+  pthread_once(&slot_env_once, slot_read_env);
+  if (slots_disabled)
+    return -1;
   if (stream == (void*)cudaStreamLegacy)
     stream = NULL; /* the same stream as 0 */
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= CACHED_DEVICES ||
-      cudaStreamIsCapturing((cudaStream_t)stream, &capture) != cudaSuccess ||
-      capture != cudaStreamCaptureStatusNone) {
-    (void)cudaGetLastError();
-    return NULL;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaStreamIsCapturing((cudaStream_t)stream, &capture) != cudaSuccess) {
+    (void)cudaGetLastError(); /* ours: the launch checks cudaGetLastError next */
+    return -1;
   }
-  pthread_mutex_lock(&counter_mutex);
-  for (i = 0; i < counter_used; ++i)
-    if (counter_slots[i].device == device && counter_slots[i].stream == stream &&
-        (!per_thread || pthread_equal(counter_slots[i].thread, pthread_self()))) {
-      pair = counter_slots[i].pair;
-      pthread_mutex_unlock(&counter_mutex);
-      return pair;
+  if (capture != cudaStreamCaptureStatusNone)
+    return -1;
+  pthread_mutex_lock(&slot_mutex);
+  for (i = 0; i < slots_used; ++i)
+    if (slots[i].device == device && slots[i].stream == stream &&
+        (!per_thread || pthread_equal(slots[i].thread, pthread_self()))) {
+      slot = i;
+      break;
     }
-  if (counter_used < COUNTER_SLOTS) {
-    if (!counter_slab[device]) {
-      void* p = NULL;
-      if (cudaMalloc(&p, COUNTER_SLOTS * 2 * sizeof(unsigned)) == cudaSuccess)
-        counter_slab[device] = (unsigned*)p;
-      else
-        (void)cudaGetLastError(); /* ours: the launch checks cudaGetLastError next */
-    }
-    if (counter_slab[device] && counter_slab_used[device] < COUNTER_SLOTS) {
-      unsigned* p = counter_slab[device] + 2 * counter_slab_used[device];
-      if (cudaMemsetAsync(p, 0, 2 * sizeof(unsigned), (cudaStream_t)stream) == cudaSuccess) {
-        counter_slot* s = &counter_slots[counter_used++];
-        ++counter_slab_used[device];
-        memset(s, 0, sizeof *s);
-        s->device = device;
-        s->stream = stream;
-        if (per_thread)
-          s->thread = pthread_self();
-        s->pair = pair = p;
-      } else {
-        (void)cudaGetLastError();
-      }
-    }
+  if (slot < 0 && slots_used < TG_CUDA_STREAM_SLOTS) {
+    slot = slots_used++;
+    memset(&slots[slot], 0, sizeof slots[slot]);
+    slots[slot].device = device;
+    slots[slot].stream = stream;
+    if (per_thread)
+      slots[slot].thread = pthread_self();
   }
-  pthread_mutex_unlock(&counter_mutex);
-  return pair;
+  pthread_mutex_unlock(&slot_mutex);
+  return slot;
 }

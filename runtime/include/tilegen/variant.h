@@ -47,15 +47,16 @@ typedef int (*tg_gpu_desc_fn)(const tg_launch* launch, const tg_variant_args* ar
  * outlive the process (a string literal). */
 void* tg_cuda_driver_entry(const char* symbol);
 
-/* The tile counters of `stream` on the current device, for persistent kernels that draw their
- * tiles at run time (two unsigned: tiles drawn, blocks done; the kernel's last block zeroes
- * both): device memory owned by tilegen_runtime_cuda, one pair per (device, stream), zeroed on
- * that stream when first handed out. NULL, and the kernel walks its tiles in a fixed order,
- * when the stream is being captured into a graph (a replay could run beside another launch
- * on the stream's counters), when TILEGEN_GPU_STATIC_TILES is set to a non-empty value other
- * than 0, when the table of streams is full, or on any CUDA error. Kernels on one stream run
- * one after another, which is what makes a pair per stream enough. */
-unsigned* tg_cuda_tile_counter(void* stream);
+/* The slot of `stream` on the current device, 0 <= slot < TG_CUDA_STREAM_SLOTS, for persistent
+ * kernels that draw their tiles at run time from a pair of counters per slot in their module's
+ * device memory (zero when the module loads; each launch's last block zeroes its pair again).
+ * Launches on one stream run one after another, which is what makes a pair per stream enough.
+ * -1, and the kernel walks its tiles in a fixed order, when the stream is being captured into
+ * a graph (a replay could run beside another launch on the stream's pair), when
+ * TILEGEN_GPU_STATIC_TILES is set to a non-empty value other than 0, when every slot is taken,
+ * or on a CUDA error (cleared). */
+#define TG_CUDA_STREAM_SLOTS 256
+int tg_cuda_stream_slot(void* stream);
 
 /* Per-thread scratch for CPU variants whose block tiles are too large for a thread's stack:
  * returns 64-byte aligned memory of at least `bytes`, owned by the calling thread, reused

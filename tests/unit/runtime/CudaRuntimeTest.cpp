@@ -84,6 +84,47 @@ TEST(CudaRuntime, NoDeviceMeansCcZeroWithAReason) {
   EXPECT_NE(tg_cuda_run(&e, nullptr, nullptr), 1234);
 }
 
+TEST(CudaRuntime, NoDeviceMeansNoStreamSlot) {
+  if (device_count() > 0)
+    GTEST_SKIP() << "a CUDA device is present";
+  // A persistent kernel then walks its tiles in the fixed order; asking is never an error
+  // for the caller (cudaGetLastError stays clear of it).
+  EXPECT_EQ(tg_cuda_stream_slot(nullptr), -1);
+  EXPECT_EQ(tg_cuda_stream_slot((void*)cudaStreamPerThread), -1);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+TEST(CudaRuntimeGpu, StreamSlotsAreStablePerStream) {
+  if (device_count() == 0)
+    GTEST_SKIP() << "no CUDA device";
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  cudaStream_t a = nullptr, b = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking), cudaSuccess);
+  const int sa = tg_cuda_stream_slot(a), sb = tg_cuda_stream_slot(b);
+  ASSERT_GE(sa, 0);
+  ASSERT_GE(sb, 0);
+  EXPECT_LT(sa, TG_CUDA_STREAM_SLOTS);
+  EXPECT_NE(sa, sb);
+  EXPECT_EQ(tg_cuda_stream_slot(a), sa); // the same slot for the same stream
+  EXPECT_EQ(tg_cuda_stream_slot(nullptr), tg_cuda_stream_slot((void*)cudaStreamLegacy));
+  // Two threads' per-thread default streams are different streams.
+  int other = -2;
+  std::thread t([&] { other = tg_cuda_stream_slot((void*)cudaStreamPerThread); });
+  t.join();
+  EXPECT_NE(other, tg_cuda_stream_slot((void*)cudaStreamPerThread));
+  // No slot inside a capture: a graph replay could overlap another launch on the stream.
+  ASSERT_EQ(cudaStreamBeginCapture(b, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  EXPECT_EQ(tg_cuda_stream_slot(b), -1);
+  cudaGraph_t g = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(b, &g), cudaSuccess);
+  if (g)
+    cudaGraphDestroy(g);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  cudaStreamDestroy(a);
+  cudaStreamDestroy(b);
+}
+
 TEST(CudaRuntime, ErrorMapping) {
   EXPECT_EQ(tg_cuda_status(cudaSuccess), TG_OK);
   EXPECT_EQ(tg_cuda_status(cudaErrorMemoryAllocation), TG_ERR_OUT_OF_MEMORY);
