@@ -244,6 +244,7 @@ private:
   // run heaviest first, and a warp-specialized kernel with one consumer group takes them
   // from a dynamic tile counter (docs/hopper.md "Tile scheduling").
   bool heaviest_first(const ir::For* loop) const;
+  int64_t group_rows() const; // rows of tiles per L2 group of the persistent walk
   void emit_tile_scheduler();
   void take_ring_tile(const std::string& counter, bool consumers);
   bool dynamic_tiles() const { return ws() && groups() == 1 && passes::ws_dynamic_tiles(k_, plan_); }
