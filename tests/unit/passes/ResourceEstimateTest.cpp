@@ -269,3 +269,21 @@ TEST(ResourceEstimate, NonConstantExtentIsALocatedError) {
 }
 
 } // namespace
+
+// setmaxnreg budgets: the block holds regs_per_sm / threads registers per thread from launch (a
+// multiple of 8), and setmaxnreg only moves them between warpgroups, so the consumers get what
+// the producer leaves of that (asking for more would hang setmaxnreg.inc).
+TEST(ResourceEstimate, ConsumerBudgetIsWhatTheLaunchGaveMinusTheProducer) {
+  const int64_t rf = 65536;
+  EXPECT_EQ(passes::ws_consumer_registers(256, rf, 24), 240); // 168 x 384 - 24 x 128 = 240 x 256
+  EXPECT_EQ(passes::ws_consumer_registers(256, rf, 32), 232); // the causal tile scheduler's 32
+  EXPECT_EQ(passes::ws_consumer_registers(256, rf, 40), 232); // GEMM
+  EXPECT_EQ(passes::ws_consumer_registers(384, rf, 24), 160); // three warpgroups: 128 x 512
+  EXPECT_EQ(passes::ws_consumer_registers(384, rf, 32), 160);
+  EXPECT_EQ(passes::ws_consumer_registers(128, rf, 40), 248); // capped
+  for (int64_t c : {128, 256, 384})
+    for (int64_t p : {24, 32, 40}) {
+      const int64_t threads = c + 128, launch = std::min<int64_t>(rf / threads, 255) / 8 * 8;
+      EXPECT_LE(passes::ws_consumer_registers(c, rf, p) * c + p * 128, launch * threads) << c << " " << p;
+    }
+}
