@@ -242,7 +242,7 @@ private:
   void decode_tile(); // a persistent kernel's grid indices from tg_tile (L2-friendly order)
   // The pipelined loop's trip count grows with the grid's x index (causal attention): tiles
   // run heaviest first, and a warp-specialized kernel with one consumer group takes them
-  // from a dynamic tile counter (docs/hopper.md "Tile scheduling").
+  // from a dynamic tile counter (docs/hopper.md "tile order at run time").
   bool heaviest_first(const ir::For* loop) const;
   int64_t group_rows() const; // rows of tiles per L2 group of the persistent walk
   void emit_tile_scheduler();

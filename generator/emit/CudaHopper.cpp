@@ -962,9 +962,6 @@ std::string CudaEmitter::tma_setup_source() {
 
 // ---- the kernel --------------------------------------------------------------------------------
 
-// Grid indices of tile tg_tile. Tiles run in groups of 8 rows along y, column-major inside a
-// group, so the blocks resident at once share few rows of tiles along y and few along x (for
-// a GEMM: A row panels and B column panels stay in L2 while the group runs); z is outermost.
 bool CudaEmitter::heaviest_first(const For* loop) const {
   auto mono = loop && !k_.grid.empty() ? passes::monotonicity(loop->extent, k_.grid[0].index.get())
                                        : std::optional<int>();
@@ -998,6 +995,10 @@ int64_t CudaEmitter::group_rows() const {
   return std::max<int64_t>(1, std::llround(std::sqrt(double(t_.gpu.sm_count) * double(x_bytes) / double(y_bytes))));
 }
 
+// Grid indices of tile tg_tile. Tiles run in groups of group_rows() rows along y, column-major
+// inside a group, so the blocks resident at once share few rows of tiles along y and few along
+// x (for a GEMM: A row panels and B column panels stay in L2 while the group runs); z is
+// outermost.
 void CudaEmitter::decode_tile() {
   const char* v[3] = {"tg_bx", "tg_by", "tg_bz"};
   const std::string R = std::to_string(group_rows());

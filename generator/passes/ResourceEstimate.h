@@ -101,7 +101,7 @@ inline constexpr int64_t kProducerRegsMin = 24;
 inline constexpr int64_t kProducerRegsScheduler = 32;
 // A warp-specialized kernel with one consumer group whose pipelined loop runs longer for a
 // larger grid x index (causal attention) takes its tiles heaviest first from a counter at run
-// time, drawn by a scheduler thread of the producer warpgroup (docs/hopper.md "Tile order").
+// time, drawn by a scheduler thread of the producer warpgroup (docs/hopper.md "tile order at run time").
 bool ws_dynamic_tiles(const ir::Kernel& k, const LayoutPlan& plan);
 // The producer's budget of a warp-specialized plan of `k` (above).
 int64_t ws_producer_registers(const ir::Kernel& k, const LayoutPlan& plan);
