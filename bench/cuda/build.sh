@@ -7,7 +7,10 @@
 #
 # dist/ holds libtgb.so + tgb.h (bench.py), tgb_host_cost, tgb_sanitize, MANIFEST.txt (commit,
 # targets, toolchain, the SASS/PTX each binary embeds, dynamic deps) and fallback/libgomp.so.1
-# (used by run_device.sh only if the device's loader cannot find one).
+# (used by run_device.sh only if the device's loader cannot find one); with GPU targets also
+# tests/: the unit tests whose GPU cases skip themselves without a device (runtime_cuda_test,
+# dispatch_gpu_test), built in a second folder ($build-tests) and run by run_device.sh.
+# TGB_GPU_TESTS=0 leaves them out.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${TGB_BUILD_DIR:-$root/build-bench-cuda}
@@ -37,6 +40,18 @@ cp "$header" "$dist/tgb.h"
 cp "$build/bench/cuda/tgb_sanitize" "$dist/"
 # only if built now: a C-only build leaves an older host-cost binary where it was
 [[ " ${ninja_targets[*]} " == *" tgb_host_cost "* ]] && cp "$build/bench/cuda/tgb_host_cost" "$dist/"
+if [[ $targets =~ (^|;)sm_ && ${TGB_GPU_TESTS:-1} != 0 ]]; then
+  tests_build=$build-tests
+  cmake -S "$root" -B "$tests_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEGEN_BUILD_TESTS=ON \
+    "-DCMAKE_CUDA_COMPILER=$nvcc" > "$tests_build.configure.log" 2>&1 || {
+    tail -40 "$tests_build.configure.log"
+    echo "build.sh: configure of the GPU unit tests failed (log: $tests_build.configure.log)" >&2
+    exit 1
+  }
+  ninja -C "$tests_build" runtime_cuda_test dispatch_gpu_test
+  mkdir -p "$dist/tests"
+  cp "$tests_build/tests/unit/runtime/runtime_cuda_test" "$tests_build/tests/unit/dispatch/dispatch_gpu_test" "$dist/tests/"
+fi
 gomp=$(gcc -print-file-name=libgomp.so.1)
 [[ -f $gomp ]] && cp -L "$gomp" "$dist/fallback/"
 

@@ -91,6 +91,11 @@ if [[ $mode == all || $mode == bench ]]; then
   else
     echo "| host_cost | not built (a library without GPU targets has no _desc twins) | - | - |" >> "$steps"
   fi
+  # The unit tests' GPU cases (they skip themselves on CI): the runtime's stream slots, device
+  # switching, the dispatch's launches, stream capture and _desc.
+  for t in "$dist"/tests/*_test; do
+    [[ -x $t ]] && step "unit $(basename "$t")" 120 "$OUT/$(basename "$t").log" "$t"
+  done
   # Two passes: dispatch as shipped (sm_90a variants on an H200: issue #4's bars), then with
   # the sm_90a variants turned off (the sm_80-style path: issue #3's bars), each verified.
   step bench 300 "$OUT/bench.stdout" python3 "$here/bench.py" --dist "$dist" --out "$OUT" \
