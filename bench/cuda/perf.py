@@ -276,8 +276,7 @@ def run_case(api, case, launch, gen, log=print):
     # of ours, which came right after the back-to-back phase, was 3-8% slower than its second.
     ours_ms = []
     for r in range(2):
-        names = [None] + list(anchors) if r == 0 else list(anchors)[::-1] + [None]
-        for a in names:
+        for a in mirrored(list(anchors), r):
             if a is None:
                 ours_ms.append(time_batches(ours))
                 continue
@@ -302,7 +301,7 @@ def run_case(api, case, launch, gen, log=print):
             if fn is not None:
                 time_isolated(fn, target_ms=50.0)
         for r in range(2): # mirrored, as above
-            for a in ([None] + bar_anchors if r == 0 else bar_anchors[::-1] + [None]):
+            for a in mirrored(bar_anchors, r):
                 if a is None:
                     res["iso_ms"].append(time_isolated(ours))
                     continue
@@ -315,6 +314,12 @@ def run_case(api, case, launch, gen, log=print):
     del sets, outs, one
     torch.cuda.empty_cache()
     return res
+
+
+def mirrored(anchors, r):
+    """Round r's order of a case's timings: None (ours) then the anchors in round 0, the
+    anchors reversed then None in round 1."""
+    return [None] + anchors if r == 0 else anchors[::-1] + [None]
 
 
 def median_ms(ms):

@@ -210,6 +210,7 @@ private:
   void emit_tma_store(const ir::Copy* c);
   void emit_staged_store(const ir::Copy* c);
   const ir::For* ws_loop_ = nullptr;   // the warp-specialized pipelined loop, if any
+  bool dynamic_tiles_ = false;          // its tiles are drawn at run time (dynamic_tiles())
   passes::TmaPipeline ws_pipe_;
   int64_t barrier_offset_ = 0;         // mbarriers full[stages] then empty[stages]
   bool wgmma_pending_ = false;         // committed wgmma groups not waited for
@@ -240,14 +241,12 @@ private:
   // Tensors, dims, scalars and (unless a persistent kernel derives them) grid indices.
   void kernel_preamble(bool grid_indices = true);
   void decode_tile(); // a persistent kernel's grid indices from tg_tile (L2-friendly order)
-  // The pipelined loop's trip count grows with the grid's x index (causal attention): tiles
-  // run heaviest first, and a warp-specialized kernel with one consumer group takes them
-  // from a dynamic tile counter (docs/hopper.md "tile order at run time").
-  bool heaviest_first(const ir::For* loop) const;
   int64_t group_rows() const; // rows of tiles per L2 group of the persistent walk
   void emit_tile_scheduler();
   void take_ring_tile(const std::string& counter, bool consumers);
-  bool dynamic_tiles() const { return ws() && groups() == 1 && passes::ws_dynamic_tiles(k_, plan_); }
+  // Tiles drawn at run time (passes::ws_dynamic_tiles; docs/hopper.md "tile order at run time"),
+  // decided once with ws_loop_.
+  bool dynamic_tiles() const { return dynamic_tiles_; }
   // The mbarriers of a TMA pipeline before the tile ring: full/empty per stage (twice for a
   // rotated body), the groups' order barriers, the prologue's full and empty.
   int64_t barrier_count(const passes::TmaPipeline& tp) const {

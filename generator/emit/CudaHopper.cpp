@@ -962,12 +962,6 @@ std::string CudaEmitter::tma_setup_source() {
 
 // ---- the kernel --------------------------------------------------------------------------------
 
-bool CudaEmitter::heaviest_first(const For* loop) const {
-  auto mono = loop && !k_.grid.empty() ? passes::monotonicity(loop->extent, k_.grid[0].index.get())
-                                       : std::optional<int>();
-  return mono && *mono == 1;
-}
-
 // Rows of tiles (along y) per group. The P blocks resident at once span about `rows` rows and
 // P / rows columns, so the pipelined copies whose source moves with y only (a GEMM's A row
 // panels) read `rows` panels per k step and those that move with x only (B column panels)
@@ -1011,7 +1005,7 @@ void CudaEmitter::decode_tile() {
   // A pipelined loop whose trip count never decreases with x (causal attention: keys up to the
   // query block) takes its tiles from the highest x down: the heaviest tiles of each group run
   // first and the last wave gets the lightest, instead of finishing on the heaviest.
-  if (heaviest_first(ws_loop_))
+  if (passes::extent_rises_with_grid_x(k_, ws_loop_))
     line("const int64_t tg_bx = tg_gx - 1 - tg_plane % (" + R + " * tg_gx) / tg_rows; // heaviest first");
   else
     line("const int64_t tg_bx = tg_plane % (" + R + " * tg_gx) / tg_rows;");

@@ -583,6 +583,7 @@ std::string CudaEmitter::run() {
   if (!plan_.tma_loops.empty()) {
     ws_loop_ = plan_.tma_loops.begin()->first->as<For>();
     ws_pipe_ = plan_.tma_loops.begin()->second;
+    dynamic_tiles_ = passes::ws_dynamic_tiles(k_, plan_);
     for (const auto* list : {&ws_pipe_.prologue, &ws_pipe_.producers})
       for (const StmtNode* s : *list)
         tma_maps_.push_back({s->as<Copy>(), "tg_tm_" + name(s->as<Copy>()->dst.buffer->name)});

@@ -412,13 +412,17 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
 }
 
 bool ws_dynamic_tiles(const Kernel& k, const LayoutPlan& plan) {
-  if (plan.tma_loops.size() != 1 || k.grid.empty())
+  if (plan.tma_loops.size() != 1)
     return false;
   const auto& [loop, tp] = *plan.tma_loops.begin();
   const For* f = loop->as<For>();
-  if (tp.groups != 1 || !f)
+  return tp.groups == 1 && extent_rises_with_grid_x(k, f);
+}
+
+bool extent_rises_with_grid_x(const Kernel& k, const For* loop) {
+  if (!loop || k.grid.empty())
     return false;
-  auto mono = monotonicity(f->extent, k.grid[0].index.get());
+  auto mono = monotonicity(loop->extent, k.grid[0].index.get());
   return mono && *mono == 1;
 }
 

@@ -103,6 +103,10 @@ inline constexpr int64_t kProducerRegsScheduler = 32;
 // larger grid x index (causal attention) takes its tiles heaviest first from a counter at run
 // time, drawn by a scheduler thread of the producer warpgroup (docs/hopper.md "tile order at run time").
 bool ws_dynamic_tiles(const ir::Kernel& k, const LayoutPlan& plan);
+// True when `loop`'s trip count depends on the grid's x index and provably never decreases as it
+// grows (passes::monotonicity; causal attention's keys up to the query block): the persistent
+// walk takes x from the top down (heaviest first), and ws_dynamic_tiles draws the tiles.
+bool extent_rises_with_grid_x(const ir::Kernel& k, const ir::For* loop);
 // The producer's budget of a warp-specialized plan of `k` (above).
 int64_t ws_producer_registers(const ir::Kernel& k, const LayoutPlan& plan);
 // A block of consumer_threads + 128 threads gets regs_per_sm / threads registers per thread at

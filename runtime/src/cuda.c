@@ -226,6 +226,9 @@ static stream_slot slots[TG_CUDA_STREAM_SLOTS];
 static int slots_used;
 static pthread_once_t slot_env_once = PTHREAD_ONCE_INIT;
 static int slots_disabled;
+static _Thread_local int last_device = -1;
+static _Thread_local void* last_stream;
+static _Thread_local int last_slot = -1;
 
 static void slot_read_env(void) {
   const char* v = getenv("TILEGEN_GPU_STATIC_TILES");
@@ -248,6 +251,10 @@ int tg_cuda_stream_slot(void* stream) {
   }
   if (capture != cudaStreamCaptureStatusNone)
     return -1;
+  /* A slot never changes once given, so each thread keeps its last answer (no lock, no scan
+   * on the launch path of a thread that keeps using one stream). */
+  if (device == last_device && stream == last_stream && last_slot >= 0)
+    return last_slot;
   pthread_mutex_lock(&slot_mutex);
   for (i = 0; i < slots_used; ++i)
     if (slots[i].device == device && slots[i].stream == stream &&
@@ -264,5 +271,8 @@ int tg_cuda_stream_slot(void* stream) {
       slots[slot].thread = pthread_self();
   }
   pthread_mutex_unlock(&slot_mutex);
+  last_device = device;
+  last_stream = stream;
+  last_slot = slot;
   return slot;
 }
