@@ -128,6 +128,8 @@ def perf_markdown(perf_res):
                 am = perf.median_ms(e["ms"])
                 av, au = perf.rate(case, am)
                 acol = f"{a} ({e['how']})" if e["how"] else a
+                if e.get("err") is not None and r.get("tol"):
+                    acol += f", err/tol {e['err'] / r['tol']:.3f}"
                 iso = "-"
                 if e.get("iso_ms") and r.get("iso_ms"):
                     oi, ai = perf.median_ms(r["iso_ms"]), perf.median_ms(e["iso_ms"])

@@ -181,6 +181,10 @@ private:
   // past its offset along the last dim.
   std::string tma_coords(const ir::Region& r, int64_t col);
   void gemm_wgmma(const ir::Gemm* g, const passes::GemmPlan& p);
+  // gemm_wgmma with GemmPlan::promote_n: (A argument, B byte offset) per k step
+  void gemm_wgmma_promoted(const ir::Gemm* g, const passes::GemmPlan& p,
+                           const std::vector<std::pair<std::string, int64_t>>& steps,
+                           int64_t b_row_bytes);
   void wait_wgmma(int pending);                     // wgmma.wait_group + accumulator fences
   void fence_async_proxy_writes();                  // thread-written smem -> wgmma reads
   std::string hopper_helpers_source() const;

@@ -310,7 +310,8 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   const std::vector<Stmt> consumers = ws_consumers(f, tp);
   bool only_wgmma = true;
   for (const auto& s : consumers) {
-    only_wgmma = only_wgmma && wgmma_gemm(s.get());
+    // A promoted FP8 gemm waits for its own chunks: nothing stays in flight past it.
+    only_wgmma = only_wgmma && wgmma_gemm(s.get()) && plan_.gemms.at(s.get()).promote_n == 0;
   }
   // Shared memory the consumers wrote before the loop (attention's Q tile): settled once here.
   fence_async_proxy_writes();
@@ -636,8 +637,12 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
   if (wgmma_pending_ && !defer_wgmma_wait_)
     wait_wgmma(0);
   const std::string fn = wgmma_fn_name(N, A->dtype, B->dtype, a_regs, trans_b);
-  need(fn);
-  wgmma_shapes_.insert({N, A->dtype.kind, B->dtype.kind, a_regs, trans_b});
+  if (p.promote_n == 0) {
+    need(fn);
+    wgmma_shapes_.insert({N, A->dtype.kind, B->dtype.kind, a_regs, trans_b});
+  } else if (wgmma_pending_) {
+    wait_wgmma(0); // the promoted chunks wait for every group of the warpgroup
+  }
   const int64_t ks = wgmma_k(B->dtype);
   TG_ASSERT(!trans_b || ks == 16, "CUDA emitter: FP8 wgmma with an N-major B");
   open("");
@@ -659,7 +664,8 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
   line("const uint64_t tg_db = " + wgmma_desc(mode_b) + "(" + shared_ptr(B) + ", " +
        std::to_string(trans_b ? b_rows * mode_b.bytes : 16) + ", " +
        std::to_string(mode_b.atom_bytes) + ");");
-  std::vector<std::string> calls;
+  // Each k step's A operand and B byte offset.
+  std::vector<std::pair<std::string, int64_t>> steps;
   for (int64_t kk = 0; kk < K / ks; ++kk) {
     const int64_t k0 = kk * ks;
     // K-major operand: panel k0 / pc, then k0 % pc elements into the swizzled row (a k step
@@ -680,9 +686,18 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
     } else {
       a_arg = "tg_da + " + std::to_string(kmajor(a_rows, pa, mode_a->bytes) >> 4);
     }
+    steps.emplace_back(a_arg, off_b);
+  }
+  if (p.promote_n > 0) {
+    gemm_wgmma_promoted(g, p, steps, mode_b.bytes);
+    close();
+    return;
+  }
+  std::vector<std::string> calls;
+  for (size_t kk = 0; kk < steps.size(); ++kk) {
     const bool clear = g->clear && kk == 0;
-    calls.push_back(fn + "(" + name(g->c->name) + ", " + a_arg + ", tg_db + " +
-                    std::to_string(off_b >> 4) + ", " + (clear ? "0" : "1") + ");");
+    calls.push_back(fn + "(" + name(g->c->name) + ", " + steps[kk].first + ", tg_db + " +
+                    std::to_string(steps[kk].second >> 4) + ", " + (clear ? "0" : "1") + ");");
   }
   const bool turn = turn_pending_;
   turn_pending_ = false;
@@ -700,6 +715,46 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
     wgmma_accs_.push_back(g->c.get());
   if (!defer_wgmma_wait_)
     wait_wgmma(0);
+}
+
+// An FP8 gemm whose partial sums are promoted (GemmPlan::promote_n): per column chunk of
+// promote_n, the gemm's k steps run into a zeroed partial fragment, the warpgroup waits for
+// them, and the partial is added to the accumulator in f32. The chunk's accumulator registers
+// are contiguous: wgmma operand 4j+2h+e of an N-column tile is d[h*N/4 + 2j + e], so chunk c
+// covers d[h*N/4 + c*n/4 .. + n/4) for each row half h. The other consumer warpgroup's
+// wgmmas keep the tensor cores busy while this one waits and adds.
+void CudaEmitter::gemm_wgmma_promoted(const Gemm* g, const passes::GemmPlan& p,
+                                      const std::vector<std::pair<std::string, int64_t>>& steps,
+                                      int64_t b_row_bytes) {
+  const int64_t N = cuda_const(g->c->shape[1]), n = p.promote_n;
+  TG_ASSERT(n > 0 && N % n == 0 && n % 8 == 0, "CUDA emitter: FP8 promotion chunk " +
+                                                   std::to_string(n) + " of N " + std::to_string(N));
+  const std::string fn = wgmma_fn_name(n, g->a->dtype, g->b->dtype, false, false);
+  need(fn);
+  wgmma_shapes_.insert({n, g->a->dtype.kind, g->b->dtype.kind, false, false});
+  TG_ASSERT(!turn_pending_, "CUDA emitter: promoted FP8 gemm in a warpgroup turn");
+  const std::string acc = name(g->c->name), Q = std::to_string(n / 4);
+  line("// FP8 partial sums promoted to f32: " + std::to_string(N / n) + " chunk(s) of " +
+       std::to_string(n) + " columns");
+  line("float tg_part[" + std::to_string(n / 2) + "];");
+  for (int64_t c = 0; c < N / n; ++c) {
+    line(need("tg_wgmma_fence") + "();");
+    for (size_t kk = 0; kk < steps.size(); ++kk)
+      // the chunk starts n*c rows down B's K-major panels (a multiple of the 8-row atom)
+      line(fn + "(tg_part, " + steps[kk].first + ", tg_db + " +
+           std::to_string((steps[kk].second + c * n * b_row_bytes) >> 4) + ", " +
+           (kk == 0 ? "0" : "1") + ");");
+    line(need("tg_wgmma_commit") + "();");
+    line(need("tg_wgmma_wait") + "<0>();");
+    line("#pragma unroll");
+    line("for (int tg_r = 0; tg_r < " + std::to_string(n / 2) + "; ++tg_r) " +
+         need("tg_fence_reg") + "(tg_part[tg_r]);");
+    line("#pragma unroll");
+    open("for (int tg_r = 0; tg_r < " + Q + "; ++tg_r)");
+    line(acc + "[" + std::to_string(c * n / 4) + " + tg_r] += tg_part[tg_r];");
+    line(acc + "[" + std::to_string(N / 4 + c * n / 4) + " + tg_r] += tg_part[" + Q + " + tg_r];");
+    close();
+  }
 }
 
 // ---- helpers -----------------------------------------------------------------------------------

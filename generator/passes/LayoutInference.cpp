@@ -147,6 +147,22 @@ private:
     return c[0] % 16 == 0 && c[1] % 16 == 0 && K % 16 == 0;
   }
 
+  // GemmPlan::promote_n of an FP8 wgmma gemm that adds into its accumulator (not `clear`) on
+  // a target whose FP8 accumulation keeps fewer bits than f32: the fewest equal column chunks
+  // of at most 128 columns (a partial of at most 64 registers per thread next to the
+  // accumulator's N / 2), each a multiple of 8 (a wgmma N). 0 where no promotion is needed.
+  int64_t fp8_promote_chunk(const Gemm& g, int64_t N) const {
+    const int bits = t_.gpu.fp8_accum_bits;
+    if (!g.a->dtype.is_fp8() || g.clear || bits <= 0 || bits >= 23)
+      return 0;
+    for (int64_t chunks = 1; chunks <= N / 8; ++chunks) {
+      const int64_t n = N / chunks;
+      if (N % chunks == 0 && n % 8 == 0 && n <= 128)
+        return n;
+    }
+    return 8;
+  }
+
   bool plan_gemm(const Stmt& s, const Gemm& g) {
     GemmPlan p;
     auto c = shape_of(*g.c);
@@ -162,6 +178,13 @@ private:
       p.wm = threads_ / 32;
       p.wn = 1;
       p.a_in_regs = is_fragment(g.a);
+      p.promote_n = fp8_promote_chunk(g, N);
+      if (p.promote_n > 0)
+        plan_.notes.push_back(
+            "gemm at line " + std::to_string(g.loc.line) + ": FP8 wgmma keeps ~" +
+            std::to_string(t_.gpu.fp8_accum_bits) + " accumulator bits: each call's partial sums " +
+            "(K " + std::to_string(shape_of(*g.a)[1]) + ") go to a zeroed fragment of " +
+            std::to_string(p.promote_n) + " columns at a time, added to " + g.c->name + " in f32");
       acc = layout::mma_m16n8k16_accumulator(M, N, p.wm, 1);
       acc.origin = "wgmma m64n" + std::to_string(N) + "k" + std::to_string(32 / g.a->dtype.bytes()) + " accumulator, " + std::to_string(p.wg) +
                    " warpgroup(s) of 64 rows";

@@ -374,8 +374,12 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
     // wgmma reads shared operands by descriptor (an A from registers is a fragment, counted)
     bool wgmma = false;
     if (g && plan)
-      if (auto gp = plan->gemms.find(L.points.at[i].get()); gp != plan->gemms.end())
+      if (auto gp = plan->gemms.find(L.points.at[i].get()); gp != plan->gemms.end()) {
         wgmma = gp->second.kind == GemmPlan::Wgmma;
+        // a promoted FP8 gemm's partial fragment: promote_n columns of 64 rows per warpgroup
+        if (wgmma)
+          operand = gp->second.promote_n / 2;
+      }
     if (g && !wgmma && target.gpu.mma != MatrixInst::None && g->a->dtype.is_narrow_float()) {
       // f32 gemms run on FMA pipes straight from shared memory; mma operands are one k16
       // slice of a ([m, 16]) and b ([16, n]), 16-bit elements, spread over the threads.

@@ -48,6 +48,10 @@ struct GpuFacts {
   int smem_banks = 32;          // 4-byte banks
   MatrixInst mma = MatrixInst::None;
   AsyncCopy async_copy = AsyncCopy::None;
+  // Mantissa bits the FP8 matrix instruction keeps when it adds its products into the
+  // accumulator (0: full f32). Below f32's 23, LayoutInference promotes FP8 partial sums into an
+  // f32 accumulator once per gemm (GemmPlan::promote_n).
+  int fp8_accum_bits = 0;
   // Throughput facts for the tile recommender's analytic model (passes/TileRecommend,
   // docs/recommend.md): the same typical part as `sm_count`. Sources in TargetsCuda.cpp.
   double dram_gbps = 0;       // device-memory bandwidth, GB/s (1e9 B/s)

@@ -76,6 +76,10 @@ Target hopper_row() {
   GpuFacts g = with_perf(ampere_like(228 * 1024, 227 * 1024, 2048, 32, 132), 4800, 12000, 989, 67);
   g.mma = MatrixInst::Wgmma;
   g.async_copy = AsyncCopy::Tma;
+  // FP8 wgmma adds into its f32 accumulator keeping about 14 mantissa bits (DeepSeek-V3
+  // technical report, section 3.3.2, measured on H800; torch._scaled_mm's use_fast_accum=False
+  // and CUTLASS's non-FastAccum FP8 kernels promote for the same reason).
+  g.fp8_accum_bits = 14;
   Target t = cuda_row("sm_90a",
                       "CUDA, Hopper with wgmma, TMA + mbarrier pipelines, warp specialization "
                       "(runs on cc 9.0 only)",
