@@ -220,7 +220,6 @@ private:
   bool wgmma_pending_ = false;         // committed wgmma groups not waited for
   bool defer_wgmma_wait_ = false;      // a gemm-only pipelined body: the loop waits
   bool alternate_wgs_ = false;         // warpgroups take turns issuing the body's first gemm
-                                       // (promoted FP8: each chunk)
   bool turn_pending_ = false;          // the next wgmma gemm printed takes the turn
   struct WgmmaShape {
     int64_t n;

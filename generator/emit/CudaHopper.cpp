@@ -339,20 +339,15 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   // turns issuing the body's first gemm (FA3's warpgroup ping-pong), so one warpgroup's
   // softmax runs while the other's gemm does. Named barriers 3 + wg: a warpgroup syncs on its
   // own before issuing and arrives on the other's after.
-  // Promoted FP8 gemms take turns per chunk (gemm_wgmma_promoted).
   int wgmmas = 0;
-  bool promoted = false;
   for (const auto& c : consumers)
-    if (wgmma_gemm(c.get())) {
+    if (wgmma_gemm(c.get()))
       ++wgmmas;
-      promoted = promoted || plan_.gemms.at(c.get()).promote_n > 0;
-    }
   alternate_wgs_ = !only_wgmma && G == 1 && threads_ >= 256 && threads_ % 128 == 0 &&
-                   threads_ / 128 + 2 < 16 && (wgmmas >= 2 || promoted);
+                   threads_ / 128 + 2 < 16 && wgmmas >= 2;
   if (alternate_wgs_) {
     const std::string last = std::to_string(threads_ / 128 - 1);
-    line(promoted ? "// warpgroups take turns issuing FP8 chunks; warpgroup 0 goes first"
-                  : "// warpgroups take turns issuing the first gemm; warpgroup 0 goes first");
+    line("// warpgroups take turns issuing the first gemm; warpgroup 0 goes first");
     line("if (tg_tid / 128 == " + last + ") " + need("tg_bar_arrive_n") + "(3, 256);");
   }
   const size_t split = rot_split_;
@@ -727,10 +722,7 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
 // them, and the partial is added to the accumulator in f32. The chunk's accumulator registers
 // are contiguous: wgmma operand 4j+2h+e of an N-column tile is d[h*N/4 + 2j + e], so chunk c
 // covers d[h*N/4 + c*n/4 .. + n/4) for each row half h. The other consumer warpgroup's
-// wgmmas keep the tensor cores busy while this one waits and adds; in a warp-specialized loop
-// the warpgroups take turns issuing chunks (alternate_wgs_), which keeps them half a chunk
-// apart: issued together, their chunks would finish together and both would wait and add
-// while the tensor cores idle.
+// wgmmas keep the tensor cores busy while this one waits and adds.
 void CudaEmitter::gemm_wgmma_promoted(const Gemm* g, const passes::GemmPlan& p,
                                       const std::vector<std::pair<std::string, int64_t>>& steps,
                                       int64_t b_row_bytes) {
@@ -740,15 +732,12 @@ void CudaEmitter::gemm_wgmma_promoted(const Gemm* g, const passes::GemmPlan& p,
   const std::string fn = wgmma_fn_name(n, g->a->dtype, g->b->dtype, false, false);
   need(fn);
   wgmma_shapes_.insert({n, g->a->dtype.kind, g->b->dtype.kind, false, false});
-  const bool turns = alternate_wgs_;
-  turn_pending_ = false;
+  TG_ASSERT(!turn_pending_, "CUDA emitter: promoted FP8 gemm in a warpgroup turn");
   const std::string acc = name(g->c->name), Q = std::to_string(n / 4);
   line("// FP8 partial sums promoted to f32: " + std::to_string(N / n) + " chunk(s) of " +
        std::to_string(n) + " columns");
   line("float tg_part[" + std::to_string(n / 2) + "];");
   for (int64_t c = 0; c < N / n; ++c) {
-    if (turns)
-      line(need("tg_bar_sync_n") + "(3 + tg_wg, 256); // this warpgroup's turn");
     line(need("tg_wgmma_fence") + "();");
     for (size_t kk = 0; kk < steps.size(); ++kk)
       // the chunk starts n*c rows down B's K-major panels (a multiple of the 8-row atom)
@@ -756,8 +745,6 @@ void CudaEmitter::gemm_wgmma_promoted(const Gemm* g, const passes::GemmPlan& p,
            std::to_string((steps[kk].second + c * n * b_row_bytes) >> 4) + ", " +
            (kk == 0 ? "0" : "1") + ");");
     line(need("tg_wgmma_commit") + "();");
-    if (turns)
-      line(arrive_next_turn("tg_wg"));
     line(need("tg_wgmma_wait") + "<0>();");
     line("#pragma unroll");
     line("for (int tg_r = 0; tg_r < " + std::to_string(n / 2) + "; ++tg_r) " +
