@@ -148,18 +148,19 @@ private:
   }
 
   // GemmPlan::promote_n of an FP8 wgmma gemm that adds into its accumulator (not `clear`) on
-  // a target whose FP8 accumulation keeps fewer bits than f32: the widest multiple of 8 that
-  // divides N into at least two chunks of at most 64 columns (two partials in flight, at most
-  // 64 registers per thread next to the accumulator's N / 2); N itself when N is 8. 0 where
-  // no promotion is needed.
+  // a target whose FP8 accumulation keeps fewer bits than f32: the fewest equal column chunks
+  // of at most 128 columns (a partial of at most 64 registers per thread next to the
+  // accumulator's N / 2), each a multiple of 8 (a wgmma N). 0 where no promotion is needed.
   int64_t fp8_promote_chunk(const Gemm& g, int64_t N) const {
     const int bits = t_.gpu.fp8_accum_bits;
     if (!g.a->dtype.is_fp8() || g.clear || bits <= 0 || bits >= 23)
       return 0;
-    for (int64_t n = std::min<int64_t>(64, N / 2) / 8 * 8; n >= 8; n -= 8)
-      if (N % n == 0)
+    for (int64_t chunks = 1; chunks <= N / 8; ++chunks) {
+      const int64_t n = N / chunks;
+      if (N % chunks == 0 && n % 8 == 0 && n <= 128)
         return n;
-    return N;
+    }
+    return 8;
   }
 
   bool plan_gemm(const Stmt& s, const Gemm& g) {
@@ -182,9 +183,8 @@ private:
         plan_.notes.push_back(
             "gemm at line " + std::to_string(g.loc.line) + ": FP8 wgmma keeps ~" +
             std::to_string(t_.gpu.fp8_accum_bits) + " accumulator bits: each call's partial sums " +
-            "(K " + std::to_string(shape_of(*g.a)[1]) + ") go to zeroed fragments of " +
-            std::to_string(p.promote_n) + " columns, two in flight, added to " + g.c->name +
-            " in f32");
+            "(K " + std::to_string(shape_of(*g.a)[1]) + ") go to a zeroed fragment of " +
+            std::to_string(p.promote_n) + " columns at a time, added to " + g.c->name + " in f32");
       acc = layout::mma_m16n8k16_accumulator(M, N, p.wm, 1);
       acc.origin = "wgmma m64n" + std::to_string(N) + "k" + std::to_string(32 / g.a->dtype.bytes()) + " accumulator, " + std::to_string(p.wg) +
                    " warpgroup(s) of 64 rows";

@@ -41,10 +41,9 @@ struct GemmPlan {
   int64_t wg = 0;         // Wgmma: warpgroups along M, one m64nNk16 row block each
   // Wgmma with FP8 operands on a target whose FP8 accumulation is narrower than f32
   // (GpuFacts::fp8_accum_bits): the gemm runs as column chunks of promote_n, each chunk's k
-  // steps into a zeroed partial fragment that is then added to the accumulator in f32; two
-  // partials (promote_n registers per thread) alternate, so one chunk's wgmmas run while the
-  // previous chunk is added. The reduced-precision sums span one gemm (the pipelined loop's
-  // BK), not all of K. 0: the wgmma accumulates in place.
+  // steps into a zeroed partial fragment (promote_n / 2 registers per thread) that is then
+  // added to the accumulator in f32. The reduced-precision sums span one gemm (the pipelined
+  // loop's BK), not all of K. 0: the wgmma accumulates in place.
   int64_t promote_n = 0;
 };
 

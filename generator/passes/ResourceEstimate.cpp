@@ -376,10 +376,9 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
     if (g && plan)
       if (auto gp = plan->gemms.find(L.points.at[i].get()); gp != plan->gemms.end()) {
         wgmma = gp->second.kind == GemmPlan::Wgmma;
-        // a promoted FP8 gemm's two partial fragments of promote_n columns (64 rows per
-        // warpgroup: promote_n / 2 registers each)
+        // a promoted FP8 gemm's partial fragment: promote_n columns of 64 rows per warpgroup
         if (wgmma)
-          operand = gp->second.promote_n;
+          operand = gp->second.promote_n / 2;
       }
     if (g && !wgmma && target.gpu.mma != MatrixInst::None && g->a->dtype.is_narrow_float()) {
       // f32 gemms run on FMA pipes straight from shared memory; mma operands are one k16
