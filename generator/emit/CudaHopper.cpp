@@ -718,41 +718,58 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
 }
 
 // An FP8 gemm whose partial sums are promoted (GemmPlan::promote_n): per column chunk of
-// promote_n, the gemm's k steps run into a zeroed partial fragment, the warpgroup waits for
-// them, and the partial is added to the accumulator in f32. The chunk's accumulator registers
-// are contiguous: wgmma operand 4j+2h+e of an N-column tile is d[h*N/4 + 2j + e], so chunk c
-// covers d[h*N/4 + c*n/4 .. + n/4) for each row half h. The other consumer warpgroup's
-// wgmmas keep the tensor cores busy while this one waits and adds.
+// promote_n, the gemm's k steps run into a zeroed partial fragment, and the partial is added
+// to the accumulator in f32 once its group is complete. With promote_pairs two partials
+// alternate: chunk c + 1 is issued before chunk c is waited for and added, so the warpgroup
+// keeps a group on the tensor cores while it adds; otherwise each chunk is waited for before
+// the next is issued. Nothing stays in flight past the gemm (ptxas serializes the wgmmas,
+// C7514, when a partial issued in one loop iteration is read in the next). The chunk's
+// accumulator registers are contiguous: wgmma operand 4j+2h+e of an N-column tile is
+// d[h*N/4 + 2j + e], so chunk c covers d[h*N/4 + c*n/4 .. + n/4) for each row half h.
 void CudaEmitter::gemm_wgmma_promoted(const Gemm* g, const passes::GemmPlan& p,
                                       const std::vector<std::pair<std::string, int64_t>>& steps,
                                       int64_t b_row_bytes) {
-  const int64_t N = cuda_const(g->c->shape[1]), n = p.promote_n;
+  const int64_t N = cuda_const(g->c->shape[1]), n = p.promote_n, C = N / n;
   TG_ASSERT(n > 0 && N % n == 0 && n % 8 == 0, "CUDA emitter: FP8 promotion chunk " +
                                                    std::to_string(n) + " of N " + std::to_string(N));
+  TG_ASSERT(!turn_pending_, "CUDA emitter: promoted FP8 gemm in a warpgroup turn");
+  const bool pairs = p.promote_pairs && C > 1;
   const std::string fn = wgmma_fn_name(n, g->a->dtype, g->b->dtype, false, false);
   need(fn);
   wgmma_shapes_.insert({n, g->a->dtype.kind, g->b->dtype.kind, false, false});
-  TG_ASSERT(!turn_pending_, "CUDA emitter: promoted FP8 gemm in a warpgroup turn");
-  const std::string acc = name(g->c->name), Q = std::to_string(n / 4);
-  line("// FP8 partial sums promoted to f32: " + std::to_string(N / n) + " chunk(s) of " +
-       std::to_string(n) + " columns");
-  line("float tg_part[" + std::to_string(n / 2) + "];");
-  for (int64_t c = 0; c < N / n; ++c) {
+  const std::string R = std::to_string(n / 2);
+  line("// FP8 partial sums promoted to f32: " + std::to_string(C) + " chunk(s) of " +
+       std::to_string(n) + " columns" + (pairs ? ", two in flight" : ""));
+  line("float tg_part[" + std::string(pairs ? "2" : "1") + "][" + R + "];");
+  auto part = [&](int64_t c) { return "tg_part[" + std::to_string(pairs ? c % 2 : 0) + "]"; };
+  auto issue = [&](int64_t c) {
     line(need("tg_wgmma_fence") + "();");
     for (size_t kk = 0; kk < steps.size(); ++kk)
       // the chunk starts n*c rows down B's K-major panels (a multiple of the 8-row atom)
-      line(fn + "(tg_part, " + steps[kk].first + ", tg_db + " +
+      line(fn + "(" + part(c) + ", " + steps[kk].first + ", tg_db + " +
            std::to_string((steps[kk].second + c * n * b_row_bytes) >> 4) + ", " +
            (kk == 0 ? "0" : "1") + ");");
     line(need("tg_wgmma_commit") + "();");
-    line(need("tg_wgmma_wait") + "<0>();");
+  };
+  if (pairs)
+    issue(0);
+  for (int64_t c = 0; c < C; ++c) {
+    const bool next = pairs && c + 1 < C;
+    if (!pairs)
+      issue(c);
+    else if (next)
+      issue(c + 1);
+    line(need("tg_wgmma_wait") + "<" + (next ? "1" : "0") + ">(); // chunk " + std::to_string(c) +
+         " is complete");
     line("#pragma unroll");
-    line("for (int tg_r = 0; tg_r < " + std::to_string(n / 2) + "; ++tg_r) " +
-         need("tg_fence_reg") + "(tg_part[tg_r]);");
+    line("for (int tg_r = 0; tg_r < " + R + "; ++tg_r) " + need("tg_fence_reg") + "(" + part(c) +
+         "[tg_r]);");
+    const std::string acc = name(g->c->name), Q = std::to_string(n / 4);
     line("#pragma unroll");
     open("for (int tg_r = 0; tg_r < " + Q + "; ++tg_r)");
-    line(acc + "[" + std::to_string(c * n / 4) + " + tg_r] += tg_part[tg_r];");
-    line(acc + "[" + std::to_string(N / 4 + c * n / 4) + " + tg_r] += tg_part[" + Q + " + tg_r];");
+    line(acc + "[" + std::to_string(c * n / 4) + " + tg_r] += " + part(c) + "[tg_r];");
+    line(acc + "[" + std::to_string(N / 4 + c * n / 4) + " + tg_r] += " + part(c) + "[" + Q +
+         " + tg_r];");
     close();
   }
 }

@@ -179,12 +179,16 @@ private:
       p.wn = 1;
       p.a_in_regs = is_fragment(g.a);
       p.promote_n = fp8_promote_chunk(g, N);
+      // two partials next to the accumulator: N / 2 + promote_n registers per thread
+      p.promote_pairs = p.promote_n > 0 && p.promote_n < N && N / 2 + p.promote_n <= 192;
       if (p.promote_n > 0)
         plan_.notes.push_back(
             "gemm at line " + std::to_string(g.loc.line) + ": FP8 wgmma keeps ~" +
             std::to_string(t_.gpu.fp8_accum_bits) + " accumulator bits: each call's partial sums " +
-            "(K " + std::to_string(shape_of(*g.a)[1]) + ") go to a zeroed fragment of " +
-            std::to_string(p.promote_n) + " columns at a time, added to " + g.c->name + " in f32");
+            "(K " + std::to_string(shape_of(*g.a)[1]) + ") go to " +
+            (p.promote_pairs ? "two zeroed fragments of " : "a zeroed fragment of ") +
+            std::to_string(p.promote_n) + " columns" + (p.promote_pairs ? " in turn" : " at a time") +
+            ", added to " + g.c->name + " in f32");
       acc = layout::mma_m16n8k16_accumulator(M, N, p.wm, 1);
       acc.origin = "wgmma m64n" + std::to_string(N) + "k" + std::to_string(32 / g.a->dtype.bytes()) + " accumulator, " + std::to_string(p.wg) +
                    " warpgroup(s) of 64 rows";

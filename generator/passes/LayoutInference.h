@@ -45,6 +45,10 @@ struct GemmPlan {
   // added to the accumulator in f32. The reduced-precision sums span one gemm (the pipelined
   // loop's BK), not all of K. 0: the wgmma accumulates in place.
   int64_t promote_n = 0;
+  // Two partials alternate between the chunks (at least two chunks, and the accumulator's
+  // N / 2 registers plus 2 x promote_n / 2 fit in 192): chunk c + 1 is issued before chunk c
+  // is waited for and added, so the warpgroup keeps a group on the tensor cores while it adds.
+  bool promote_pairs = false;
 };
 
 // A pipelined loop lowered to a warp-specialized TMA pipeline (sm_90a): one producer warp

@@ -376,9 +376,10 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
     if (g && plan)
       if (auto gp = plan->gemms.find(L.points.at[i].get()); gp != plan->gemms.end()) {
         wgmma = gp->second.kind == GemmPlan::Wgmma;
-        // a promoted FP8 gemm's partial fragment: promote_n columns of 64 rows per warpgroup
+        // a promoted FP8 gemm's partial fragment(s): promote_n columns of 64 rows per
+        // warpgroup, two of them when the chunks alternate
         if (wgmma)
-          operand = gp->second.promote_n / 2;
+          operand = gp->second.promote_n / 2 * (gp->second.promote_pairs ? 2 : 1);
       }
     if (g && !wgmma && target.gpu.mma != MatrixInst::None && g->a->dtype.is_narrow_float()) {
       // f32 gemms run on FMA pipes straight from shared memory; mma operands are one k16
