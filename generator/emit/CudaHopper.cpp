@@ -740,8 +740,10 @@ void CudaEmitter::gemm_wgmma_promoted(const Gemm* g, const passes::GemmPlan& p,
   const std::string R = std::to_string(n / 2);
   line("// FP8 partial sums promoted to f32: " + std::to_string(C) + " chunk(s) of " +
        std::to_string(n) + " columns" + (pairs ? ", two in flight" : ""));
-  line("float tg_part[" + std::string(pairs ? "2" : "1") + "][" + R + "];");
-  auto part = [&](int64_t c) { return "tg_part[" + std::to_string(pairs ? c % 2 : 0) + "]"; };
+  line(std::string("float tg_part") + (pairs ? "[2]" : "") + "[" + R + "];");
+  auto part = [&](int64_t c) {
+    return pairs ? "tg_part[" + std::to_string(c % 2) + "]" : std::string("tg_part");
+  };
   auto issue = [&](int64_t c) {
     line(need("tg_wgmma_fence") + "();");
     for (size_t kk = 0; kk < steps.size(); ++kk)
