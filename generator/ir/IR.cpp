@@ -359,14 +359,14 @@ Stmt Copy::make(Region src, Region dst, Expr pad, SourceLoc loc) {
 }
 
 Stmt Gemm::make(BufferPtr a, BufferPtr b, BufferPtr c, bool ta, bool tb, bool clear,
-                SourceLoc loc) {
+                SourceLoc loc, bool fast_accum) {
   TG_ASSERT(a && b && c, "Gemm with null operand");
   TG_ASSERT(a->rank() == 2 && b->rank() == 2 && c->rank() == 2, "Gemm operands must be rank 2");
   TG_ASSERT(a->scope != MemScope::Global && b->scope != MemScope::Global &&
                 c->scope != MemScope::Global,
             "Gemm operands must be on-chip");
   return std::make_shared<const Gemm>(std::move(a), std::move(b), std::move(c), ta, tb, clear,
-                                      std::move(loc));
+                                      std::move(loc), fast_accum);
 }
 
 Stmt Reduce::make(ReduceOp op, BufferPtr src, BufferPtr dst, int dim, bool clear,

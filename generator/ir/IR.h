@@ -314,16 +314,19 @@ struct Copy : StmtNode {
 };
 
 // c[M,N] := (clear ? 0 : c) + op(a) @ op(b), accumulated in c's dtype. a: [M,K] ([K,M] if
-// transpose_a); b: [K,N] ([N,K] if transpose_b). All three are on-chip, rank 2.
+// transpose_a); b: [K,N] ([N,K] if transpose_b). All three are on-chip, rank 2. fast_accum: a
+// target whose matrix instruction accumulates with fewer bits than c's dtype (FP8 wgmma) may
+// keep the partial sums in that accumulator across calls instead of promoting them.
 struct Gemm : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Gemm;
   BufferPtr a, b, c;
-  bool transpose_a, transpose_b, clear;
-  Gemm(BufferPtr a_, BufferPtr b_, BufferPtr c_, bool ta, bool tb, bool cl, SourceLoc l)
+  bool transpose_a, transpose_b, clear, fast_accum;
+  Gemm(BufferPtr a_, BufferPtr b_, BufferPtr c_, bool ta, bool tb, bool cl, SourceLoc l,
+       bool fast = false)
       : StmtNode(static_kind, std::move(l)), a(std::move(a_)), b(std::move(b_)), c(std::move(c_)),
-        transpose_a(ta), transpose_b(tb), clear(cl) {}
+        transpose_a(ta), transpose_b(tb), clear(cl), fast_accum(fast) {}
   static Stmt make(BufferPtr a, BufferPtr b, BufferPtr c, bool transpose_a, bool transpose_b,
-                   bool clear, SourceLoc loc = {});
+                   bool clear, SourceLoc loc = {}, bool fast_accum = false);
 };
 
 enum class ReduceOp { Sum, Max, Min };

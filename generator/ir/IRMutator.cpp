@@ -172,7 +172,7 @@ Stmt IRMutator::mutate_Gemm(const Gemm* n, const Stmt& self) {
   if (a == n->a && b == n->b && c == n->c)
     return self;
   return Gemm::make(std::move(a), std::move(b), std::move(c), n->transpose_a, n->transpose_b,
-                    n->clear, n->loc);
+                    n->clear, n->loc, n->fast_accum);
 }
 
 Stmt IRMutator::mutate_Reduce(const Reduce* n, const Stmt& self) {

@@ -164,7 +164,8 @@ public:
     case StmtKind::Gemm: {
       auto g = s->as<Gemm>();
       line(pad + "gemm " + g->c->name + (g->clear ? " = " : " += ") + g->a->name +
-               (g->transpose_a ? "^T" : "") + " @ " + g->b->name + (g->transpose_b ? "^T" : ""),
+               (g->transpose_a ? "^T" : "") + " @ " + g->b->name + (g->transpose_b ? "^T" : "") +
+               (g->fast_accum ? " (fast_accum)" : ""),
            s);
       return;
     }

@@ -153,7 +153,7 @@ private:
   // accumulator's N / 2), each a multiple of 8 (a wgmma N). 0 where no promotion is needed.
   int64_t fp8_promote_chunk(const Gemm& g, int64_t N) const {
     const int bits = t_.gpu.fp8_accum_bits;
-    if (!g.a->dtype.is_fp8() || g.clear || bits <= 0 || bits >= 23)
+    if (!g.a->dtype.is_fp8() || g.clear || g.fast_accum || bits <= 0 || bits >= 23)
       return 0;
     for (int64_t chunks = 1; chunks <= N / 8; ++chunks) {
       const int64_t n = N / chunks;

@@ -520,7 +520,7 @@ private:
       mismatch("N", "b", bn, "c", c->shape[1]);
       return nullptr;
     }
-    return ir::Gemm::make(a, b, c, ta, tb, o.clear.value, o.loc);
+    return ir::Gemm::make(a, b, c, ta, tb, o.clear.value, o.loc, o.fast_accum.value);
   }
 
   Stmt reduce(const Op& o) {

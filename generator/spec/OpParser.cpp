@@ -194,13 +194,14 @@ private:
            expr_field(v, "dst", out.dst, "the atomic_add destination");
   }
   bool gemm(const YNode* v, Op& out) {
-    return fields(v, "gemm", {"a", "b", "c", "transpose_a", "transpose_b", "clear"},
+    return fields(v, "gemm", {"a", "b", "c", "transpose_a", "transpose_b", "clear", "fast_accum"},
                   {"a", "b", "c"}) &&
            expr_field(v, "a", out.a, "gemm operand 'a'") &&
            expr_field(v, "b", out.b, "gemm operand 'b'") &&
            expr_field(v, "c", out.c, "gemm operand 'c'") &&
            bool_field(v, "transpose_a", out.transpose_a) &&
-           bool_field(v, "transpose_b", out.transpose_b) && bool_field(v, "clear", out.clear);
+           bool_field(v, "transpose_b", out.transpose_b) && bool_field(v, "clear", out.clear) &&
+           bool_field(v, "fast_accum", out.fast_accum);
   }
   bool reduce(const YNode* v, Op& out) {
     if (!fields(v, "reduce", {"op", "src", "dst", "dim", "clear"}, {"op", "src", "dst", "dim"}))

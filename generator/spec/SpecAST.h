@@ -130,6 +130,7 @@ struct Op {
                                    // reduce (src, dst)
   SExprPtr a, b, c;                // gemm
   BoolField transpose_a, transpose_b, clear;
+  BoolField fast_accum; // gemm only
   ir::ReduceOp reduce_op = ir::ReduceOp::Sum;
   IntField dim;                                 // reduce
   std::vector<std::pair<Name, SExprPtr>> pvars; // parallel

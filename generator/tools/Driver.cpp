@@ -406,6 +406,11 @@ int Driver::dump(const Options& o) {
             "e.g. --target=sm_90 (C targets use the largest-footprint rule)\n";
     return 2;
   }
+  if (o.stage == "ir" && !o.instance.empty()) {
+    err_ << "tilegen: error: --instance selects an instance of --stage=instantiated or "
+            "recommend; --stage=ir prints one kernel per type binding, before instances exist\n";
+    return 2;
+  }
   auto loaded = load(o.specs, o.lib);
   if (!loaded)
     return 1;
