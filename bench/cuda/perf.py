@@ -121,6 +121,9 @@ def default_cases():
             Case("gemm_fp8", "e4m3", (8192, 8192, 8192), anchors=("scaled_mm", "scaled_mm_fast"),
                  targets=(("anchor:scaled_mm", 1.0),)),
             Case("gemm_fp8", "e4m3", (4096, 4096, 4096), anchors=("scaled_mm", "scaled_mm_fast")),
+            # the same without partial-sum promotion (fast_accum), against its like
+            Case("gemm_fp8_fast", "e4m3", (8192, 8192, 8192),
+                 anchors=("scaled_mm_fast", "scaled_mm")),
             Case("gemm", "bf16", (8192, 8192, 8192), anchors=("cublas",), targets=gemm_bar),
             Case("gemm", "bf16", (4096, 4096, 512), anchors=("cublas",), targets=gemm_bar),
             Case("flash_attention_fwd", "bf16", (1, 32, 16384, 128),
@@ -160,7 +163,7 @@ def make_anchor(name, case, x, out):
     k, v = case.kernel.name, case.values
     if k == "gemm" and name == "cublas":
         return lambda: torch.mm(x["A"], x["B"], out=out["C"]), ""
-    if k == "gemm_fp8" and name in ("scaled_mm", "scaled_mm_fast"):
+    if k in ("gemm_fp8", "gemm_fp8_fast") and name in ("scaled_mm", "scaled_mm_fast"):
         # cuBLASLt FP8 through torch: B must be column-major, i.e. our [N, K] transposed.
         # use_fast_accum=True accumulates in the wgmma accumulator throughout, as ours does;
         # the default (False) periodically promotes partial sums to a separate f32 sum.
