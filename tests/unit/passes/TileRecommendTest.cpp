@@ -346,3 +346,29 @@ TEST(TileRecommend, TableListsClassesAndIneligibleConfigurations) {
 }
 
 } // namespace
+
+// FP8 on sm_90a: the promoted gemm's partial fragment is counted beside the accumulator (BN 256:
+// 128 accumulator + 64 partial registers per thread), two partials where the chunks alternate
+// (BN 192: 96 + 2 x 48), and none with fast_accum.
+TEST(TileRecommend, HopperFp8CountsThePromotedPartials) {
+  const std::string text = shipped_text("gemm_fp8.yaml");
+  auto words = [&](const std::string& spec, int64_t bn) {
+    auto r = rec(binding(kernels_of(spec), "e4m3"), {}, "sm_90a");
+    for (size_t i = 0; i < r.configs.size(); ++i)
+      if (value_of(r, i, "BN") == bn)
+        return std::make_pair(r.configs[i].use.fragment_words, r.configs[i].use.operand_words);
+    ADD_FAILURE() << "no BN " << bn;
+    return std::make_pair(int64_t(-1), int64_t(-1));
+  };
+  auto with = [&](std::string s, const std::string& from, const std::string& to) {
+    size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? s : s.replace(at, from.size(), to);
+  };
+  EXPECT_EQ(words(text, 256), std::make_pair(int64_t(128), int64_t(64)));
+  const std::string bn192 = with(text, "sm_90a: {BM: [128], BN: [256]", "sm_90a: {BM: [128], BN: [192]");
+  EXPECT_EQ(words(bn192, 192), std::make_pair(int64_t(96), int64_t(96)));
+  const std::string fast =
+      with(text, "transpose_b: true}", "transpose_b: true, fast_accum: true}");
+  EXPECT_EQ(words(fast, 256), std::make_pair(int64_t(128), int64_t(0)));
+}
