@@ -347,9 +347,9 @@ TEST(TileRecommend, TableListsClassesAndIneligibleConfigurations) {
 
 } // namespace
 
-// FP8 on sm_90a: the promoted gemm's partial fragment is counted beside the accumulator (BN 256:
-// 128 accumulator + 64 partial registers per thread), two partials where the chunks alternate
-// (BN 192: 96 + 2 x 48), and none with fast_accum.
+// FP8 on sm_90a: the promoted gemm's partial fragment is counted beside the accumulator (as
+// shipped, BN 128: 64 + 64 registers per thread; BN 256: 128 + 64), two partials where the
+// chunks alternate (BN 192: 96 + 2 x 48), and none with fast_accum.
 TEST(TileRecommend, HopperFp8CountsThePromotedPartials) {
   const std::string text = shipped_text("gemm_fp8.yaml");
   auto words = [&](const std::string& spec, int64_t bn) {
@@ -365,10 +365,13 @@ TEST(TileRecommend, HopperFp8CountsThePromotedPartials) {
     EXPECT_NE(at, std::string::npos) << from;
     return at == std::string::npos ? s : s.replace(at, from.size(), to);
   };
-  EXPECT_EQ(words(text, 256), std::make_pair(int64_t(128), int64_t(64)));
-  const std::string bn192 = with(text, "sm_90a: {BM: [128], BN: [256]", "sm_90a: {BM: [128], BN: [192]");
-  EXPECT_EQ(words(bn192, 192), std::make_pair(int64_t(96), int64_t(96)));
+  const std::string tile = "sm_90a: {BM: [128], BN: [128], BK: [256]";
+  EXPECT_EQ(words(text, 128), std::make_pair(int64_t(64), int64_t(64)));
+  EXPECT_EQ(words(with(text, tile, "sm_90a: {BM: [128], BN: [256], BK: [128]"), 256),
+            std::make_pair(int64_t(128), int64_t(64)));
+  EXPECT_EQ(words(with(text, tile, "sm_90a: {BM: [128], BN: [192], BK: [128]"), 192),
+            std::make_pair(int64_t(96), int64_t(96)));
   const std::string fast =
       with(text, "transpose_b: true}", "transpose_b: true, fast_accum: true}");
-  EXPECT_EQ(words(fast, 256), std::make_pair(int64_t(128), int64_t(0)));
+  EXPECT_EQ(words(fast, 128), std::make_pair(int64_t(64), int64_t(0)));
 }
