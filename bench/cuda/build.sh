@@ -42,10 +42,11 @@ cp "$build/bench/cuda/tgb_sanitize" "$dist/"
 [[ " ${ninja_targets[*]} " == *" tgb_host_cost "* ]] && cp "$build/bench/cuda/tgb_host_cost" "$dist/"
 if [[ $targets =~ (^|;)sm_ && ${TGB_GPU_TESTS:-1} != 0 ]]; then
   tests_build=$build-tests
+  mkdir -p "$tests_build" # its configure log goes inside it, like the bench build's
   cmake -S "$root" -B "$tests_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEGEN_BUILD_TESTS=ON \
-    "-DCMAKE_CUDA_COMPILER=$nvcc" > "$tests_build.configure.log" 2>&1 || {
-    tail -40 "$tests_build.configure.log"
-    echo "build.sh: configure of the GPU unit tests failed (log: $tests_build.configure.log)" >&2
+    "-DCMAKE_CUDA_COMPILER=$nvcc" > "$tests_build/configure.log" 2>&1 || {
+    tail -40 "$tests_build/configure.log"
+    echo "build.sh: configure of the GPU unit tests failed (log: $tests_build/configure.log)" >&2
     exit 1
   }
   ninja -C "$tests_build" runtime_cuda_test dispatch_gpu_test
