@@ -68,6 +68,12 @@ class Kernel:
     def scale(self, ref, x64):
         return ref.abs().max().item() if ref.numel() else 1.0
 
+    def scaled_err(self, got, ref, x64):
+        """max |got - ref| over scale() (0 for an empty output); float64 tensors."""
+        if not got.numel():
+            return 0.0
+        return (got - ref).abs().max().item() / (self.scale(ref, x64) or 1.0)
+
     def make_inputs(self, shape, types, device, gen):
         lo, hi = self.input_range
         return {n: random_tensor(self.shape_of(e, shape), self.tensor_type(n, types), device,

@@ -251,7 +251,7 @@ def run_case(api, case, launch, gen, log=print):
         if not bool(torch.isfinite(got).all()):
             res["why"] = f"{n}: non-finite elements at the timed shape"
             return res
-        errs.append((got - ref[n]).abs().max().item() / (kernel.scale(ref[n], x64) or 1.0))
+        errs.append(kernel.scaled_err(got, ref[n], x64))
     res["err"] = max(errs)
     res["tol"] = kernel.tolerance(types, kernel.reduction_length(shape))
     if res["err"] > res["tol"]:
@@ -274,8 +274,7 @@ def run_case(api, case, launch, gen, log=print):
                 if torch.is_tensor(got) and len(ref) == 1:
                     (rn, rv), = ref.items()
                     if tuple(got.shape) == tuple(rv.shape):
-                        a_err = ((got.to(torch.float64) - rv).abs().max().item()
-                                 / (kernel.scale(rv, x64) or 1.0))
+                        a_err = kernel.scaled_err(got.to(torch.float64), rv, x64)
             anchors[a] = (fns, how)
             if a_err is not None:
                 res["anchors"].setdefault(a, {"how": how, "ms": []})["err"] = a_err

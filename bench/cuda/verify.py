@@ -101,9 +101,7 @@ def run_case(api, kernel, types, shape, values, off, device, launch, gen):
             bad = int((~torch.isfinite(got)).sum())
             if bad:
                 problems.append(f"{n}: {bad} non-finite (unwritten?) elements")
-            scale = kernel.scale(ref[n], x64) or 1.0
-            e = ((got - ref[n]).abs().max().item() / scale) if got.numel() else 0.0
-            err = max(err, e)
+            err = max(err, kernel.scaled_err(got, ref[n], x64))
     row["err"] = err
     if err > row["tol"]:
         problems.append(f"error {err:.3g} > tol {row['tol']:.3g}")

@@ -185,6 +185,7 @@ private:
   void gemm_wgmma_promoted(const ir::Gemm* g, const passes::GemmPlan& p,
                            const std::vector<std::pair<std::string, int64_t>>& steps,
                            int64_t b_row_bytes);
+  void fence_registers(const std::string& array, int64_t n); // tg_fence_reg on n registers
   void wait_wgmma(int pending);                     // wgmma.wait_group + accumulator fences
   void fence_async_proxy_writes();                  // thread-written smem -> wgmma reads
   std::string hopper_helpers_source() const;

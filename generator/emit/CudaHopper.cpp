@@ -83,6 +83,18 @@ std::vector<Stmt> ws_consumers(const For* f, const passes::TmaPipeline& tp) {
   return consumers;
 }
 
+// One k step of a wgmma gemm as the emitter computes it: the A argument (a descriptor offset
+// or packed registers) and B's byte offset from the descriptor's start.
+using WgmmaStep = std::pair<std::string, int64_t>;
+
+// The call of wgmma helper `fn` for step `s` into accumulator `d`, B `b_bytes` further on
+// (a column chunk of B), scale-d 0 (overwrite) or 1 (accumulate).
+std::string wgmma_call(const std::string& fn, const std::string& d, const WgmmaStep& s,
+                       int64_t b_bytes, bool accumulate) {
+  return fn + "(" + d + ", " + s.first + ", tg_db + " + std::to_string((s.second + b_bytes) >> 4) +
+         ", " + (accumulate ? "1" : "0") + ");";
+}
+
 // k steps of a wgmma gemm: its K over one instruction's k (32 bytes of the operand type).
 int64_t wgmma_ksteps(const Gemm* g) { return cuda_const(g->a->shape[1]) / wgmma_k(g->b->dtype); }
 
@@ -567,10 +579,16 @@ void CudaEmitter::emit_rotated_tail(const std::vector<Stmt>& consumers,
 // Keeps the compiler from moving reads of a wgmma accumulator above the wait that completed it,
 // while other groups (other accumulators) may still be in flight.
 void CudaEmitter::fence_accumulator(const Buffer* acc) {
-  line("#pragma unroll");
-  line("for (int tg_r = 0; tg_r < " + std::to_string(frag(acc).num_regs()) + "; ++tg_r) " +
-       need("tg_fence_reg") + "(" + name(acc->name) + "[tg_r]);");
+  fence_registers(name(acc->name), frag(acc).num_regs());
   wgmma_accs_.erase(std::remove(wgmma_accs_.begin(), wgmma_accs_.end(), acc), wgmma_accs_.end());
+}
+
+// An empty asm on each of `array`'s first `n` registers: reads after it stay after the wgmma
+// wait that completed them.
+void CudaEmitter::fence_registers(const std::string& array, int64_t n) {
+  line("#pragma unroll");
+  line("for (int tg_r = 0; tg_r < " + std::to_string(n) + "; ++tg_r) " + need("tg_fence_reg") +
+       "(" + array + "[tg_r]);");
 }
 
 // ---- wgmma -------------------------------------------------------------------------------------
@@ -592,11 +610,8 @@ void CudaEmitter::wait_wgmma(int pending) {
   if (pending > 0)
     return;
   // The accumulators are complete: keep the compiler from moving their reads above the wait.
-  for (const Buffer* acc : wgmma_accs_) {
-    line("#pragma unroll");
-    line("for (int tg_r = 0; tg_r < " + std::to_string(frag(acc).num_regs()) + "; ++tg_r) " +
-         need("tg_fence_reg") + "(" + name(acc->name) + "[tg_r]);");
-  }
+  for (const Buffer* acc : wgmma_accs_)
+    fence_registers(name(acc->name), frag(acc).num_regs());
   wgmma_accs_.clear();
   wgmma_pending_ = false;
 }
@@ -634,14 +649,13 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
     fence_async_proxy_writes();
     smem_read_ = true;
   }
-  if (wgmma_pending_ && !defer_wgmma_wait_)
+  // (promoted chunks wait for every group of the warpgroup, deferred or not)
+  if (wgmma_pending_ && (!defer_wgmma_wait_ || p.promote_n > 0))
     wait_wgmma(0);
   const std::string fn = wgmma_fn_name(N, A->dtype, B->dtype, a_regs, trans_b);
   if (p.promote_n == 0) {
     need(fn);
     wgmma_shapes_.insert({N, A->dtype.kind, B->dtype.kind, a_regs, trans_b});
-  } else if (wgmma_pending_) {
-    wait_wgmma(0); // the promoted chunks wait for every group of the warpgroup
   }
   const int64_t ks = wgmma_k(B->dtype);
   TG_ASSERT(!trans_b || ks == 16, "CUDA emitter: FP8 wgmma with an N-major B");
@@ -665,7 +679,7 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
        std::to_string(trans_b ? b_rows * mode_b.bytes : 16) + ", " +
        std::to_string(mode_b.atom_bytes) + ");");
   // Each k step's A operand and B byte offset.
-  std::vector<std::pair<std::string, int64_t>> steps;
+  std::vector<WgmmaStep> steps;
   for (int64_t kk = 0; kk < K / ks; ++kk) {
     const int64_t k0 = kk * ks;
     // K-major operand: panel k0 / pc, then k0 % pc elements into the swizzled row (a k step
@@ -694,11 +708,8 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
     return;
   }
   std::vector<std::string> calls;
-  for (size_t kk = 0; kk < steps.size(); ++kk) {
-    const bool clear = g->clear && kk == 0;
-    calls.push_back(fn + "(" + name(g->c->name) + ", " + steps[kk].first + ", tg_db + " +
-                    std::to_string(steps[kk].second >> 4) + ", " + (clear ? "0" : "1") + ");");
-  }
+  for (size_t kk = 0; kk < steps.size(); ++kk)
+    calls.push_back(wgmma_call(fn, name(g->c->name), steps[kk], 0, !(g->clear && kk == 0)));
   const bool turn = turn_pending_;
   turn_pending_ = false;
   if (turn)
@@ -727,13 +738,12 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
 // accumulator registers are contiguous: wgmma operand 4j+2h+e of an N-column tile is
 // d[h*N/4 + 2j + e], so chunk c covers d[h*N/4 + c*n/4 .. + n/4) for each row half h.
 void CudaEmitter::gemm_wgmma_promoted(const Gemm* g, const passes::GemmPlan& p,
-                                      const std::vector<std::pair<std::string, int64_t>>& steps,
-                                      int64_t b_row_bytes) {
+                                      const std::vector<WgmmaStep>& steps, int64_t b_row_bytes) {
   const int64_t N = cuda_const(g->c->shape[1]), n = p.promote_n, C = N / n;
   TG_ASSERT(n > 0 && N % n == 0 && n % 8 == 0, "CUDA emitter: FP8 promotion chunk " +
                                                    std::to_string(n) + " of N " + std::to_string(N));
   TG_ASSERT(!turn_pending_, "CUDA emitter: promoted FP8 gemm in a warpgroup turn");
-  const bool pairs = p.promote_pairs && C > 1;
+  const bool pairs = p.promote_partials() == 2;
   const std::string fn = wgmma_fn_name(n, g->a->dtype, g->b->dtype, false, false);
   need(fn);
   wgmma_shapes_.insert({n, g->a->dtype.kind, g->b->dtype.kind, false, false});
@@ -748,9 +758,7 @@ void CudaEmitter::gemm_wgmma_promoted(const Gemm* g, const passes::GemmPlan& p,
     line(need("tg_wgmma_fence") + "();");
     for (size_t kk = 0; kk < steps.size(); ++kk)
       // the chunk starts n*c rows down B's K-major panels (a multiple of the 8-row atom)
-      line(fn + "(" + part(c) + ", " + steps[kk].first + ", tg_db + " +
-           std::to_string((steps[kk].second + c * n * b_row_bytes) >> 4) + ", " +
-           (kk == 0 ? "0" : "1") + ");");
+      line(wgmma_call(fn, part(c), steps[kk], c * n * b_row_bytes, kk > 0));
     line(need("tg_wgmma_commit") + "();");
   };
   if (pairs)
@@ -763,9 +771,7 @@ void CudaEmitter::gemm_wgmma_promoted(const Gemm* g, const passes::GemmPlan& p,
       issue(c + 1);
     line(need("tg_wgmma_wait") + "<" + (next ? "1" : "0") + ">(); // chunk " + std::to_string(c) +
          " is complete");
-    line("#pragma unroll");
-    line("for (int tg_r = 0; tg_r < " + R + "; ++tg_r) " + need("tg_fence_reg") + "(" + part(c) +
-         "[tg_r]);");
+    fence_registers(part(c), n / 2);
     const std::string acc = name(g->c->name), Q = std::to_string(n / 4);
     line("#pragma unroll");
     open("for (int tg_r = 0; tg_r < " + Q + "; ++tg_r)");

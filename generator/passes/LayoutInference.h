@@ -49,6 +49,8 @@ struct GemmPlan {
   // N / 2 registers plus 2 x promote_n / 2 fit in 192): chunk c + 1 is issued before chunk c
   // is waited for and added, so the warpgroup keeps a group on the tensor cores while it adds.
   bool promote_pairs = false;
+  // Partial fragments of promote_n columns a promoted gemm holds at once (0, 1 or 2).
+  int64_t promote_partials() const { return promote_n == 0 ? 0 : promote_pairs ? 2 : 1; }
 };
 
 // A pipelined loop lowered to a warp-specialized TMA pipeline (sm_90a): one producer warp

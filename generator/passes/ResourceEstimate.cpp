@@ -379,7 +379,7 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
         // a promoted FP8 gemm's partial fragment(s): promote_n columns of 64 rows per
         // warpgroup, two of them when the chunks alternate
         if (wgmma)
-          operand = gp->second.promote_n / 2 * (gp->second.promote_pairs ? 2 : 1);
+          operand = gp->second.promote_n / 2 * gp->second.promote_partials();
       }
     if (g && !wgmma && target.gpu.mma != MatrixInst::None && g->a->dtype.is_narrow_float()) {
       // f32 gemms run on FMA pipes straight from shared memory; mma operands are one k16
