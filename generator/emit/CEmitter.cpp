@@ -206,7 +206,7 @@ void CEmitter::stmt(const Stmt& s) {
   }
   default: break;
   }
-  if (s->kind != StmtKind::Store && s->kind != StmtKind::LetStmt)
+  if (s->kind != StmtKind::Store && s->kind != StmtKind::LetStmt && s->kind != StmtKind::Combine)
     op_comment(s);
   switch (s->kind) {
   case StmtKind::Seq: return;
@@ -226,6 +226,7 @@ void CEmitter::stmt(const Stmt& s) {
   case StmtKind::For: return emit_for(s->as<For>());
   case StmtKind::IfThenElse: return emit_if(s->as<IfThenElse>());
   case StmtKind::AtomicAdd: return emit_atomic_add(s->as<AtomicAdd>());
+  case StmtKind::Combine: return; // one block runs each tile's whole loop: nothing to join
   }
 }
 

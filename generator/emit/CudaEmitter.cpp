@@ -219,7 +219,11 @@ std::string CudaEmitter::fragment_reg(const Buffer* b, const std::vector<Expr>& 
     else
       r = "(" + r + ") * " + std::to_string(vr.count) + (vr.count == 1 ? "" : " + " + vr.counter);
   }
-  return name(b->name) + "[" + (r.empty() ? "0" : r) + "]";
+  r = r.empty() ? "0" : r;
+  auto peer = peer_ptr_.find(b);
+  if (peer != peer_ptr_.end()) // the other part's register r of this thread, from L2
+    return "__ldcg(" + peer->second + " + (" + r + ") * " + std::to_string(threads_) + " + tg_tid)";
+  return name(b->name) + "[" + r + "]";
 }
 
 std::string CudaEmitter::shared_ptr(const Buffer* b) {
@@ -399,8 +403,10 @@ void CudaEmitter::plan_memory() {
   // (+ the groups' order barriers, + full2[stages], empty2[stages] for a rotated body, + the
   // prologue's full and empty)
   // (+ the tile ring of a dynamic schedule: 5 mbarriers and 2 tile slots)
+  // (+ a split tail's arrival words, one per group)
   for (const auto& [loop, tp] : plan_.tma_loops)
-    off += round_up(8 * barrier_count(tp) + (passes::ws_dynamic_tiles(k_, plan_) ? 56 : 0),
+    off += round_up(8 * barrier_count(tp) + (passes::ws_dynamic_tiles(k_, plan_) ? 56 : 0) +
+                        (split_join(loop->as<For>()) ? 8 * tp.groups : 0),
                     128);
   smem_bytes_ = off;
 }
@@ -491,6 +497,10 @@ void CudaEmitter::stmt(const Stmt& s) {
   case StmtKind::Reduce: op_comment(s); emit_reduce(s->as<Reduce>()); return;
   case StmtKind::Parallel: op_comment(s); emit_parallel(s->as<Parallel>()); return;
   case StmtKind::AtomicAdd: op_comment(s); emit_atomic_add(s->as<AtomicAdd>()); return;
+  case StmtKind::Combine:
+    if (s->as<Combine>() == split_)
+      emit_combine(split_);
+    return; // elsewhere one block runs each tile's whole loop: nothing to join
   case StmtKind::LetStmt: {
     auto* l = s->as<LetStmt>();
     line("const " + type_name(l->var->type) + " " + name(l->var->name) + " = " + expr(l->value) +

@@ -252,6 +252,15 @@ private:
   // Tiles drawn at run time (passes::ws_dynamic_tiles; docs/hopper.md "tile order at run time"),
   // decided once with ws_loop_.
   bool dynamic_tiles() const { return dynamic_tiles_; }
+  // Split tail (docs/hopper.md): the join after the warp-specialized loop where the last tiles'
+  // iterations may be split between two blocks; null where tiles always run whole. Decided with
+  // ws_loop_ (split_join() before that, for the memory plan).
+  const ir::Combine* split_ = nullptr;
+  const ir::Combine* split_join(const ir::For* loop) const;
+  std::map<const ir::Buffer*, std::string> peer_ptr_; // a combine's peers: their workspace rows
+  int64_t split_state_bytes() const; // one part's carried registers, all threads of a group
+  void split_work_head(const std::string& counter); // a persistent loop's next work item
+  void emit_combine(const ir::Combine* c);
   // The mbarriers of a TMA pipeline before the tile ring: full/empty per stage (twice for a
   // rotated body), the groups' order barriers, the prologue's full and empty.
   int64_t barrier_count(const passes::TmaPipeline& tp) const {

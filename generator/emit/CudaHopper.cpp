@@ -166,16 +166,19 @@ void CudaEmitter::emit_producer_branch() {
   if (dynamic_tiles()) {
     open("for (int64_t tg_ti = 0;; ++tg_ti)");
     take_ring_tile("tg_ti", false);
+  } else if (split_) {
+    open("for (int64_t tg_ti = 0;; ++tg_ti)");
+    split_work_head("tg_ti");
   } else {
     open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x)");
   }
   decode_tile();
   emit_lets_before(f);
   const std::string v = name(f->var->name);
-  line("const int64_t tg_n = " + expr(f->extent) + ";");
+  line("const int64_t tg_n = " + (split_ ? std::string("tg_ke - tg_kb; // this part's iterations") : expr(f->extent) + ";"));
   open("for (int64_t tg_it = 0; tg_it < tg_n; ++tg_it, ++tg_pipe)");
   line("const int tg_st = (int)(tg_pipe % " + std::to_string(S) + ");");
-  line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_it;");
+  line("const int64_t " + v + " = " + expr(f->start, kAdd) + (split_ ? " + tg_kb" : "") + " + tg_it;");
   // Two barrier sets when the consumers release the first gemm's tiles before the second's
   // (the rotated body): tg_full/tg_empty for the early copies, tg_full2/tg_empty2 for the late.
   for (int set = 0; set < (late_producers_.empty() ? 1 : 2); ++set) {
@@ -293,7 +296,7 @@ void CudaEmitter::emit_prologue_issue() {
   int64_t bytes = 0;
   for (const StmtNode* s : ws_pipe_.prologue)
     bytes += tile_bytes(*as_copy(s)->dst.buffer);
-  if (!dynamic_tiles()) // (the ring's loop counts its tiles in tg_ti)
+  if (!dynamic_tiles() && !split_) // (the ring's and the split tail's loops count them in tg_ti)
     line("const int64_t tg_ti = (tg_tile - blockIdx.x) / gridDim.x; // this block's tiles before");
   line("if (tg_ti > 0) tg_mbar_wait(&tg_pro[1], (unsigned)((tg_ti - 1) & 1));");
   line(need("tg_mbar_expect_tx") + "(&tg_pro[0], " + std::to_string(bytes) + "u);");
@@ -332,7 +335,7 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   for (const StmtNode* s : tp.producers)
     staged.push_back(as_copy(s)->dst.buffer.get());
   open("");
-  line("const int64_t tg_n = " + expr(f->extent) + ";");
+  line("const int64_t tg_n = " + (split_ ? std::string("tg_ke - tg_kb; // this part's iterations") : expr(f->extent) + ";"));
   // A body of wgmma gemms alone keeps one group in flight: iteration i's gemms are issued
   // before i-1's are waited for, and i-1's stage is released then.
   if (only_wgmma)
@@ -372,7 +375,7 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   line(need("tg_mbar_wait") + "(&tg_full[tg_st], (unsigned)((tg_pipe / " + S + ") & 1));");
   turn_pending_ = alternate_wgs_;
   open("");
-  line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_it;");
+  line("const int64_t " + v + " = " + expr(f->start, kAdd) + (split_ ? " + tg_kb" : "") + " + tg_it;");
   line("(void)" + v + ";");
   for (const Buffer* b : staged)
     stage_expr_[b] = "tg_st";
@@ -922,6 +925,45 @@ std::string CudaEmitter::hopper_helpers_source() const {
       os << "\"l\"(da)";
     os << ", \"l\"(db), \"r\"(scale_d));\n}\n";
   }
+  if (has("tg_ld_acquire_u32"))
+    os << "/* A global word read with acquire semantics at GPU scope. */\n"
+          "TG_DEV unsigned tg_ld_acquire_u32(const unsigned* p) {\n"
+          "  unsigned v;\n"
+          "  asm volatile(\"ld.acquire.gpu.global.u32 %0, [%1];\\n\" : \"=r\"(v) : \"l\"(p) : \"memory\");\n"
+          "  return v;\n}\n";
+  if (has("tg_split_work"))
+    os << "/* Split tail: work item i of block b in a persistent launch of T tiles of n iterations on P\n"
+          " * blocks: the tile, its iterations [*kb, *ke) and its cut (-1: a whole tile); false past the\n"
+          " * last. Tiles [0, T - P - T % P) run whole, b, b + P, ...; the iterations of the last\n"
+          " * P + T % P tiles are dealt to the P blocks in contiguous ranges of equal length (within one),\n"
+          " * each at least a tile long: a range ends in the head of a tile whose tail starts the next\n"
+          " * range, so a tile is cut at most once. Both parts of the tile cut at the start of block b's\n"
+          " * range name cut b. No split (all whole) when !split, T <= P, T % P == 0 or n < 2. */\n"
+          "TG_HD bool tg_split_work(int64_t T, int64_t n, int64_t P, int64_t b, bool split, int64_t i,\n"
+          "                         int64_t* tile, int64_t* kb, int64_t* ke, int64_t* cut) {\n"
+          "  const int64_t r = T % P;\n"
+          "  split = split && T > P && r != 0 && n >= 2;\n"
+          "  const int64_t whole = split ? T - P - r : T;\n"
+          "  const int64_t nw = whole > b ? (whole - b + P - 1) / P : 0;\n"
+          "  if (i < nw) {\n"
+          "    *tile = b + i * P, *kb = 0, *ke = n, *cut = -1;\n"
+          "    return true;\n"
+          "  }\n"
+          "  if (!split)\n"
+          "    return false;\n"
+          "  const int64_t units = (P + r) * n, hi = (b + 1) * units / P;\n"
+          "  int64_t u = b * units / P;\n"
+          "  for (int64_t j = i - nw; u < hi; --j) {\n"
+          "    const int64_t t = u / n, s = u % n, e = hi - u < n - s ? s + (hi - u) : n;\n"
+          "    if (j == 0) {\n"
+          "      *tile = whole + t, *kb = s, *ke = e;\n"
+          "      *cut = s > 0 ? b : e < n ? b + 1 : -1;\n"
+          "      return true;\n"
+          "    }\n"
+          "    u += e - s;\n"
+          "  }\n"
+          "  return false;\n"
+          "}\n";
   os << tma_store_helpers_source();
   return os.str();
 }
@@ -1040,6 +1082,106 @@ std::string CudaEmitter::tma_setup_source() {
   return os.str();
 }
 
+// ---- split tail --------------------------------------------------------------------------------
+//
+// A persistent launch of T equal tiles on P blocks runs ceil(T / P) waves, the last one
+// T % P / P full (4096 attention tiles on 132 SMs: 31.03 waves of work in 32). Where the spec
+// says how two parts of a tile's loop combine (`split` on the pipelined loop, ir::Combine), the
+// last P + T % P tiles' iterations are dealt evenly to the P blocks instead (tg_split_work), so
+// every block ends within an iteration of the others. A range is at least a tile long, so a tile
+// is cut at most once: its head ends one block's range and its tail starts the next one's. At
+// the join each part counts its arrival at the cut; the first writes its carried registers to
+// the stream's workspace and leaves the tile, the second waits for them and runs the combine,
+// then the rest of the body (the epilogue) as for a whole tile.
+
+namespace {
+int64_t round16(int64_t v) { return (v + 15) / 16 * 16; }
+
+bool uniform_over_tiles(const Expr& e) {
+  struct V : IRVisitor {
+    bool ok = true;
+    void visit_VarRef(const VarRef* n) override {
+      const VarKind k = n->var->kind;
+      ok = ok && (k == VarKind::Dim || k == VarKind::ValueParam || k == VarKind::Flag ||
+                  k == VarKind::Scalar || k == VarKind::TileConst);
+    }
+  } v;
+  v.visit(e);
+  return v.ok;
+}
+} // namespace
+
+// The join right after `loop` in the body, where tiles are dealt in a fixed order and each runs
+// the same number of iterations (the extent mentions no grid index and no let).
+const Combine* CudaEmitter::split_join(const For* loop) const {
+  auto* q = k_.body->as<Seq>();
+  if (!loop || !q || passes::ws_dynamic_tiles(k_, plan_) || !uniform_over_tiles(loop->extent))
+    return nullptr;
+  for (size_t i = 0; i + 1 < q->stmts.size(); ++i)
+    if (q->stmts[i].get() == loop)
+      return q->stmts[i + 1]->as<Combine>();
+  return nullptr;
+}
+
+// Each carried fragment's registers, thread-major per register (coalesced), 16-byte aligned.
+int64_t CudaEmitter::split_state_bytes() const {
+  int64_t bytes = 0;
+  for (const auto& c : split_->carry)
+    bytes += round16(frag(c.state.get()).num_regs() * threads_ * c.state->dtype.bytes());
+  return bytes;
+}
+
+void CudaEmitter::split_work_head(const std::string& counter) {
+  line("int64_t tg_tile, tg_kb, tg_ke, tg_slot; // the item's tile, its iterations, its cut");
+  line("if (!" + need("tg_split_work") + "(tg_ntiles, tg_nk, (int64_t)gridDim.x, (int64_t)blockIdx.x, "
+       "tg_p.tg_split != nullptr, " + counter + ", &tg_tile, &tg_kb, &tg_ke, &tg_slot))");
+  line("  break;");
+  line("(void)tg_slot;");
+}
+
+void CudaEmitter::emit_combine(const Combine* c) {
+  if (c->loc.line > 0)
+    line("// " + info_.spec_path + ":" + std::to_string(c->loc.line) +
+         ": split (a tile cut in two: the parts join here)");
+  open("if (tg_slot >= 0)");
+  line("unsigned* tg_cut = (unsigned*)tg_p.tg_split + tg_slot; // arrivals (low bits), ready (1 << 16)");
+  line("unsigned char* tg_cut_regs = tg_p.tg_split + TG_CUDA_SPLIT_FLAG_BYTES + tg_slot * " +
+       std::to_string(split_state_bytes()) + "ll; // the first part's registers");
+  line("if (tg_tid == 0) tg_split_arrival[tg_grp] = atomicAdd(tg_cut, 1u);");
+  line(need("tg_bar_consumers") + "(tg_grp);");
+  open("if ((tg_split_arrival[tg_grp] & 0xffffu) == 0)");
+  line("// first: hand the carried registers to the other part and leave the tile");
+  int64_t off = 0;
+  std::vector<std::string> ptrs;
+  for (const auto& cr : c->carry) {
+    const std::string T = storage_type_name(cr.state->dtype);
+    const int64_t regs = frag(cr.state.get()).num_regs();
+    ptrs.push_back("(" + T + "*)(tg_cut_regs + " + std::to_string(off) + ")");
+    line("#pragma unroll");
+    line("for (int tg_r = 0; tg_r < " + std::to_string(regs) + "; ++tg_r) __stcg(" + ptrs.back() +
+         " + tg_r * " + std::to_string(threads_) + " + tg_tid, " + name(cr.state->name) + "[tg_r]);");
+    off += round16(regs * threads_ * cr.state->dtype.bytes());
+  }
+  line("__threadfence();");
+  line("tg_bar_consumers(tg_grp);");
+  line("if (tg_tid == 0) atomicAdd(tg_cut, 1u << 16); // ready (after the fences)");
+  line("++tg_turn;");
+  line("continue;");
+  close();
+  line("// second: wait for the first part's registers, then combine them with this part's");
+  line("if (tg_tid == 0) {");
+  line("  while ((" + need("tg_ld_acquire_u32") + "(tg_cut) & (1u << 16)) == 0) {");
+  line("  }");
+  line("  *tg_cut = 0u; // both parts are in: the cut is clear for the next launch");
+  line("}");
+  line("tg_bar_consumers(tg_grp);");
+  for (size_t i = 0; i < c->carry.size(); ++i)
+    peer_ptr_[c->carry[i].peer.get()] = "(const " + ptrs[i].substr(1);
+  stmt(c->body);
+  peer_ptr_.clear();
+  close();
+}
+
 // ---- the kernel --------------------------------------------------------------------------------
 
 // Rows of tiles (along y) per group. The P blocks resident at once span about `rows` rows and
@@ -1106,6 +1248,8 @@ std::string CudaEmitter::ws_kernel_text() {
   line("(void)tg_smem; (void)TG_VEC;");
   kernel_preamble(false);
   line("const int64_t tg_ntiles = tg_p.tg_tiles[0] * tg_p.tg_tiles[1] * tg_p.tg_tiles[2];");
+  if (split_)
+    line("const int64_t tg_nk = " + expr(ws_loop_->extent) + "; // every tile's iterations");
   for (const auto& t : k_.tensors) // the producer reads some through tensor maps only
     line("(void)" + name(t->name) + ";");
   const std::string S = std::to_string(ws_pipe_.stages);
@@ -1128,6 +1272,9 @@ std::string CudaEmitter::ws_kernel_text() {
     line("uint64_t* tg_tq = tg_full + " + std::to_string(barrier_count(ws_pipe_)) + ";");
     line("int64_t* tg_tq_slot = (int64_t*)(tg_tq + 5);");
   }
+  if (split_)
+    line("unsigned* tg_split_arrival = (unsigned*)(tg_full + " + std::to_string(barrier_count(ws_pipe_)) +
+         "); // per group: the part's arrival number at its cut");
   open("if (tg_tid_all == 0)");
   open("for (int tg_s = 0; tg_s < " + S + "; ++tg_s)");
   need("tg_mbar_wait");
@@ -1168,6 +1315,9 @@ std::string CudaEmitter::ws_kernel_text() {
   if (dynamic_tiles()) {
     open("for (;; ++tg_i)");
     take_ring_tile("tg_i", true);
+  } else if (split_) {
+    open("for (;; ++tg_i)");
+    split_work_head("tg_i");
   } else {
     open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x, ++tg_i)");
   }
@@ -1176,7 +1326,7 @@ std::string CudaEmitter::ws_kernel_text() {
     open("if (tg_i % " + std::to_string(G) + " != tg_grp)");
     line("// another group's tile: its iterations pass through the ring all the same");
     emit_lets_before(ws_loop_);
-    line("tg_pipe += " + expr(ws_loop_->extent) + ";");
+    line("tg_pipe += " + (split_ ? std::string("tg_ke - tg_kb") : expr(ws_loop_->extent)) + ";");
     line("continue;");
     close();
   }

@@ -584,6 +584,11 @@ std::string CudaEmitter::run() {
     ws_loop_ = plan_.tma_loops.begin()->first->as<For>();
     ws_pipe_ = plan_.tma_loops.begin()->second;
     dynamic_tiles_ = passes::ws_dynamic_tiles(k_, plan_);
+    split_ = split_join(ws_loop_);
+    if (split_)
+      plan_.notes.push_back("split tail: the last " + std::string("P + T % P tiles' iterations are dealt evenly to the P "
+                            "persistent blocks; a tile cut in two is joined by the spec's combine (") +
+                            std::to_string(split_state_bytes()) + " bytes per cut through the stream's workspace)");
     for (const auto* list : {&ws_pipe_.prologue, &ws_pipe_.producers})
       for (const StmtNode* s : *list)
         tma_maps_.push_back({s->as<Copy>(), "tg_tm_" + name(s->as<Copy>()->dst.buffer->name)});
@@ -674,6 +679,8 @@ std::string CudaEmitter::run() {
     os << "  int64_t tg_tiles[3]; // the spec's grid: tiles a persistent block walks\n";
   if (dynamic_tiles())
     os << "  unsigned* tg_sched; // the stream's tile counters {drawn, blocks done}, or NULL: fixed order\n";
+  if (split_)
+    os << "  unsigned char* tg_split; // the stream's split workspace (arrivals, then the parts' registers), or NULL: whole tiles\n";
   os << tma_params_source() << "};\n\n";
   if (dynamic_tiles())
     os << "/* The persistent kernel's tile counters, a pair {drawn, blocks done} per stream slot\n"
@@ -772,6 +779,13 @@ std::string CudaEmitter::host_source() const {
                            "      (void)cudaGetLastError();\n"
                            "  }\n"
                          : "")
+     << (split_ ? "  if (vec && tg_sms <= TG_CUDA_SPLIT_CUTS) { /* split tail: the stream's workspace, if there is one */\n"
+                  "    const int tg_slot = tg_cuda_stream_slot((void*)stream);\n"
+                  "    if (tg_slot >= 0)\n"
+                  "      p.tg_split = (unsigned char*)tg_cuda_split_workspace(tg_slot, (void*)stream, TG_CUDA_SPLIT_FLAG_BYTES + (size_t)tg_sms * " +
+                      std::to_string(split_state_bytes()) + "u);\n"
+                  "  }\n"
+                : "")
      << "  if (vec)\n    " << fast << "<<<grid, " << fast_threads << ", tg_smem_bytes, stream>>>(p);\n"
      << (slow_exists ? "  else\n    tg_kernel<false><<<grid, " + T + ", " + slow_smem + ", stream>>>(p);\n" : std::string())
 

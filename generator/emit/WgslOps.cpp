@@ -130,7 +130,8 @@ void WgslEmitter::stmt(const Stmt& s) {
     }
     return;
   }
-  if (s->kind != StmtKind::Store && s->kind != StmtKind::LetStmt && s->kind != StmtKind::Alloc)
+  if (s->kind != StmtKind::Store && s->kind != StmtKind::LetStmt && s->kind != StmtKind::Alloc &&
+      s->kind != StmtKind::Combine)
     op_comment(s);
   switch (s->kind) {
   case StmtKind::Seq:
@@ -149,6 +150,7 @@ void WgslEmitter::stmt(const Stmt& s) {
   case StmtKind::For: return emit_for(s->as<For>());
   case StmtKind::IfThenElse: return emit_if(s->as<IfThenElse>());
   case StmtKind::AtomicAdd: return emit_atomic_add(s->as<AtomicAdd>());
+  case StmtKind::Combine: return; // one workgroup runs each tile's whole loop: nothing to join
   }
 }
 

@@ -428,6 +428,19 @@ Stmt AtomicAdd::make(Region src, Region dst, SourceLoc loc) {
   return std::make_shared<const AtomicAdd>(std::move(src), std::move(dst), std::move(loc));
 }
 
+Stmt Combine::make(std::vector<Carry> carry, Stmt body, SourceLoc loc) {
+  TG_ASSERT(!carry.empty(), "Combine without carried fragments");
+  for (const auto& c : carry) {
+    TG_ASSERT(c.state && c.peer && c.state->scope == MemScope::Fragment &&
+                  c.peer->scope == MemScope::Fragment,
+              "Combine carries a non-fragment");
+    TG_ASSERT(c.state->dtype == c.peer->dtype && c.state->rank() == c.peer->rank(),
+              "Combine pairs fragments of different dtype or rank");
+  }
+  TG_ASSERT(body != nullptr, "Combine without body");
+  return std::make_shared<const Combine>(std::move(carry), std::move(body), std::move(loc));
+}
+
 // ---------------------------------------------------------------------------------------------
 
 std::string Kernel::type_suffix() const {

@@ -242,7 +242,8 @@ Expr make_binary_promoting(BinaryOp op, Expr a, Expr b, SourceLoc loc = {});
   X(LetStmt)                                                                                     \
   X(For)                                                                                         \
   X(IfThenElse)                                                                                  \
-  X(AtomicAdd)
+  X(AtomicAdd)                                                                                   \
+  X(Combine)
 
 enum class StmtKind {
 #define TG_X(name) name,
@@ -425,6 +426,25 @@ struct AtomicAdd : StmtNode {
   AtomicAdd(Region s, Region d, SourceLoc l)
       : StmtNode(static_kind, std::move(l)), src(std::move(s)), dst(std::move(d)) {}
   static Stmt make(Region src, Region dst, SourceLoc loc = {});
+};
+
+// The join of a pipelined loop whose iterations may run in two parts on two blocks (the `split`
+// of a `pipelined` op; docs/ir.md). It follows that loop in the loop's Seq. `carry` pairs each
+// fragment the loop carries (`state`) with a `peer` fragment of the same dtype and shape, declared
+// here and read only in `body`: in the block that finishes a split tile second, the peers hold the
+// values the other part left in the state fragments, and `body` merges them into the state.
+// Everywhere else (a whole tile, every target that does not split loops) it does nothing: the
+// spec promises that two parts combined give what one run of the loop gives (up to rounding).
+struct Combine : StmtNode {
+  static constexpr StmtKind static_kind = StmtKind::Combine;
+  struct Carry {
+    BufferPtr state, peer;
+  };
+  std::vector<Carry> carry;
+  Stmt body;
+  Combine(std::vector<Carry> c, Stmt b, SourceLoc l)
+      : StmtNode(static_kind, std::move(l)), carry(std::move(c)), body(std::move(b)) {}
+  static Stmt make(std::vector<Carry> carry, Stmt body, SourceLoc loc = {});
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -231,4 +231,17 @@ Stmt IRMutator::mutate_AtomicAdd(const AtomicAdd* n, const Stmt& self) {
   return AtomicAdd::make(std::move(s), std::move(d), n->loc);
 }
 
+Stmt IRMutator::mutate_Combine(const Combine* n, const Stmt& self) {
+  bool changed = false;
+  std::vector<Combine::Carry> carry;
+  for (const auto& c : n->carry) {
+    carry.push_back({mutate_buffer(c.state), mutate_buffer(c.peer)});
+    changed = changed || carry.back().state != c.state || carry.back().peer != c.peer;
+  }
+  Stmt body = mutate(n->body);
+  if (!changed && body == n->body)
+    return self;
+  return Combine::make(std::move(carry), std::move(body), n->loc);
+}
+
 } // namespace tilegen::ir

@@ -233,6 +233,16 @@ public:
       line(pad + "atomic_add " + to_string(a->src) + " -> " + to_string(a->dst), s);
       return;
     }
+    case StmtKind::Combine: {
+      auto c = s->as<Combine>();
+      std::string t = pad + "combine split parts (";
+      for (size_t i = 0; i < c->carry.size(); ++i)
+        t += (i ? ", " : "") + c->carry[i].state->name + " <- " + c->carry[i].peer->name;
+      line(t + ") {", s);
+      print(c->body, indent + 1);
+      out_ << pad << "}\n";
+      return;
+    }
     }
   }
 

@@ -109,6 +109,13 @@ protected:
   }
 
   void visit_Seq(const Seq* n) override {
+    // A combine joins the pipelined loop just before it.
+    for (size_t i = 0; i < n->stmts.size(); ++i)
+      if (n->stmts[i]->kind == StmtKind::Combine) {
+        const For* f = i > 0 ? n->stmts[i - 1]->as<For>() : nullptr;
+        if (!f || !f->pipelined())
+          error("combine does not follow a pipelined loop");
+      }
     // Allocs and Lets scope over the rest of this Seq only.
     auto saved_vars = vars_;
     auto saved_bufs = buffers_;
@@ -190,6 +197,8 @@ protected:
 
   void visit_Store(const Store* n) override {
     check_buffer(n->buffer, "store");
+    if (peers_.count(n->buffer.get()))
+      error("store into combine peer '" + n->buffer->name + "' (peers are read only)");
     IRVisitor::visit_Store(n);
   }
 
@@ -217,6 +226,27 @@ protected:
     if (t != DType::f32() && t != DType::i32() && t != DType::f64() && t != DType::i64())
       error(std::string("atomic_add into a ") + t.name() + " tensor");
     IRVisitor::visit_AtomicAdd(n);
+  }
+
+  void visit_Combine(const Combine* n) override {
+    for (const auto& c : n->carry) {
+      check_buffer(c.state, "combine");
+      if (c.state->scope != MemScope::Fragment || c.peer->scope != MemScope::Fragment)
+        error("combine carries '" + c.state->name + "' into '" + c.peer->name +
+              "': both must be fragments");
+      if (c.state->dtype != c.peer->dtype || to_string_shape(c.state) != to_string_shape(c.peer))
+        error("combine pairs '" + c.state->name + "' " + to_string_shape(c.state) + " with '" +
+              c.peer->name + "' " + to_string_shape(c.peer) + " (same dtype and shape needed)");
+      if (buffers_.count(c.peer.get()) || allocated_.count(c.peer.get()))
+        error("combine peer '" + c.peer->name + "' is declared elsewhere");
+    }
+    auto saved = buffers_;
+    for (const auto& c : n->carry) {
+      buffers_.insert(c.peer.get());
+      peers_.insert(c.peer.get());
+    }
+    visit(n->body);
+    buffers_ = std::move(saved);
   }
 
 private:
@@ -261,6 +291,7 @@ private:
   std::set<const Var*> vars_;       // membership only, never iterated
   std::set<const Buffer*> buffers_; // membership only
   std::set<const Buffer*> allocated_;
+  std::set<const Buffer*> peers_; // combine peers: read only
   std::string where_;
   std::vector<std::string> errors_;
 };

@@ -124,6 +124,13 @@ void IRVisitor::visit_AtomicAdd(const AtomicAdd* n) {
   visit_region(n->src);
   visit_region(n->dst);
 }
+void IRVisitor::visit_Combine(const Combine* n) {
+  for (const auto& c : n->carry) {
+    visit_buffer_use(c.state);
+    visit_buffer_use(c.peer);
+  }
+  visit(n->body);
+}
 
 namespace {
 struct BufferFinder : IRVisitor {

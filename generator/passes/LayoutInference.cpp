@@ -40,7 +40,8 @@ void flatten(const Stmt& s, std::vector<Stmt>& out) {
   else if (auto* i = s->as<IfThenElse>()) {
     flatten(i->then_case, out);
     flatten(i->else_case, out);
-  }
+  } else if (auto* c = s->as<Combine>())
+    flatten(c->body, out);
 }
 
 bool is_fragment(const BufferPtr& b) { return b && b->scope == MemScope::Fragment; }
@@ -335,6 +336,22 @@ private:
             changed = true;
           } else if (ls && !assign(r->dst, ls->drop_dim(static_cast<size_t>(r->dim)), s->loc)) {
             return false;
+          }
+        } else if (auto* cb = s->as<Combine>()) {
+          // A peer holds the other part's registers of its state fragment, thread by thread.
+          for (const auto& c : cb->carry) {
+            auto* ls = find(c.state), *lp = find(c.peer);
+            if (ls && !lp) {
+              FragmentLayout l = *ls;
+              l.origin = "the other part's '" + c.state->name + "' (" + ls->origin + ")";
+              assign(c.peer, l, s->loc);
+              changed = true;
+            } else if (ls && lp && !same(*ls, *lp)) {
+              diag_.error(c.peer->loc, t_.name + ": '" + c.peer->name + "' needs the layout of '" +
+                                           c.state->name + "' (" + ls->origin + ") but 'combine' gave it " +
+                                           lp->origin + "; index both the same way");
+              return false;
+            }
           }
         } else if (auto* p = s->as<Parallel>()) {
           int res = propagate_parallel(s, *p);

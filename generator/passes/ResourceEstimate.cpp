@@ -112,6 +112,7 @@ public:
     case StmtKind::Store:
     case StmtKind::LetStmt:
     case StmtKind::AtomicAdd:
+    case StmtKind::Combine: // its peers are read from global memory where they are used
       return; // no allocation, no shared-memory or register use of their own
     }
   }
@@ -163,6 +164,10 @@ struct Points {
     case StmtKind::IfThenElse:
       walk(s->as<IfThenElse>()->then_case, true);
       walk(s->as<IfThenElse>()->else_case, true);
+      return;
+    case StmtKind::Combine:
+      // The join of a split loop runs on few tiles and only where loops split; its peers are
+      // loads, and it writes the scratch it reads (the attention spec's factors) first.
       return;
     default:
       at.push_back(s);

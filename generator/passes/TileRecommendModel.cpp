@@ -97,6 +97,8 @@ public:
       traffic += 2 * region_bytes(a->dst) * trips; // read-modify-write in L2
       return 0;
     }
+    case StmtKind::Combine:
+      return 0; // a few tiles per launch, on the targets that split loops at all
     case StmtKind::Gemm: {
       const Gemm* g = s->as<Gemm>();
       double mm = eval(g->c->shape[0], 0), nn = eval(g->c->shape[1], 0);

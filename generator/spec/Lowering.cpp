@@ -249,8 +249,14 @@ private:
     case OpKind::Parallel:
       return push(out, parallel(o));
     case OpKind::For:
-    case OpKind::Pipelined:
       return push(out, loop(o));
+    case OpKind::Pipelined: {
+      Stmt l = loop(o);
+      push(out, l);
+      if (o.split_loc.known() && l)
+        push(out, combine(o));
+      return;
+    }
     case OpKind::If:
       return push(out, if_(o));
     }
@@ -665,11 +671,92 @@ private:
     lo_.scope.push();
     auto v = ir::make_var(o.var.name, ir::VarKind::LoopVar, DType::i64(), o.var.loc);
     bool ok = declare(SymKind::LoopVar, o.var, v);
+    ++depth_;
     std::vector<Stmt> body = ops(o.body);
+    --depth_;
     lo_.scope.pop();
     if (!ok)
       return nullptr;
     return ir::For::make(v, start, extent, stages, ir::Seq::make(std::move(body), o.loc), o.loc);
+  }
+
+  // The join of a split pipelined loop (ir::Combine): each carried fragment gets a read-only peer
+  // of its dtype and shape, visible in `combine` only.
+  Stmt combine(const Op& o) {
+    if (depth_ > 0) {
+      diag_.error(o.split_loc, "'split' applies to a pipelined loop at the top of the body (this "
+                               "one is nested in another op)");
+      return nullptr;
+    }
+    bool ok = true;
+    std::vector<ir::Combine::Carry> carry;
+    for (const auto& [state, peer] : o.carry) {
+      const Symbol* s = lo_.scope.lookup(state.name);
+      if (s && s->poisoned()) {
+        ok = false;
+        continue;
+      }
+      if (!s || s->kind != SymKind::Buffer || s->buf->scope != ir::MemScope::Fragment) {
+        diag_.error(state.loc, "'carry' names the fragments the loop carries; '" + state.name +
+                                   "' is " +
+                                   (!s ? std::string("not declared before the loop")
+                                       : s->kind == SymKind::Buffer
+                                             ? std::string("a ") + ir::mem_scope_name(s->buf->scope) + " buffer"
+                                             : std::string("a ") + sym_kind_name(s->kind)));
+        if (s)
+          diag_.note(s->loc, "'" + state.name + "' is declared here");
+        ok = false;
+        continue;
+      }
+      for (const auto& c : carry)
+        if (c.state == s->buf) {
+          diag_.error(state.loc, "'" + state.name + "' is carried twice");
+          ok = false;
+        }
+      carry.push_back({s->buf, ir::make_buffer(peer.name, ir::MemScope::Fragment, s->buf->dtype,
+                                               s->buf->shape, ir::Access::ReadWrite, peer.loc)});
+    }
+    for (const auto& c : o.combine)
+      if (c.kind != OpKind::Parallel) {
+        diag_.error(c.loc, std::string("'combine' holds 'parallel' ops only; found '") +
+                               op_kind_name(c.kind) + "'");
+        ok = false;
+      }
+    if (!ok)
+      return nullptr;
+    lo_.scope.push();
+    for (size_t i = 0; i < carry.size(); ++i)
+      ok &= declare(SymKind::Buffer, o.carry[i].second, nullptr, carry[i].peer);
+    std::vector<Stmt> body = ops(o.combine);
+    lo_.scope.pop();
+    if (!ok)
+      return nullptr;
+    Stmt b = ir::Seq::make(std::move(body), o.split_loc);
+    for (const auto& c : carry)
+      if (auto* st = find_store(b, c.peer.get())) {
+        diag_.error(st->loc, "'" + c.peer->name + "' holds the other part's values of '" +
+                                 c.state->name + "': it is read only; write '" + c.state->name +
+                                 "' instead");
+        ok = false;
+      }
+    if (!ok)
+      return nullptr;
+    return ir::Combine::make(std::move(carry), std::move(b), o.split_loc);
+  }
+
+  static const ir::Store* find_store(const Stmt& s, const ir::Buffer* b) {
+    struct Finder : ir::IRVisitor {
+      const ir::Buffer* b;
+      const ir::Store* found = nullptr;
+      void visit_Store(const ir::Store* n) override {
+        if (!found && n->buffer.get() == b)
+          found = n;
+        ir::IRVisitor::visit_Store(n);
+      }
+    } f;
+    f.b = b;
+    f.visit(s);
+    return f.found;
   }
 
   Stmt if_(const Op& o) {
@@ -679,8 +766,10 @@ private:
                   std::string("the condition of 'if' must be bool, found ") + c->type.name());
       c = nullptr;
     }
+    ++depth_;
     std::vector<Stmt> t = nested(o.then_ops);
     std::vector<Stmt> e = nested(o.else_ops);
+    --depth_;
     if (!c)
       return nullptr;
     Stmt els = o.has_else ? ir::Seq::make(std::move(e), o.loc) : nullptr;
@@ -690,6 +779,7 @@ private:
   const Spec& spec_;
   DiagEngine& diag_;
   Lowerer lo_;
+  int depth_ = 0; // loops and ifs around the op being lowered
 };
 
 } // namespace

@@ -281,8 +281,9 @@ private:
   bool loop(const YNode* item, const YNode* v, Op& out, int depth) {
     bool pipelined = out.kind == OpKind::Pipelined;
     std::string op = pipelined ? "pipelined" : "for";
-    bool ok = pipelined ? fields(v, op, {"var", "extent", "stages"}, {"var", "extent", "stages"})
-                        : fields(v, op, {"var", "extent", "start"}, {"var", "extent"});
+    bool ok = pipelined
+                  ? fields(v, op, {"var", "extent", "stages", "split"}, {"var", "extent", "stages"})
+                  : fields(v, op, {"var", "extent", "start"}, {"var", "extent"});
     if (!ok)
       return false;
     const YNode* var = v->get("var");
@@ -295,7 +296,40 @@ private:
     return expr_field(v, "extent", out.extent, "the loop extent") &&
            expr_field(v, "start", out.start, "the loop start") &&
            expr_field(v, "stages", out.stages, "the pipeline depth") &&
-           body(item, "body", op, out.body, depth, true);
+           split(v->get("split"), out, depth) && body(item, "body", op, out.body, depth, true);
+  }
+
+  // split: {carry: {state: peer, ...}, combine: [ops]}
+  bool split(const YNode* v, Op& out, int depth) {
+    if (!v)
+      return true;
+    if (!fields(v, "split", {"carry", "combine"}, {"carry", "combine"}))
+      return false;
+    out.split_loc = v->loc;
+    const YNode* carry = v->get("carry");
+    if (!in_.expect(carry, YKind::Map,
+                    "a mapping {fragment: peer, ...}: each fragment the loop carries, and the name "
+                    "its other part's values take in 'combine'"))
+      return false;
+    if (carry->entries.empty()) {
+      diag_.error(carry->loc, "'carry' names no fragment");
+      return false;
+    }
+    bool ok = true;
+    for (const auto& [k, p] : carry->entries) {
+      auto state = in_.decl_name(k.get(), "carried fragment");
+      std::optional<Name> peer;
+      if (in_.expect(p.get(), YKind::Scalar, "the peer's name (a new name)"))
+        peer = in_.decl_name(p.get(), "peer fragment");
+      if (state && peer)
+        out.carry.emplace_back(*state, *peer);
+      else
+        ok = false;
+    }
+    const YNode* c = v->get("combine");
+    if (!in_.expect(c, YKind::Seq, "a list of ops for 'combine'"))
+      return false;
+    return parse_ops(c, in_, out.combine, depth + 1) && ok;
   }
 
   bool if_(const YNode* item, const YNode* v, Op& out, int depth) {

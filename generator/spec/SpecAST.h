@@ -140,6 +140,11 @@ struct Op {
   SExprPtr cond;                                // if
   std::vector<Op> body, then_ops, else_ops;
   bool has_else = false;
+  // pipelined `split`: the loop's iterations may run in two parts on two blocks; `carry` names
+  // each carried fragment's peer (the other part's values), `combine` merges them
+  SourceLoc split_loc; // unknown: no split
+  std::vector<std::pair<Name, Name>> carry;
+  std::vector<Op> combine;
 };
 
 struct Spec {

@@ -235,6 +235,49 @@ static void slot_read_env(void) {
   slots_disabled = v && v[0] && strcmp(v, "0") != 0;
 }
 
+/* Split workspaces, one per slot (a slot's launches are on one stream of one device). */
+static void* split_mem[TG_CUDA_STREAM_SLOTS];
+static size_t split_size[TG_CUDA_STREAM_SLOTS];
+static pthread_mutex_t split_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void* tg_cuda_split_workspace(int slot, void* stream, size_t bytes) {
+  void* p = NULL;
+  if (slot < 0 || slot >= TG_CUDA_STREAM_SLOTS || bytes < TG_CUDA_SPLIT_FLAG_BYTES)
+    return NULL;
+  /* the launch path: no lock once the slot's memory is large enough (the size is published
+   * after the pointer) */
+  if (__atomic_load_n(&split_size[slot], __ATOMIC_ACQUIRE) >= bytes)
+    return __atomic_load_n(&split_mem[slot], __ATOMIC_RELAXED);
+  pthread_mutex_lock(&split_mutex);
+  if (split_size[slot] < bytes) {
+    if (split_mem[slot]) {
+      /* launches already queued on the stream may still use the old memory */
+      if (cudaStreamSynchronize((cudaStream_t)stream) != cudaSuccess ||
+          cudaFree(split_mem[slot]) != cudaSuccess) {
+        (void)cudaGetLastError();
+        pthread_mutex_unlock(&split_mutex);
+        return NULL;
+      }
+      __atomic_store_n(&split_size[slot], 0, __ATOMIC_RELEASE);
+      split_mem[slot] = NULL;
+    }
+    if (cudaMalloc(&p, bytes) != cudaSuccess ||
+        cudaMemsetAsync(p, 0, TG_CUDA_SPLIT_FLAG_BYTES, (cudaStream_t)stream) != cudaSuccess) {
+      (void)cudaGetLastError();
+      if (p)
+        (void)cudaFree(p);
+      (void)cudaGetLastError();
+      pthread_mutex_unlock(&split_mutex);
+      return NULL;
+    }
+    __atomic_store_n(&split_mem[slot], p, __ATOMIC_RELAXED);
+    __atomic_store_n(&split_size[slot], bytes, __ATOMIC_RELEASE);
+  }
+  p = split_mem[slot];
+  pthread_mutex_unlock(&split_mutex);
+  return p;
+}
+
 int tg_cuda_stream_slot(void* stream) {
   int device = -1, i, slot = -1;
   int per_thread = stream == (void*)cudaStreamPerThread;
