@@ -278,6 +278,29 @@ void* tg_cuda_split_workspace(int slot, void* stream, size_t bytes) {
   return p;
 }
 
+void tg_cuda_free_split_workspaces(void) {
+  int i, current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess)
+    current = -1;
+  pthread_mutex_lock(&split_mutex);
+  pthread_mutex_lock(&slot_mutex);
+  for (i = 0; i < TG_CUDA_STREAM_SLOTS; ++i) {
+    if (!split_mem[i])
+      continue;
+    /* the slot's device: launches on it may still use the memory */
+    if (i < slots_used && cudaSetDevice(slots[i].device) == cudaSuccess)
+      (void)cudaDeviceSynchronize();
+    (void)cudaFree(split_mem[i]);
+    __atomic_store_n(&split_size[i], 0, __ATOMIC_RELEASE);
+    split_mem[i] = NULL;
+  }
+  pthread_mutex_unlock(&slot_mutex);
+  pthread_mutex_unlock(&split_mutex);
+  if (current >= 0)
+    (void)cudaSetDevice(current);
+  (void)cudaGetLastError();
+}
+
 int tg_cuda_stream_slot(void* stream) {
   int device = -1, i, slot = -1;
   int per_thread = stream == (void*)cudaStreamPerThread;

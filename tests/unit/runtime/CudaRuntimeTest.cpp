@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -122,6 +123,52 @@ TEST(CudaRuntimeGpu, StreamSlotsAreStablePerStream) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   cudaStreamDestroy(a);
   cudaStreamDestroy(b);
+}
+
+TEST(CudaRuntimeGpu, SplitWorkspaceIsZeroedKeptAndGrown) {
+  if (device_count() == 0)
+    GTEST_SKIP() << "no CUDA device";
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  const int slot = tg_cuda_stream_slot(s);
+  ASSERT_GE(slot, 0);
+  EXPECT_EQ(tg_cuda_split_workspace(-1, s, 1 << 20), nullptr);
+  EXPECT_EQ(tg_cuda_split_workspace(TG_CUDA_STREAM_SLOTS, s, 1 << 20), nullptr);
+  EXPECT_EQ(tg_cuda_split_workspace(slot, s, 16), nullptr); // smaller than the arrival words
+  const size_t small = TG_CUDA_SPLIT_FLAG_BYTES + 4096, large = TG_CUDA_SPLIT_FLAG_BYTES + (8u << 20);
+  void* p = tg_cuda_split_workspace(slot, s, small);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(tg_cuda_split_workspace(slot, s, small), p); // kept
+  EXPECT_EQ(tg_cuda_split_workspace(slot, s, 64 + TG_CUDA_SPLIT_FLAG_BYTES), p);
+  // The arrival words are zero when the stream gets there (the zeroing is queued on it).
+  std::vector<unsigned> words(TG_CUDA_SPLIT_CUTS, 1u);
+  ASSERT_EQ(cudaMemcpyAsync(words.data(), p, TG_CUDA_SPLIT_FLAG_BYTES, cudaMemcpyDeviceToHost, s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  for (unsigned w : words)
+    ASSERT_EQ(w, 0u);
+  // Dirty words, then a larger request: new memory, zeroed again.
+  ASSERT_EQ(cudaMemsetAsync(p, 0xff, TG_CUDA_SPLIT_FLAG_BYTES, s), cudaSuccess);
+  void* q = tg_cuda_split_workspace(slot, s, large);
+  ASSERT_NE(q, nullptr);
+  std::fill(words.begin(), words.end(), 1u);
+  ASSERT_EQ(cudaMemcpyAsync(words.data(), q, TG_CUDA_SPLIT_FLAG_BYTES, cudaMemcpyDeviceToHost, s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  for (unsigned w : words)
+    ASSERT_EQ(w, 0u);
+  EXPECT_EQ(tg_cuda_split_workspace(slot, s, small), q); // a smaller request keeps the larger
+  // Freed on request (leak checkers); the next request allocates again.
+  tg_cuda_free_split_workspaces();
+  void* r = tg_cuda_split_workspace(slot, s, small);
+  ASSERT_NE(r, nullptr);
+  std::fill(words.begin(), words.end(), 1u);
+  ASSERT_EQ(cudaMemcpyAsync(words.data(), r, TG_CUDA_SPLIT_FLAG_BYTES, cudaMemcpyDeviceToHost, s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  for (unsigned w : words)
+    ASSERT_EQ(w, 0u);
+  tg_cuda_free_split_workspaces();
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  cudaStreamDestroy(s);
 }
 
 TEST(CudaRuntime, ErrorMapping) {
