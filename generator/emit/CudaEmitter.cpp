@@ -498,7 +498,7 @@ void CudaEmitter::stmt(const Stmt& s) {
   case StmtKind::Parallel: op_comment(s); emit_parallel(s->as<Parallel>()); return;
   case StmtKind::AtomicAdd: op_comment(s); emit_atomic_add(s->as<AtomicAdd>()); return;
   case StmtKind::Combine:
-    if (s->as<Combine>() == split_)
+    if (split_kernel_ && s->as<Combine>() == split_)
       emit_combine(split_);
     return; // elsewhere one block runs each tile's whole loop: nothing to join
   case StmtKind::LetStmt: {

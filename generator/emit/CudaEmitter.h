@@ -230,7 +230,7 @@ private:
   };
   std::set<WgmmaShape> wgmma_shapes_;  // instruction helpers to print
   std::vector<const ir::Buffer*> wgmma_accs_; // accumulators of those groups
-  std::string ws_kernel_text();        // the warp-specialized kernel function
+  std::string ws_kernel_text(bool split_kernel = false); // a warp-specialized kernel function
   int64_t fallback_smem_ = -1;         // shared bytes of the fallback kernel; -1: none
   int64_t group_bytes_ = 0;            // ping-pong: each consumer group's private shared bytes
   std::set<const ir::Buffer*> staged_; // shared buffers filled by the TMA pipeline
@@ -259,7 +259,9 @@ private:
   const ir::Combine* split_join(const ir::For* loop) const;
   std::map<const ir::Buffer*, std::string> peer_ptr_; // a combine's peers: their workspace rows
   int64_t split_state_bytes() const; // one part's carried registers, all threads of a group
-  void split_work_head(const std::string& counter); // a persistent loop's next work item
+  bool split_kernel_ = false; // printing tg_kernel_ws_split (the split parts), not tg_kernel_ws
+  std::string split_extent_host_; // the loop's extent, printed for tg_setup
+  void split_part_head();     // a split_kernel block's tile, iterations and cut
   void emit_combine(const ir::Combine* c);
   // The mbarriers of a TMA pipeline before the tile ring: full/empty per stage (twice for a
   // rotated body), the groups' order barriers, the prologue's full and empty.

@@ -166,19 +166,19 @@ void CudaEmitter::emit_producer_branch() {
   if (dynamic_tiles()) {
     open("for (int64_t tg_ti = 0;; ++tg_ti)");
     take_ring_tile("tg_ti", false);
-  } else if (split_) {
-    open("for (int64_t tg_ti = 0;; ++tg_ti)");
-    split_work_head("tg_ti");
+  } else if (split_kernel_) {
+    open("for (int64_t tg_ti = 0; tg_ti < 1; ++tg_ti)");
+    split_part_head();
   } else {
     open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x)");
   }
   decode_tile();
   emit_lets_before(f);
   const std::string v = name(f->var->name);
-  line("const int64_t tg_n = " + (split_ ? std::string("tg_ke - tg_kb; // this part's iterations") : expr(f->extent) + ";"));
+  line("const int64_t tg_n = " + (split_kernel_ ? std::string("tg_ke - tg_kb; // this part's iterations") : expr(f->extent) + ";"));
   open("for (int64_t tg_it = 0; tg_it < tg_n; ++tg_it, ++tg_pipe)");
   line("const int tg_st = (int)(tg_pipe % " + std::to_string(S) + ");");
-  line("const int64_t " + v + " = " + expr(f->start, kAdd) + (split_ ? " + tg_kb" : "") + " + tg_it;");
+  line("const int64_t " + v + " = " + expr(f->start, kAdd) + (split_kernel_ ? " + tg_kb" : "") + " + tg_it;");
   // Two barrier sets when the consumers release the first gemm's tiles before the second's
   // (the rotated body): tg_full/tg_empty for the early copies, tg_full2/tg_empty2 for the late.
   for (int set = 0; set < (late_producers_.empty() ? 1 : 2); ++set) {
@@ -296,7 +296,7 @@ void CudaEmitter::emit_prologue_issue() {
   int64_t bytes = 0;
   for (const StmtNode* s : ws_pipe_.prologue)
     bytes += tile_bytes(*as_copy(s)->dst.buffer);
-  if (!dynamic_tiles() && !split_) // (the ring's and the split tail's loops count them in tg_ti)
+  if (!dynamic_tiles() && !split_kernel_) // (the ring's and the split part's loops count them in tg_ti)
     line("const int64_t tg_ti = (tg_tile - blockIdx.x) / gridDim.x; // this block's tiles before");
   line("if (tg_ti > 0) tg_mbar_wait(&tg_pro[1], (unsigned)((tg_ti - 1) & 1));");
   line(need("tg_mbar_expect_tx") + "(&tg_pro[0], " + std::to_string(bytes) + "u);");
@@ -335,7 +335,7 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   for (const StmtNode* s : tp.producers)
     staged.push_back(as_copy(s)->dst.buffer.get());
   open("");
-  line("const int64_t tg_n = " + (split_ ? std::string("tg_ke - tg_kb; // this part's iterations") : expr(f->extent) + ";"));
+  line("const int64_t tg_n = " + (split_kernel_ ? std::string("tg_ke - tg_kb; // this part's iterations") : expr(f->extent) + ";"));
   // A body of wgmma gemms alone keeps one group in flight: iteration i's gemms are issued
   // before i-1's are waited for, and i-1's stage is released then.
   if (only_wgmma)
@@ -375,7 +375,7 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   line(need("tg_mbar_wait") + "(&tg_full[tg_st], (unsigned)((tg_pipe / " + S + ") & 1));");
   turn_pending_ = alternate_wgs_;
   open("");
-  line("const int64_t " + v + " = " + expr(f->start, kAdd) + (split_ ? " + tg_kb" : "") + " + tg_it;");
+  line("const int64_t " + v + " = " + expr(f->start, kAdd) + (split_kernel_ ? " + tg_kb" : "") + " + tg_it;");
   line("(void)" + v + ";");
   for (const Buffer* b : staged)
     stage_expr_[b] = "tg_st";
@@ -925,45 +925,16 @@ std::string CudaEmitter::hopper_helpers_source() const {
       os << "\"l\"(da)";
     os << ", \"l\"(db), \"r\"(scale_d));\n}\n";
   }
+  if (has("tg_red_release_u32"))
+    os << "/* Adds to a global word with release semantics at GPU scope. */\n"
+          "TG_DEV void tg_red_release_u32(unsigned* p, unsigned v) {\n"
+          "  asm volatile(\"red.release.gpu.global.add.u32 [%0], %1;\\n\" :: \"l\"(p), \"r\"(v) : \"memory\");\n}\n";
   if (has("tg_ld_acquire_u32"))
     os << "/* A global word read with acquire semantics at GPU scope. */\n"
           "TG_DEV unsigned tg_ld_acquire_u32(const unsigned* p) {\n"
           "  unsigned v;\n"
           "  asm volatile(\"ld.acquire.gpu.global.u32 %0, [%1];\\n\" : \"=r\"(v) : \"l\"(p) : \"memory\");\n"
           "  return v;\n}\n";
-  if (has("tg_split_work"))
-    os << "/* Split tail: work item i of block b in a persistent launch of T tiles of n iterations on P\n"
-          " * blocks: the tile, its iterations [*kb, *ke) and its cut (-1: a whole tile); false past the\n"
-          " * last. Tiles [0, T - P - T % P) run whole, b, b + P, ...; the iterations of the last\n"
-          " * P + T % P tiles are dealt to the P blocks in contiguous ranges of equal length (within one),\n"
-          " * each at least a tile long: a range ends in the head of a tile whose tail starts the next\n"
-          " * range, so a tile is cut at most once. Both parts of the tile cut at the start of block b's\n"
-          " * range name cut b. No split (all whole) when !split, T <= P, T % P == 0 or n < 2. */\n"
-          "TG_HD bool tg_split_work(int64_t T, int64_t n, int64_t P, int64_t b, bool split, int64_t i,\n"
-          "                         int64_t* tile, int64_t* kb, int64_t* ke, int64_t* cut) {\n"
-          "  const int64_t r = T % P;\n"
-          "  split = split && T > P && r != 0 && n >= 2;\n"
-          "  const int64_t whole = split ? T - P - r : T;\n"
-          "  const int64_t nw = whole > b ? (whole - b + P - 1) / P : 0;\n"
-          "  if (i < nw) {\n"
-          "    *tile = b + i * P, *kb = 0, *ke = n, *cut = -1;\n"
-          "    return true;\n"
-          "  }\n"
-          "  if (!split)\n"
-          "    return false;\n"
-          "  const int64_t units = (P + r) * n, hi = (b + 1) * units / P;\n"
-          "  int64_t u = b * units / P;\n"
-          "  for (int64_t j = i - nw; u < hi; --j) {\n"
-          "    const int64_t t = u / n, s = u % n, e = hi - u < n - s ? s + (hi - u) : n;\n"
-          "    if (j == 0) {\n"
-          "      *tile = whole + t, *kb = s, *ke = e;\n"
-          "      *cut = s > 0 ? b : e < n ? b + 1 : -1;\n"
-          "      return true;\n"
-          "    }\n"
-          "    u += e - s;\n"
-          "  }\n"
-          "  return false;\n"
-          "}\n";
   os << tma_store_helpers_source();
   return os.str();
 }
@@ -1086,13 +1057,17 @@ std::string CudaEmitter::tma_setup_source() {
 //
 // A persistent launch of T equal tiles on P blocks runs ceil(T / P) waves, the last one
 // T % P / P full (4096 attention tiles on 132 SMs: 31.03 waves of work in 32). Where the spec
-// says how two parts of a tile's loop combine (`split` on the pipelined loop, ir::Combine), the
-// last P + T % P tiles' iterations are dealt evenly to the P blocks instead (tg_split_work), so
-// every block ends within an iteration of the others. A range is at least a tile long, so a tile
-// is cut at most once: its head ends one block's range and its tail starts the next one's. At
-// the join each part counts its arrival at the cut; the first writes its carried registers to
-// the stream's workspace and leaves the tile, the second waits for them and runs the combine,
-// then the rest of the body (the epilogue) as for a whole tile.
+// says how two parts of a tile's loop combine (`split` on the pipelined loop, ir::Combine) and
+// the last wave is at most half full, the host launches tg_kernel_ws for the whole waves and
+// then tg_kernel_ws_split for the last r = T % P tiles, each in s = min(P / r, n / 4, 8) parts
+// on its own block (tg_split_shape). All parts of a tile start together (the same iterations
+// of every split tile run at the same time, as in the whole waves, so blocks sharing operand
+// panels still read them together). At the join each part counts its arrival on the tile's
+// word in the stream's workspace; all but the last store their carried registers and release
+// a ready word, the last merges them one by one with the spec's combine and runs the epilogue.
+// The persistent kernel itself is the one without a split: keeping the join out of it keeps
+// its schedule (with the join in the same loop, ptxas's code for the whole tiles ran 5-13%
+// more cycles on the H200 without a single split, bench/RESULTS.md).
 
 namespace {
 int64_t round16(int64_t v) { return (v + 15) / 16 * 16; }
@@ -1131,54 +1106,74 @@ int64_t CudaEmitter::split_state_bytes() const {
   return bytes;
 }
 
-void CudaEmitter::split_work_head(const std::string& counter) {
-  line("int64_t tg_tile, tg_kb, tg_ke, tg_slot; // the item's tile, its iterations, its cut");
-  line("if (!" + need("tg_split_work") + "(tg_ntiles, tg_nk, (int64_t)gridDim.x, (int64_t)blockIdx.x, "
-       "tg_p.tg_split != nullptr, " + counter + ", &tg_tile, &tg_kb, &tg_ke, &tg_slot))");
-  line("  break;");
-  line("(void)tg_slot;");
+// The head of a persistent loop over split-tail work items. The consumer warps broadcast the
+// item from lane 0: every lane computes the same values, and the shuffle lets ptxas see that
+// they are warp-uniform (otherwise the main loop's bounds look divergent, and it adds warp
+// syncs and keeps the loop's counters in per-thread registers: 13% slower at 8192^3 on the
+// H200, bench/RESULTS.md).
+// The item of a split_kernel block: part b % tg_parts of the last tg_tail tiles' tile b / tg_parts,
+// iterations [part * n / parts, (part + 1) * n / parts) (every split tile's parts start
+// together); its slot among the split tiles is its cut.
+void CudaEmitter::split_part_head() {
+  line("const int64_t tg_slot = (int64_t)blockIdx.x / tg_p.tg_parts; // which split tile");
+  line("const int64_t tg_piece = (int64_t)blockIdx.x % tg_p.tg_parts; // which part of it");
+  line("const int64_t tg_tile = tg_ntiles - tg_p.tg_tail + tg_slot;");
+  line("const int64_t tg_kb = tg_piece * tg_p.tg_nk / tg_p.tg_parts;");
+  line("const int64_t tg_ke = (tg_piece + 1) * tg_p.tg_nk / tg_p.tg_parts;");
 }
 
 void CudaEmitter::emit_combine(const Combine* c) {
   if (c->loc.line > 0)
     line("// " + info_.spec_path + ":" + std::to_string(c->loc.line) +
-         ": split (a tile cut in two: the parts join here)");
-  open("if (tg_slot >= 0)");
-  line("unsigned* tg_cut = (unsigned*)tg_p.tg_split + tg_slot; // arrivals (low bits), ready (1 << 16)");
-  line("unsigned char* tg_cut_regs = tg_p.tg_split + TG_CUDA_SPLIT_FLAG_BYTES + tg_slot * " +
-       std::to_string(split_state_bytes()) + "ll; // the first part's registers");
-  line("if (tg_tid == 0) tg_split_arrival[tg_grp] = atomicAdd(tg_cut, 1u);");
+         ": split (the parts of a split tile join here)");
+  const std::string B = std::to_string(split_state_bytes());
+  open("");
+  line("// arrivals at this tile (zero between launches), and the parts' registers: the a-th to");
+  line("// arrive leaves them in slot tg_slot * (parts - 1) + a and sets that slot's ready word");
+  line("unsigned* tg_arrivals = (unsigned*)tg_p.tg_split + tg_slot;");
+  line("const int64_t tg_slot0 = tg_slot * (tg_p.tg_parts - 1); // its first part slot");
+  line("unsigned* tg_ready = (unsigned*)tg_p.tg_split + TG_CUDA_SPLIT_CUTS + tg_slot0;");
+  line("unsigned char* tg_regs = tg_p.tg_split + TG_CUDA_SPLIT_FLAG_BYTES + tg_slot0 * " + B + "ll;");
+  line("if (tg_tid == 0) tg_split_arrival[tg_grp] = atomicAdd(tg_arrivals, 1u);");
   line(need("tg_bar_consumers") + "(tg_grp);");
-  open("if ((tg_split_arrival[tg_grp] & 0xffffu) == 0)");
-  line("// first: hand the carried registers to the other part and leave the tile");
+  line("// (broadcast from lane 0: ptxas then knows the branch is warp-uniform)");
+  line("const int64_t tg_arrival = (int64_t)__shfl_sync(0xffffffffu, tg_split_arrival[tg_grp], 0);");
+  open("if (tg_arrival < tg_p.tg_parts - 1)");
+  line("// not the last part: hand the carried registers to it and leave the tile");
+  line("unsigned char* tg_mine = tg_regs + tg_arrival * " + B + "ll;");
   int64_t off = 0;
-  std::vector<std::string> ptrs;
+  std::vector<std::pair<std::string, std::string>> ptrs; // type, byte offset
   for (const auto& cr : c->carry) {
     const std::string T = storage_type_name(cr.state->dtype);
     const int64_t regs = frag(cr.state.get()).num_regs();
-    ptrs.push_back("(" + T + "*)(tg_cut_regs + " + std::to_string(off) + ")");
+    ptrs.emplace_back(T, std::to_string(off));
     line("#pragma unroll");
-    line("for (int tg_r = 0; tg_r < " + std::to_string(regs) + "; ++tg_r) __stcg(" + ptrs.back() +
-         " + tg_r * " + std::to_string(threads_) + " + tg_tid, " + name(cr.state->name) + "[tg_r]);");
+    line("for (int tg_r = 0; tg_r < " + std::to_string(regs) + "; ++tg_r) __stcg((" + T +
+         "*)(tg_mine + " + std::to_string(off) + ") + tg_r * " + std::to_string(threads_) +
+         " + tg_tid, " + name(cr.state->name) + "[tg_r]);");
     off += round16(regs * threads_ * cr.state->dtype.bytes());
   }
-  line("__threadfence();");
-  line("tg_bar_consumers(tg_grp);");
-  line("if (tg_tid == 0) atomicAdd(tg_cut, 1u << 16); // ready (after the fences)");
+  line("tg_bar_consumers(tg_grp); // every thread's stores, then one release at GPU scope");
+  line("if (tg_tid == 0) " + need("tg_red_release_u32") + "(&tg_ready[tg_arrival], 1u);");
   line("++tg_turn;");
   line("continue;");
   close();
-  line("// second: wait for the first part's registers, then combine them with this part's");
+  line("// the last part: merge the others' registers into this part's, one part at a time");
+  line("#pragma unroll 1");
+  open("for (int64_t tg_q = 0; tg_q < tg_p.tg_parts - 1; ++tg_q)");
   line("if (tg_tid == 0) {");
-  line("  while ((" + need("tg_ld_acquire_u32") + "(tg_cut) & (1u << 16)) == 0) {");
+  line("  while (" + need("tg_ld_acquire_u32") + "(&tg_ready[tg_q]) == 0u) {");
   line("  }");
-  line("  *tg_cut = 0u; // both parts are in: the cut is clear for the next launch");
+  line("  tg_ready[tg_q] = 0u; // clear for the next launch");
   line("}");
   line("tg_bar_consumers(tg_grp);");
+  line("const unsigned char* tg_peer = tg_regs + tg_q * " + B + "ll;");
   for (size_t i = 0; i < c->carry.size(); ++i)
-    peer_ptr_[c->carry[i].peer.get()] = "(const " + ptrs[i].substr(1);
+    peer_ptr_[c->carry[i].peer.get()] = "((const " + ptrs[i].first + "*)(tg_peer + " + ptrs[i].second + "))";
   stmt(c->body);
   peer_ptr_.clear();
+  close();
+  line("if (tg_tid == 0) *tg_arrivals = 0u; // every part is in: clear for the next launch");
   close();
 }
 
@@ -1236,7 +1231,8 @@ void CudaEmitter::decode_tile() {
     line("const int64_t " + name(k_.grid[i].index->name) + " = " + v[i] + ";");
 }
 
-std::string CudaEmitter::ws_kernel_text() {
+std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
+  split_kernel_ = split_kernel;
   out_.str("");
   indent_ = 1;
   line("constexpr bool TG_VEC = true; // TMA: the host checked 16-byte alignment and rows");
@@ -1247,9 +1243,10 @@ std::string CudaEmitter::ws_kernel_text() {
   line("const int tg_tid_all = (int)threadIdx.x;");
   line("(void)tg_smem; (void)TG_VEC;");
   kernel_preamble(false);
-  line("const int64_t tg_ntiles = tg_p.tg_tiles[0] * tg_p.tg_tiles[1] * tg_p.tg_tiles[2];");
-  if (split_)
-    line("const int64_t tg_nk = " + expr(ws_loop_->extent) + "; // every tile's iterations");
+  if (split_ && !split_kernel_)
+    line("// the last tg_tail tiles, if any, are split_kernel's");
+  line("const int64_t tg_ntiles = tg_p.tg_tiles[0] * tg_p.tg_tiles[1] * tg_p.tg_tiles[2]" +
+       std::string(split_ && !split_kernel_ ? " - tg_p.tg_tail;" : ";"));
   for (const auto& t : k_.tensors) // the producer reads some through tensor maps only
     line("(void)" + name(t->name) + ";");
   const std::string S = std::to_string(ws_pipe_.stages);
@@ -1272,7 +1269,7 @@ std::string CudaEmitter::ws_kernel_text() {
     line("uint64_t* tg_tq = tg_full + " + std::to_string(barrier_count(ws_pipe_)) + ";");
     line("int64_t* tg_tq_slot = (int64_t*)(tg_tq + 5);");
   }
-  if (split_)
+  if (split_kernel_)
     line("unsigned* tg_split_arrival = (unsigned*)(tg_full + " + std::to_string(barrier_count(ws_pipe_)) +
          "); // per group: the part's arrival number at its cut");
   open("if (tg_tid_all == 0)");
@@ -1315,9 +1312,9 @@ std::string CudaEmitter::ws_kernel_text() {
   if (dynamic_tiles()) {
     open("for (;; ++tg_i)");
     take_ring_tile("tg_i", true);
-  } else if (split_) {
-    open("for (;; ++tg_i)");
-    split_work_head("tg_i");
+  } else if (split_kernel_) {
+    open("for (; tg_i < 1; ++tg_i)");
+    split_part_head();
   } else {
     open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x, ++tg_i)");
   }
@@ -1326,7 +1323,7 @@ std::string CudaEmitter::ws_kernel_text() {
     open("if (tg_i % " + std::to_string(G) + " != tg_grp)");
     line("// another group's tile: its iterations pass through the ring all the same");
     emit_lets_before(ws_loop_);
-    line("tg_pipe += " + (split_ ? std::string("tg_ke - tg_kb") : expr(ws_loop_->extent)) + ";");
+    line("tg_pipe += " + (split_kernel_ ? std::string("tg_ke - tg_kb") : expr(ws_loop_->extent)) + ";");
     line("continue;");
     close();
   }
@@ -1339,12 +1336,17 @@ std::string CudaEmitter::ws_kernel_text() {
   if (tma_store_)
     line("if (tg_tid == 0) " + need("tg_bulk_wait") + "<0>(); // the last tile's TMA store is done");
   std::ostringstream os;
-  os << "/* Warp-specialized: " << threads_ * G << " consumer threads (warpgroups 0.."
-     << threads_ * G / 128 - 1 << ", " << G << " group(s)) and producer warpgroup "
-     << threads_ * G / 128 << ". */\n"
-     << "__global__ void __launch_bounds__(" << threads_ * G + 128
-     << ", 1) tg_kernel_ws(const __grid_constant__ tg_params tg_p) {\n"
-     << out_.str() << "}\n";
+  if (split_kernel_)
+    os << "/* The split tail (docs/hopper.md): block b runs part b % tg_parts of the last tg_tail\n"
+          " * tiles' tile b / tg_parts, after tg_kernel_ws ran the others; the parts join. */\n";
+  else
+    os << "/* Warp-specialized: " << threads_ * G << " consumer threads (warpgroups 0.."
+       << threads_ * G / 128 - 1 << ", " << G << " group(s)) and producer warpgroup "
+       << threads_ * G / 128 << ". */\n";
+  os << "__global__ void __launch_bounds__(" << threads_ * G + 128 << ", 1) "
+     << (split_kernel_ ? "tg_kernel_ws_split" : "tg_kernel_ws")
+     << "(const __grid_constant__ tg_params tg_p) {\n" << out_.str() << "}\n";
+  split_kernel_ = false;
   return os.str();
 }
 

@@ -586,9 +586,10 @@ std::string CudaEmitter::run() {
     dynamic_tiles_ = passes::ws_dynamic_tiles(k_, plan_);
     split_ = split_join(ws_loop_);
     if (split_)
-      plan_.notes.push_back("split tail: the last " + std::string("P + T % P tiles' iterations are dealt evenly to the P "
-                            "persistent blocks; a tile cut in two is joined by the spec's combine (") +
-                            std::to_string(split_state_bytes()) + " bytes per cut through the stream's workspace)");
+      plan_.notes.push_back("split tail: where a launch's last wave is at most half full and tiles run 32 "
+                            "iterations or more, tg_kernel_ws_split runs its tiles in up to 8 parts each, joined by "
+                            "the spec's combine (" + std::to_string(split_state_bytes()) +
+                            " bytes per part through the stream's workspace)");
     for (const auto* list : {&ws_pipe_.prologue, &ws_pipe_.producers})
       for (const StmtNode* s : *list)
         tma_maps_.push_back({s->as<Copy>(), "tg_tm_" + name(s->as<Copy>()->dst.buffer->name)});
@@ -598,6 +599,8 @@ std::string CudaEmitter::run() {
   std::string kernels;
   if (ws()) {
     kernels = ws_kernel_text();
+    if (split_)
+      kernels += "\n" + ws_kernel_text(true);
     // Tensors TMA cannot describe (misaligned, empty) run the same tiles on the sm_80 path of
     // the first fallback target, compiled into this file as tg_kernel<false>.
     const Target* fb = t_.fallbacks.empty() ? nullptr : find_target(t_.fallbacks.front());
@@ -637,6 +640,8 @@ std::string CudaEmitter::run() {
     line("const int64_t tg_g" + std::string(axes[i]) + " = " +
          (i < k_.grid.size() ? expr(k_.grid[i].extent) : std::string("1")) + ";");
   std::string grid_code = out_.str();
+  if (split_)
+    split_extent_host_ = expr(ws_loop_->extent);
   out_.str("");
   std::string vec_check;
   for (const auto& t : k_.tensors) {
@@ -680,7 +685,9 @@ std::string CudaEmitter::run() {
   if (dynamic_tiles())
     os << "  unsigned* tg_sched; // the stream's tile counters {drawn, blocks done}, or NULL: fixed order\n";
   if (split_)
-    os << "  unsigned char* tg_split; // the stream's split workspace (arrivals, then the parts' registers), or NULL: whole tiles\n";
+    os << "  unsigned char* tg_split; // the stream's split workspace (arrivals, then the parts' registers)\n"
+          "  int64_t tg_nk;             // the pipelined loop's iterations (every tile's)\n"
+          "  int64_t tg_tail, tg_parts; // the last tg_tail tiles run as tg_parts parts each (0: none)\n";
   os << tma_params_source() << "};\n\n";
   if (dynamic_tiles())
     os << "/* The persistent kernel's tile counters, a pair {drawn, blocks done} per stream slot\n"
@@ -710,6 +717,8 @@ std::string CudaEmitter::run() {
   for (const auto& s : k_.scalars)
     os << "  tg_p->" << name(s->name) << " = (" << type_name(s->type) << ")args->scalars[" << si++ << "];\n";
   os << grid_code;
+  if (split_)
+    os << "  tg_p->tg_nk = " << split_extent_host_ << ";\n";
   os << "  if (tg_gx <= 0 || tg_gy <= 0 || tg_gz <= 0)\n    return 1;\n";
   os << "  if (tg_gx > 2147483647 || tg_gy > 65535 || tg_gz > 65535)\n    return TG_ERR_UNSUPPORTED_SHAPE;\n";
   os << "  *grid = dim3((unsigned)tg_gx, (unsigned)tg_gy, (unsigned)tg_gz);\n";
@@ -720,6 +729,24 @@ std::string CudaEmitter::run() {
   return os.str();
 }
 
+// The split tail's shape, host side (docs/hopper.md); split_tail_work.test runs it.
+const char* const kSplitShapeSource =
+    "/* Split tail (docs/hopper.md): of T equal tiles of n iterations on P persistent blocks, the\n"
+    " * last r = T % P run as s = min(P / r, n / 4, 8) parts each on r * s blocks of\n"
+    " * tg_kernel_ws_split, all parts of a tile starting together, where whole waves come first\n"
+    " * (T > P), a tile has at least 32 iterations (what a part saves must outweigh a second launch\n"
+    " * and the join: a 16-iteration GEMM tile in 2 parts was 12% slower on the H200) and s >= 2;\n"
+    " * *tail = *parts = 0 (every tile whole) otherwise. */\n"
+    "static void tg_split_shape(int64_t T, int64_t n, int64_t P, int64_t* tail, int64_t* parts) {\n"
+    "  const int64_t r = P > 0 ? T % P : 0;\n"
+    "  int64_t s = r > 0 ? P / r : 0;\n"
+    "  s = s < n / 4 ? s : n / 4;\n"
+    "  s = s < 8 ? s : 8;\n"
+    "  *tail = 0, *parts = 0;\n"
+    "  if (T > P && r > 0 && n >= 32 && s >= 2)\n"
+    "    *tail = r, *parts = s;\n"
+    "}\n\n";
+
 std::string CudaEmitter::host_source() const {
   const std::string& fn = info_.function_name;
   const std::string T = std::to_string(threads_);
@@ -729,6 +756,8 @@ std::string CudaEmitter::host_source() const {
   const std::string fast_threads = ws() ? std::to_string(threads_ * groups() + 128) : T;
   const std::string slow_smem = ws() && fallback_smem_ >= 0 ? "tg_smem_bytes_fallback" : "tg_smem_bytes";
   std::ostringstream os;
+  if (split_)
+    os << kSplitShapeSource;
   if (ws())
     os << "/* SMs of the current device (set by tg_prepare_device): the persistent grid. */\n"
           "static thread_local int tg_sms = 1;\nstatic int tg_sm_count[64];\n\n";
@@ -743,6 +772,8 @@ std::string CudaEmitter::host_source() const {
             "    (void)cudaGetLastError();\n    return TG_ERR_DEVICE;\n  }\n"
             "  if (dev < 64)\n    tg_sm_count[dev] = tg_sms;\n";
     os << "  if (cudaFuncSetAttribute(" << fast << ", cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tg_smem_bytes) != cudaSuccess ||\n";
+    if (split_)
+      os << "      cudaFuncSetAttribute(tg_kernel_ws_split, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tg_smem_bytes) != cudaSuccess ||\n";
     if (ws() && fallback_smem_ < 0)
       os << "      false) {\n";
     else if (ws())
@@ -779,15 +810,22 @@ std::string CudaEmitter::host_source() const {
                            "      (void)cudaGetLastError();\n"
                            "  }\n"
                          : "")
-     << (split_ ? "  if (vec && tg_sms <= TG_CUDA_SPLIT_CUTS) { /* split tail: the stream's workspace, if there is one */\n"
-                  "    const int tg_slot = tg_cuda_stream_slot((void*)stream);\n"
-                  "    if (tg_slot >= 0)\n"
-                  "      p.tg_split = (unsigned char*)tg_cuda_split_workspace(tg_slot, (void*)stream, TG_CUDA_SPLIT_FLAG_BYTES + (size_t)tg_sms * " +
-                      std::to_string(split_state_bytes()) + "u);\n"
+     << (split_ ? "  if (vec && tg_sms <= TG_CUDA_SPLIT_CUTS) { /* split tail (docs/hopper.md) */\n"
+                  "    int64_t tg_tail = 0, tg_parts = 0;\n"
+                  "    tg_split_shape(p.tg_tiles[0] * p.tg_tiles[1] * p.tg_tiles[2], p.tg_nk, (int64_t)grid.x, &tg_tail, &tg_parts);\n"
+                  "    const int tg_slot = tg_tail > 0 ? tg_cuda_stream_slot((void*)stream) : -1;\n"
+                  "    if (tg_slot >= 0 && (p.tg_split = (unsigned char*)tg_cuda_split_workspace(tg_slot, (void*)stream,\n"
+                  "            TG_CUDA_SPLIT_FLAG_BYTES + (size_t)grid.x * " + std::to_string(split_state_bytes()) + "u)) != NULL) {\n"
+                  "      p.tg_tail = tg_tail;\n"
+                  "      p.tg_parts = tg_parts;\n"
+                  "    }\n"
                   "  }\n"
                 : "")
      << "  if (vec)\n    " << fast << "<<<grid, " << fast_threads << ", tg_smem_bytes, stream>>>(p);\n"
      << (slow_exists ? "  else\n    tg_kernel<false><<<grid, " + T + ", " + slow_smem + ", stream>>>(p);\n" : std::string())
+     << (split_ ? "  if (vec && p.tg_tail > 0) /* the split tiles' parts, once the others are done */\n"
+                  "    tg_kernel_ws_split<<<(unsigned)(p.tg_tail * p.tg_parts), " + fast_threads + ", tg_smem_bytes, stream>>>(p);\n"
+                : "")
 
      << "  return cudaGetLastError() == cudaSuccess ? TG_OK : TG_ERR_DEVICE;\n}\n\n";
   os << "extern \"C\" int " << fn << "_desc(const tg_launch* launch, const tg_variant_args* args,\n"

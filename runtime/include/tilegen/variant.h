@@ -67,7 +67,7 @@ int tg_cuda_stream_slot(void* stream);
  * process exits. The zeroing is queued on `stream`, so it is ordered before the launch that asked.
  * NULL, and the kernel runs every tile whole, if it cannot be allocated (the error is cleared). */
 #define TG_CUDA_SPLIT_CUTS 1024
-#define TG_CUDA_SPLIT_FLAG_BYTES (4 * TG_CUDA_SPLIT_CUTS)
+#define TG_CUDA_SPLIT_FLAG_BYTES (8 * TG_CUDA_SPLIT_CUTS)
 void* tg_cuda_split_workspace(int slot, void* stream, size_t bytes);
 
 /* Per-thread scratch for CPU variants whose block tiles are too large for a thread's stack:

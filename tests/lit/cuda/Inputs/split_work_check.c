@@ -1,90 +1,76 @@
-/* Checks the split tail's work assignment, tg_split_work as generated into an sm_90a variant
- * (split_tail_work.test extracts it), over many launch shapes: every (tile, iteration) is run
- * exactly once; a tile runs whole or in two parts, a head [0, c) and a tail [c, n) that name the
- * same cut, one cut per split tile, in 1..P-1; with a split, every block gets the same work
- * within one iteration; without one (or with split = false), tiles b, b + P, ... run whole. */
-#include <stdbool.h>
+/* Checks the split tail's shape, tg_split_shape as generated into an sm_90a variant
+ * (split_tail_work.test extracts it), over many launch shapes, together with the work the two
+ * kernels do with it (docs/hopper.md): tg_kernel_ws runs tiles [0, T - tail) on P persistent
+ * blocks (b, b + P, ...), tg_kernel_ws_split block c * parts + p runs iterations
+ * [p * n / parts, (p + 1) * n / parts) of tile T - tail + c. Every (tile, iteration) must run
+ * exactly once; a split leaves whole waves before it, fits the grid and the workspace (tail *
+ * (parts - 1) partial results of at most P), and gives every part at least 4 iterations. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#define TG_HD static inline
-#include "split_work.inc"
+#include "split_shape.inc"
 
 static int fail(const char* what, int64_t T, int64_t n, int64_t P) {
   printf("FAIL %s: T=%lld n=%lld P=%lld\n", what, (long long)T, (long long)n, (long long)P);
   return 1;
 }
 
-static int check(int64_t T, int64_t n, int64_t P, bool split) {
-  unsigned char* seen = calloc((size_t)(T * n), 1);
-  int64_t* cut_tile = malloc((size_t)(P + 1) * sizeof(int64_t));
-  int* parts = calloc((size_t)T, sizeof(int));
-  int64_t min_work = INT64_MAX, max_work = 0;
-  const bool splits = split && T > P && T % P != 0 && n >= 2;
-  for (int64_t c = 0; c <= P; ++c)
-    cut_tile[c] = -1;
-  for (int64_t b = 0; b < P; ++b) {
-    int64_t work = 0, tile, kb, ke, cut;
-    for (int64_t i = 0; tg_split_work(T, n, P, b, split, i, &tile, &kb, &ke, &cut); ++i) {
-      if (i > T + 3 || tile < 0 || tile >= T || kb < 0 || ke > n || (kb >= ke && n > 0))
-        return fail("item out of range", T, n, P);
-      if (!splits && (tile != b + i * P || kb != 0 || ke != n || cut != -1))
-        return fail("unsplit launch: not tiles b, b + P, ... whole", T, n, P);
-      for (int64_t k = kb; k < ke; ++k) {
-        if (seen[tile * n + k]++)
-          return fail("iteration run twice", T, n, P);
-      }
-      const bool whole = kb == 0 && ke == n;
-      if (whole != (cut < 0))
-        return fail("a whole tile with a cut, or a part without one", T, n, P);
-      if (!whole) {
-        if (cut < 1 || cut >= P || (kb > 0 && ke < n))
-          return fail("bad cut or a middle part", T, n, P);
-        if (cut_tile[cut] >= 0 && cut_tile[cut] != tile)
-          return fail("one cut, two tiles", T, n, P);
-        cut_tile[cut] = tile;
-        if (++parts[tile] > 2)
-          return fail("a tile in more than two parts", T, n, P);
-      }
-      work += ke - kb;
-    }
-    if (work < min_work)
-      min_work = work;
-    if (work > max_work)
-      max_work = work;
+static int check(int64_t T, int64_t n, int64_t P, long* splits) {
+  int64_t tail = -1, parts = -1;
+  tg_split_shape(T, n, P, &tail, &parts);
+  if (tail == 0 && parts != 0)
+    return fail("parts without a tail", T, n, P);
+  if (tail > 0) {
+    ++*splits;
+    if (tail != T % P || T <= P || n < 32)
+      return fail("split where it must not be", T, n, P);
+    if (parts < 2 || parts > 8 || tail * parts > P || tail * (parts - 1) > P || n / parts < 4)
+      return fail("parts out of range", T, n, P);
+    if ((T - tail) % P != 0)
+      return fail("the persistent kernel's tiles are not whole waves", T, n, P);
+  } else if (T > P && T % P != 0 && n >= 32 && P / (T % P) >= 2) {
+    return fail("no split where one fits", T, n, P);
+  }
+  unsigned char* seen = calloc((size_t)(T * (n > 0 ? n : 1)), 1);
+  for (int64_t b = 0; b < P && b < T; ++b)
+    for (int64_t t = b; t < T - tail; t += P)
+      for (int64_t k = 0; k < n; ++k)
+        if (seen[t * n + k]++)
+          return fail("iteration run twice (whole tiles)", T, n, P);
+  for (int64_t b = 0; b < tail * parts; ++b) {
+    const int64_t t = T - tail + b / parts, p = b % parts;
+    for (int64_t k = p * n / parts; k < (p + 1) * n / parts; ++k)
+      if (seen[t * n + k]++)
+        return fail("iteration run twice (parts)", T, n, P);
   }
   for (int64_t u = 0; u < T * n; ++u)
     if (seen[u] != 1)
       return fail("iteration never run", T, n, P);
-  for (int64_t t = 0; t < T; ++t)
-    if (parts[t] == 1)
-      return fail("a tile with one part", T, n, P);
-  if (splits && max_work - min_work > 1)
-    return fail("blocks' work differs by more than one iteration", T, n, P);
   free(seen);
-  free(cut_tile);
-  free(parts);
   return 0;
 }
 
 int main(void) {
-  static const int64_t Ps[] = {1, 2, 3, 7, 114, 132};
-  static const int64_t ns[] = {0, 1, 2, 3, 8, 32, 64};
-  long cases = 0, split_cases = 0;
+  static const int64_t Ps[] = {1, 2, 3, 7, 114, 132, 144};
+  static const int64_t ns[] = {0, 1, 2, 8, 31, 32, 33, 64, 128};
+  long cases = 0, splits = 0;
   for (size_t pi = 0; pi < sizeof Ps / sizeof Ps[0]; ++pi)
     for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ++ni)
-      for (int64_t T = Ps[pi]; T <= 5 * Ps[pi] + 3; T += (Ps[pi] > 16 ? 5 : 1))
-        for (int s = 0; s < 2; ++s) {
-          if (check(T, ns[ni], Ps[pi], s))
-            return 1;
-          ++cases;
-          split_cases += s && T > Ps[pi] && T % Ps[pi] != 0 && ns[ni] >= 2;
-        }
-  /* the bench's shapes: 4096 attention tiles of 32 or 128 KV blocks, 512 GEMM tiles of 64 */
-  if (check(4096, 32, 132, true) || check(4096, 128, 132, true) || check(512, 64, 132, true) ||
-      check(2048, 128, 132, true))
-    return 1;
-  printf("ok: %ld launch shapes, %ld with split tiles\n", cases + 4, split_cases + 4);
+      for (int64_t T = 1; T <= 5 * Ps[pi] + 3; T += (Ps[pi] > 16 ? 3 : 1)) {
+        if (check(T, ns[ni], Ps[pi], &splits))
+          return 1;
+        ++cases;
+      }
+  /* the bench's shapes on 132 SMs: attention B4 H32 S4096 and B1 H32 S16384 (4096 tiles of 32
+   * and 128 KV blocks), FP8 8192^3 (4096 tiles of 32 k steps), GEMM 8192^3 (2048 of 128) */
+  int64_t tail, parts;
+  tg_split_shape(4096, 32, 132, &tail, &parts);
+  printf("4096 tiles x 32 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
+  tg_split_shape(4096, 128, 132, &tail, &parts);
+  printf("4096 tiles x 128 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
+  tg_split_shape(2048, 128, 132, &tail, &parts);
+  printf("2048 tiles x 128 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
+  printf("ok: %ld launch shapes, %ld with split tiles\n", cases, splits);
   return 0;
 }
