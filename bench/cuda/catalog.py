@@ -102,12 +102,13 @@ class Gemm(Kernel):
     verify_shapes = [(1, 1, 1), (7, 7, 7), (129, 129, 129), (1000, 129, 257), (65, 257, 300),
                      (33, 1, 513), (1, 1000, 31), (4097, 129, 1000), (129, 4097, 7),
                      (0, 7, 5), (7, 0, 5), (7, 5, 0),
-                     # more tiles than a wave of 132 SMs, not a whole number of waves: sm_90a
-                     # splits the last tiles' k loops between blocks (ragged M, N and K; FP8
-                     # needs K % 16 == 0 for TMA, hence 1008)
-                     (2000, 3000, 1000), (2000, 3000, 1008), (4096, 4096, 200)]
+                     # a last wave at most half full of tiles with 32 k steps or more: sm_90a
+                     # runs those tiles in parts that join (docs/hopper.md, split tail): 136
+                     # bf16 tiles (8 parts of 16 k steps), 272 FP8 tiles (FP8 needs K % 16 == 0
+                     # for TMA); ragged M, N and K. Then shapes over a wave that do not split.
+                     (1000, 4300, 8000), (1000, 4300, 2048), (2000, 3000, 1008)]
     quick_shapes = [(1, 1, 1), (7, 7, 7), (129, 129, 129), (65, 257, 300), (7, 5, 0), (0, 7, 5),
-                    (2000, 3000, 1008)]
+                    (1000, 4300, 8000)]
 
     def reduction_length(self, shape):
         return shape[2]
@@ -208,11 +209,11 @@ class FlashAttentionFwd(Kernel):
     verify_shapes = [(1, 1, 1, 64), (2, 3, 7, 64), (1, 2, 129, 64), (1, 1, 300, 64),
                      (1, 1, 4097, 64), (1, 1, 1, 128), (2, 1, 7, 128), (1, 2, 129, 128),
                      (1, 1, 300, 128), (1, 2, 1000, 128), (0, 2, 7, 64), (1, 1, 0, 128),
-                     # over a wave of tiles and not whole waves: sm_90a splits the last tiles'
-                     # KV loops (non-causal; ragged S, and S a multiple of the tile)
-                     (2, 9, 1000, 128), (3, 9, 1000, 64), (1, 40, 1024, 128)]
+                     # a last wave at most half full of tiles of 32 KV blocks or more: sm_90a
+                     # (non-causal) runs those tiles in parts that merge (m, l, O); ragged S
+                     (1, 5, 4000, 128), (1, 8, 4000, 64), (2, 9, 1000, 128)]
     quick_shapes = [(1, 1, 1, 64), (2, 3, 7, 64), (1, 2, 129, 64), (2, 1, 7, 128),
-                    (1, 1, 130, 128), (0, 2, 7, 64), (2, 9, 1000, 128)]
+                    (1, 1, 130, 128), (0, 2, 7, 64), (1, 5, 4000, 128)]
 
     def values(self, shape, causal=0):
         v = super().values(shape)

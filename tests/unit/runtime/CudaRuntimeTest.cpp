@@ -141,31 +141,28 @@ TEST(CudaRuntimeGpu, SplitWorkspaceIsZeroedKeptAndGrown) {
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(tg_cuda_split_workspace(slot, s, small), p); // kept
   EXPECT_EQ(tg_cuda_split_workspace(slot, s, 64 + TG_CUDA_SPLIT_FLAG_BYTES), p);
-  // The arrival words are zero when the stream gets there (the zeroing is queued on it).
-  std::vector<unsigned> words(TG_CUDA_SPLIT_CUTS, 1u);
-  ASSERT_EQ(cudaMemcpyAsync(words.data(), p, TG_CUDA_SPLIT_FLAG_BYTES, cudaMemcpyDeviceToHost, s), cudaSuccess);
-  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-  for (unsigned w : words)
-    ASSERT_EQ(w, 0u);
+  // The arrival and ready words are zero when the stream gets there (the zeroing is queued on
+  // it), in new memory each time.
+  auto words_are_zero = [&](void* w) {
+    std::vector<unsigned> words(TG_CUDA_SPLIT_FLAG_BYTES / sizeof(unsigned), 1u);
+    ASSERT_EQ(cudaMemcpyAsync(words.data(), w, TG_CUDA_SPLIT_FLAG_BYTES, cudaMemcpyDeviceToHost, s),
+              cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    for (unsigned x : words)
+      ASSERT_EQ(x, 0u);
+  };
+  words_are_zero(p);
   // Dirty words, then a larger request: new memory, zeroed again.
   ASSERT_EQ(cudaMemsetAsync(p, 0xff, TG_CUDA_SPLIT_FLAG_BYTES, s), cudaSuccess);
   void* q = tg_cuda_split_workspace(slot, s, large);
   ASSERT_NE(q, nullptr);
-  std::fill(words.begin(), words.end(), 1u);
-  ASSERT_EQ(cudaMemcpyAsync(words.data(), q, TG_CUDA_SPLIT_FLAG_BYTES, cudaMemcpyDeviceToHost, s), cudaSuccess);
-  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-  for (unsigned w : words)
-    ASSERT_EQ(w, 0u);
+  words_are_zero(q);
   EXPECT_EQ(tg_cuda_split_workspace(slot, s, small), q); // a smaller request keeps the larger
   // Freed on request (leak checkers); the next request allocates again.
   tg_cuda_free_split_workspaces();
   void* r = tg_cuda_split_workspace(slot, s, small);
   ASSERT_NE(r, nullptr);
-  std::fill(words.begin(), words.end(), 1u);
-  ASSERT_EQ(cudaMemcpyAsync(words.data(), r, TG_CUDA_SPLIT_FLAG_BYTES, cudaMemcpyDeviceToHost, s), cudaSuccess);
-  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
-  for (unsigned w : words)
-    ASSERT_EQ(w, 0u);
+  words_are_zero(r);
   tg_cuda_free_split_workspaces();
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   cudaStreamDestroy(s);
