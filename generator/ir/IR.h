@@ -428,13 +428,14 @@ struct AtomicAdd : StmtNode {
   static Stmt make(Region src, Region dst, SourceLoc loc = {});
 };
 
-// The join of a pipelined loop whose iterations may run in two parts on two blocks (the `split`
+// The join of a pipelined loop whose iterations may run in parts on several blocks (the `split`
 // of a `pipelined` op; docs/ir.md). It follows that loop in the loop's Seq. `carry` pairs each
 // fragment the loop carries (`state`) with a `peer` fragment of the same dtype and shape, declared
-// here and read only in `body`: in the block that finishes a split tile second, the peers hold the
-// values the other part left in the state fragments, and `body` merges them into the state.
+// here and read only in `body`: in the block that finishes a split tile last, `body` runs once per
+// other part, the peers holding the values that part left in the state fragments, and merges
+// them into the state.
 // Everywhere else (a whole tile, every target that does not split loops) it does nothing: the
-// spec promises that two parts combined give what one run of the loop gives (up to rounding).
+// spec promises that the parts, merged in any order, give what one run gives (up to rounding).
 struct Combine : StmtNode {
   static constexpr StmtKind static_kind = StmtKind::Combine;
   struct Carry {
