@@ -252,9 +252,9 @@ private:
   // Tiles drawn at run time (passes::ws_dynamic_tiles; docs/hopper.md "tile order at run time"),
   // decided once with ws_loop_.
   bool dynamic_tiles() const { return dynamic_tiles_; }
-  // Split tail (docs/hopper.md): the join after the warp-specialized loop where the last tiles'
-  // iterations may be split between two blocks; null where tiles always run whole. Decided with
-  // ws_loop_ (split_join() before that, for the memory plan).
+  // Split tail (docs/hopper.md): the join after the warp-specialized loop where a last wave's
+  // tiles may run in parts on several blocks (tg_kernel_ws_split); null where tiles always run
+  // whole. Decided with ws_loop_ (split_join() before that, for the memory plan).
   const ir::Combine* split_ = nullptr;
   const ir::Combine* split_join(const ir::For* loop) const;
   std::map<const ir::Buffer*, std::string> peer_ptr_; // a combine's peers: their workspace rows

@@ -1106,11 +1106,6 @@ int64_t CudaEmitter::split_state_bytes() const {
   return bytes;
 }
 
-// The head of a persistent loop over split-tail work items. The consumer warps broadcast the
-// item from lane 0: every lane computes the same values, and the shuffle lets ptxas see that
-// they are warp-uniform (otherwise the main loop's bounds look divergent, and it adds warp
-// syncs and keeps the loop's counters in per-thread registers: 13% slower at 8192^3 on the
-// H200, bench/RESULTS.md).
 // The item of a split_kernel block: part b % tg_parts of the last tg_tail tiles' tile b / tg_parts,
 // iterations [part * n / parts, (part + 1) * n / parts) (every split tile's parts start
 // together); its slot among the split tiles is its cut.
@@ -1244,7 +1239,7 @@ std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
   line("(void)tg_smem; (void)TG_VEC;");
   kernel_preamble(false);
   if (split_ && !split_kernel_)
-    line("// the last tg_tail tiles, if any, are split_kernel's");
+    line("// the last tg_tail tiles, if any, are tg_kernel_ws_split's");
   line("const int64_t tg_ntiles = tg_p.tg_tiles[0] * tg_p.tg_tiles[1] * tg_p.tg_tiles[2]" +
        std::string(split_ && !split_kernel_ ? " - tg_p.tg_tail;" : ";"));
   for (const auto& t : k_.tensors) // the producer reads some through tensor maps only
