@@ -91,7 +91,7 @@ TEST(Lowering, Gemm) {
   EXPECT_EQ(k.threads->as<ir::VarRef>()->var->name, "threads");
   using K = ir::StmtKind;
   EXPECT_EQ(kinds(k.body),
-            (std::vector<K>{K::Alloc, K::Alloc, K::Alloc, K::Fill, K::For, K::Copy}));
+            (std::vector<K>{K::Alloc, K::Alloc, K::Alloc, K::Fill, K::For, K::Combine, K::Copy}));
   auto seq = k.body->as<ir::Seq>();
   auto loop = seq->stmts[4]->as<ir::For>();
   ASSERT_TRUE(loop);
@@ -105,7 +105,18 @@ TEST(Lowering, Gemm) {
   ASSERT_GT(copy_line, 0);
   EXPECT_EQ(copy->loc.line, copy_line);
   EXPECT_EQ(copy->loc.col, copy_col); // the mapping's key
-  auto out = seq->stmts[5]->as<ir::Copy>();
+  // The loop's split: acc's peer, a read-only f32 fragment of acc's shape, read by the combine.
+  auto join = seq->stmts[5]->as<ir::Combine>();
+  ASSERT_TRUE(join);
+  ASSERT_EQ(join->carry.size(), 1u);
+  EXPECT_EQ(join->carry[0].state->name, "acc");
+  EXPECT_EQ(join->carry[0].peer->name, "acc_part");
+  EXPECT_EQ(join->carry[0].peer->scope, ir::MemScope::Fragment);
+  EXPECT_EQ(join->carry[0].peer->dtype, ir::DType::f32());
+  EXPECT_EQ(join->carry[0].peer->rank(), 2u);
+  EXPECT_EQ(kinds(join->body), (std::vector<K>{K::Parallel}));
+  auto out = seq->stmts[6]->as<ir::Copy>();
+  ASSERT_TRUE(out);
   EXPECT_EQ(out->dst.buffer->name, "C");
   EXPECT_EQ(out->src.buffer->dtype, ir::DType::f32());
 }
