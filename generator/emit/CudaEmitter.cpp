@@ -484,7 +484,17 @@ void CudaEmitter::stmt(const Stmt& s) {
     }
     return;
   }
-  case StmtKind::Fill: op_comment(s); emit_fill(s->as<Fill>()); return;
+  case StmtKind::Fill: {
+    op_comment(s);
+    const Fill* f = s->as<Fill>();
+    emit_fill(f);
+    // The split kernel (one tile, no loop around it): without a fence between the zeroing and
+    // the first wgmma, ptxas serialized every wgmma of the kernel (C7515, bf16 GEMM); the
+    // persistent kernel's tile loop keeps them apart already, and its code stays as it was.
+    if (split_kernel_ && wgmma_accumulator(f->dst.get()))
+      fence_registers(name(f->dst->name), frag(f->dst.get()).num_regs());
+    return;
+  }
   case StmtKind::Copy:
     op_comment(s);
     if (prologue_copy(s->as<Copy>())) {

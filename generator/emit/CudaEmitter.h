@@ -262,6 +262,7 @@ private:
   bool split_kernel_ = false; // printing tg_kernel_ws_split (the split parts), not tg_kernel_ws
   std::string split_extent_host_; // the loop's extent, printed for tg_setup
   void split_part_head();     // a split_kernel block's tile, iterations and cut
+  bool wgmma_accumulator(const ir::Buffer* b) const; // the C of a wgmma gemm
   void emit_combine(const ir::Combine* c);
   // The mbarriers of a TMA pipeline before the tile ring: full/empty per stage (twice for a
   // rotated body), the groups' order barriers, the prologue's full and empty.

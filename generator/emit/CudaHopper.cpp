@@ -277,6 +277,13 @@ void CudaEmitter::take_ring_tile(const std::string& counter, bool consumers) {
   line("  break;");
 }
 
+bool CudaEmitter::wgmma_accumulator(const Buffer* b) const {
+  for (const auto& [s, p] : plan_.gemms)
+    if (p.kind == passes::GemmPlan::Wgmma && s->as<Gemm>() && s->as<Gemm>()->c.get() == b)
+      return true;
+  return false;
+}
+
 bool CudaEmitter::wgmma_gemm(const StmtNode* s) const {
   auto it = plan_.gemms.find(s);
   return it != plan_.gemms.end() && it->second.kind == passes::GemmPlan::Wgmma;
@@ -1308,7 +1315,10 @@ std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
     open("for (;; ++tg_i)");
     take_ring_tile("tg_i", true);
   } else if (split_kernel_) {
-    open("for (; tg_i < 1; ++tg_i)");
+    // One item, in a block that is not a loop: with a loop around it (even one of one trip),
+    // the combine's writes to the accumulator reach the wgmma pipeline again through the back
+    // edge, and ptxas serializes every wgmma of the kernel (C7515 on the bf16 GEMM).
+    open("do");
     split_part_head();
   } else {
     open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x, ++tg_i)");
@@ -1327,7 +1337,7 @@ std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
   if (smem_dirty_ || smem_read_ || async_pending_)
     barrier();
   line("++tg_turn;");
-  close();
+  close(split_kernel_ ? "} while (0); // `continue` leaves it" : "}");
   if (tma_store_)
     line("if (tg_tid == 0) " + need("tg_bulk_wait") + "<0>(); // the last tile's TMA store is done");
   std::ostringstream os;
