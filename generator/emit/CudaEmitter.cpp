@@ -406,7 +406,7 @@ void CudaEmitter::plan_memory() {
   // (+ a split tail's arrival words, one per group)
   for (const auto& [loop, tp] : plan_.tma_loops)
     off += round_up(8 * barrier_count(tp) + (passes::ws_dynamic_tiles(k_, plan_) ? 56 : 0) +
-                        (split_join(loop->as<For>()) ? 8 * tp.groups : 0),
+                        (passes::ws_split_join(k_, plan_) ? 8 * tp.groups : 0),
                     128);
   smem_bytes_ = off;
 }

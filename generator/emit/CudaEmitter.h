@@ -254,11 +254,13 @@ private:
   bool dynamic_tiles() const { return dynamic_tiles_; }
   // Split tail (docs/hopper.md): the join after the warp-specialized loop where a last wave's
   // tiles may run in parts on several blocks (tg_kernel_ws_split); null where tiles always run
-  // whole. Decided with ws_loop_ (split_join() before that, for the memory plan).
+  // whole (passes::ws_split_join, decided with ws_loop_).
   const ir::Combine* split_ = nullptr;
-  const ir::Combine* split_join(const ir::For* loop) const;
   std::map<const ir::Buffer*, std::string> peer_ptr_; // a combine's peers: their workspace rows
+  std::vector<int64_t> split_offsets() const; // each carried fragment's bytes in a part, then the total
   int64_t split_state_bytes() const; // one part's carried registers, all threads of a group
+  std::string ws_trip_count(const ir::For* f); // `const int64_t tg_n = ...;` for this tile or part
+  std::string ws_iteration(const ir::For* f);  // the loop variable at iteration tg_it
   bool split_kernel_ = false; // printing tg_kernel_ws_split (the split parts), not tg_kernel_ws
   std::string split_extent_host_; // the loop's extent, printed for tg_setup
   void split_part_head();     // a split_kernel block's tile, iterations and cut

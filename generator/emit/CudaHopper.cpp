@@ -174,11 +174,10 @@ void CudaEmitter::emit_producer_branch() {
   }
   decode_tile();
   emit_lets_before(f);
-  const std::string v = name(f->var->name);
-  line("const int64_t tg_n = " + (split_kernel_ ? std::string("tg_ke - tg_kb; // this part's iterations") : expr(f->extent) + ";"));
+  line(ws_trip_count(f));
   open("for (int64_t tg_it = 0; tg_it < tg_n; ++tg_it, ++tg_pipe)");
   line("const int tg_st = (int)(tg_pipe % " + std::to_string(S) + ");");
-  line("const int64_t " + v + " = " + expr(f->start, kAdd) + (split_kernel_ ? " + tg_kb" : "") + " + tg_it;");
+  line(ws_iteration(f));
   // Two barrier sets when the consumers release the first gemm's tiles before the second's
   // (the rotated body): tg_full/tg_empty for the early copies, tg_full2/tg_empty2 for the late.
   for (int set = 0; set < (late_producers_.empty() ? 1 : 2); ++set) {
@@ -342,7 +341,7 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   for (const StmtNode* s : tp.producers)
     staged.push_back(as_copy(s)->dst.buffer.get());
   open("");
-  line("const int64_t tg_n = " + (split_kernel_ ? std::string("tg_ke - tg_kb; // this part's iterations") : expr(f->extent) + ";"));
+  line(ws_trip_count(f));
   // A body of wgmma gemms alone keeps one group in flight: iteration i's gemms are issued
   // before i-1's are waited for, and i-1's stage is released then.
   if (only_wgmma)
@@ -382,7 +381,7 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   line(need("tg_mbar_wait") + "(&tg_full[tg_st], (unsigned)((tg_pipe / " + S + ") & 1));");
   turn_pending_ = alternate_wgs_;
   open("");
-  line("const int64_t " + v + " = " + expr(f->start, kAdd) + (split_kernel_ ? " + tg_kb" : "") + " + tg_it;");
+  line(ws_iteration(f));
   line("(void)" + v + ";");
   for (const Buffer* b : staged)
     stage_expr_[b] = "tg_st";
@@ -1078,39 +1077,29 @@ std::string CudaEmitter::tma_setup_source() {
 
 namespace {
 int64_t round16(int64_t v) { return (v + 15) / 16 * 16; }
-
-bool uniform_over_tiles(const Expr& e) {
-  struct V : IRVisitor {
-    bool ok = true;
-    void visit_VarRef(const VarRef* n) override {
-      const VarKind k = n->var->kind;
-      ok = ok && (k == VarKind::Dim || k == VarKind::ValueParam || k == VarKind::Flag ||
-                  k == VarKind::Scalar || k == VarKind::TileConst);
-    }
-  } v;
-  v.visit(e);
-  return v.ok;
-}
 } // namespace
 
-// The join right after `loop` in the body, where tiles are dealt in a fixed order and each runs
-// the same number of iterations (the extent mentions no grid index and no let).
-const Combine* CudaEmitter::split_join(const For* loop) const {
-  auto* q = k_.body->as<Seq>();
-  if (!loop || !q || passes::ws_dynamic_tiles(k_, plan_) || !uniform_over_tiles(loop->extent))
-    return nullptr;
-  for (size_t i = 0; i + 1 < q->stmts.size(); ++i)
-    if (q->stmts[i].get() == loop)
-      return q->stmts[i + 1]->as<Combine>();
-  return nullptr;
+// Each carried fragment's registers, thread-major per register (coalesced), 16-byte aligned:
+// the byte offset of each carried fragment in one part's registers, then their total.
+std::vector<int64_t> CudaEmitter::split_offsets() const {
+  std::vector<int64_t> off{0};
+  for (const auto& c : split_->carry)
+    off.push_back(off.back() + round16(frag(c.state.get()).num_regs() * threads_ * c.state->dtype.bytes()));
+  return off;
 }
 
-// Each carried fragment's registers, thread-major per register (coalesced), 16-byte aligned.
-int64_t CudaEmitter::split_state_bytes() const {
-  int64_t bytes = 0;
-  for (const auto& c : split_->carry)
-    bytes += round16(frag(c.state.get()).num_regs() * threads_ * c.state->dtype.bytes());
-  return bytes;
+int64_t CudaEmitter::split_state_bytes() const { return split_offsets().back(); }
+
+// The warp-specialized loop's trip count for this tile (tg_n) and its variable at iteration tg_it:
+// the whole loop, or in the split kernel the part's iterations [tg_kb, tg_ke).
+std::string CudaEmitter::ws_trip_count(const For* f) {
+  return "const int64_t tg_n = " +
+         (split_kernel_ ? std::string("tg_ke - tg_kb; // this part's iterations") : expr(f->extent) + ";");
+}
+
+std::string CudaEmitter::ws_iteration(const For* f) {
+  return "const int64_t " + name(f->var->name) + " = " + expr(f->start, kAdd) +
+         (split_kernel_ ? " + tg_kb" : "") + " + tg_it;";
 }
 
 // The item of a split_kernel block: part b % tg_parts of the last tg_tail tiles' tile b / tg_parts,
@@ -1143,17 +1132,13 @@ void CudaEmitter::emit_combine(const Combine* c) {
   open("if (tg_arrival < tg_p.tg_parts - 1)");
   line("// not the last part: hand the carried registers to it and leave the tile");
   line("unsigned char* tg_mine = tg_regs + tg_arrival * " + B + "ll;");
-  int64_t off = 0;
-  std::vector<std::pair<std::string, std::string>> ptrs; // type, byte offset
-  for (const auto& cr : c->carry) {
-    const std::string T = storage_type_name(cr.state->dtype);
-    const int64_t regs = frag(cr.state.get()).num_regs();
-    ptrs.emplace_back(T, std::to_string(off));
+  const std::vector<int64_t> off = split_offsets();
+  for (size_t i = 0; i < c->carry.size(); ++i) {
+    const Buffer& st = *c->carry[i].state;
     line("#pragma unroll");
-    line("for (int tg_r = 0; tg_r < " + std::to_string(regs) + "; ++tg_r) __stcg((" + T +
-         "*)(tg_mine + " + std::to_string(off) + ") + tg_r * " + std::to_string(threads_) +
-         " + tg_tid, " + name(cr.state->name) + "[tg_r]);");
-    off += round16(regs * threads_ * cr.state->dtype.bytes());
+    line("for (int tg_r = 0; tg_r < " + std::to_string(frag(&st).num_regs()) + "; ++tg_r) __stcg((" +
+         storage_type_name(st.dtype) + "*)(tg_mine + " + std::to_string(off[i]) + ") + tg_r * " +
+         std::to_string(threads_) + " + tg_tid, " + name(st.name) + "[tg_r]);");
   }
   line("tg_bar_consumers(tg_grp); // every thread's stores, then one release at GPU scope");
   line("if (tg_tid == 0) " + need("tg_red_release_u32") + "(&tg_ready[tg_arrival], 1u);");
@@ -1171,7 +1156,8 @@ void CudaEmitter::emit_combine(const Combine* c) {
   line("tg_bar_consumers(tg_grp);");
   line("const unsigned char* tg_peer = tg_regs + tg_q * " + B + "ll;");
   for (size_t i = 0; i < c->carry.size(); ++i)
-    peer_ptr_[c->carry[i].peer.get()] = "((const " + ptrs[i].first + "*)(tg_peer + " + ptrs[i].second + "))";
+    peer_ptr_[c->carry[i].peer.get()] = "((const " + storage_type_name(c->carry[i].state->dtype) +
+                                        "*)(tg_peer + " + std::to_string(off[i]) + "))";
   stmt(c->body);
   peer_ptr_.clear();
   close();

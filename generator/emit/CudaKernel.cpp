@@ -584,7 +584,7 @@ std::string CudaEmitter::run() {
     ws_loop_ = plan_.tma_loops.begin()->first->as<For>();
     ws_pipe_ = plan_.tma_loops.begin()->second;
     dynamic_tiles_ = passes::ws_dynamic_tiles(k_, plan_);
-    split_ = split_join(ws_loop_);
+    split_ = passes::ws_split_join(k_, plan_);
     if (split_)
       plan_.notes.push_back("split tail: where a launch's last wave is at most half full and tiles run 32 "
                             "iterations or more, tg_kernel_ws_split runs its tiles in up to 8 parts each, joined by "

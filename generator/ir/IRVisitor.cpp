@@ -140,6 +140,18 @@ struct BufferFinder : IRVisitor {
 protected:
   void visit_buffer_use(const BufferPtr& u) override { found = found || u.get() == b; }
 };
+
+struct StoreFinder : IRVisitor {
+  const Buffer* b = nullptr;
+  const Store* found = nullptr;
+
+protected:
+  void visit_Store(const Store* n) override {
+    if (!found && n->buffer.get() == b)
+      found = n;
+    IRVisitor::visit_Store(n);
+  }
+};
 } // namespace
 
 void ParallelBodyWalker::walk(const Stmt& s) {
@@ -173,6 +185,12 @@ bool mentions_buffer(const Expr& e, const Buffer* b) {
   BufferFinder f;
   f.b = b;
   f.visit(e);
+  return f.found;
+}
+const Store* first_store(const Stmt& s, const Buffer* b) {
+  StoreFinder f;
+  f.b = b;
+  f.visit(s);
   return f.found;
 }
 

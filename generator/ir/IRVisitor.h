@@ -44,5 +44,7 @@ protected:
 // Whether s (or e) uses buffer b anywhere: an operand, a region, a load or a store.
 bool mentions_buffer(const Stmt& s, const Buffer* b);
 bool mentions_buffer(const Expr& e, const Buffer* b);
+// The first store into buffer b in s (program order), or null.
+const Store* first_store(const Stmt& s, const Buffer* b);
 
 } // namespace tilegen::ir

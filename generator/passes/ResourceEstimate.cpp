@@ -429,6 +429,34 @@ bool ws_dynamic_tiles(const Kernel& k, const LayoutPlan& plan) {
   return tp.groups == 1 && extent_rises_with_grid_x(k, f);
 }
 
+namespace {
+bool uniform_over_tiles(const Expr& e) {
+  struct V : IRVisitor {
+    bool ok = true;
+    void visit_VarRef(const VarRef* n) override {
+      const VarKind k = n->var->kind;
+      ok = ok && (k == VarKind::Dim || k == VarKind::ValueParam || k == VarKind::Flag ||
+                  k == VarKind::Scalar || k == VarKind::TileConst);
+    }
+  } v;
+  v.visit(e);
+  return v.ok;
+}
+} // namespace
+
+const Combine* ws_split_join(const Kernel& k, const LayoutPlan& plan) {
+  if (plan.tma_loops.size() != 1 || ws_dynamic_tiles(k, plan))
+    return nullptr;
+  const For* loop = plan.tma_loops.begin()->first->as<For>();
+  auto* q = k.body->as<Seq>();
+  if (!loop || !q || !uniform_over_tiles(loop->extent))
+    return nullptr;
+  for (size_t i = 0; i + 1 < q->stmts.size(); ++i)
+    if (q->stmts[i].get() == loop)
+      return q->stmts[i + 1]->as<Combine>();
+  return nullptr;
+}
+
 bool extent_rises_with_grid_x(const Kernel& k, const For* loop) {
   if (!loop || k.grid.empty())
     return false;

@@ -103,6 +103,11 @@ inline constexpr int64_t kProducerRegsScheduler = 32;
 // larger grid x index (causal attention) takes its tiles heaviest first from a counter at run
 // time, drawn by a scheduler thread of the producer warpgroup (docs/hopper.md "tile order at run time").
 bool ws_dynamic_tiles(const ir::Kernel& k, const LayoutPlan& plan);
+// The split tail's join (docs/hopper.md): the Combine right after the warp-specialized loop, at
+// the top of the body, where every tile runs the same number of iterations (the extent mentions
+// only dims, value params, flags, scalars and tile constants) and tiles run in a fixed order
+// (not ws_dynamic_tiles); null where tiles always run whole.
+const ir::Combine* ws_split_join(const ir::Kernel& k, const LayoutPlan& plan);
 // True when `loop`'s trip count depends on the grid's x index and provably never decreases as it
 // grows (passes::monotonicity; causal attention's keys up to the query block): the persistent
 // walk takes x from the top down (heaviest first), and ws_dynamic_tiles draws the tiles.

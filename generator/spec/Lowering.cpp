@@ -733,7 +733,7 @@ private:
       return nullptr;
     Stmt b = ir::Seq::make(std::move(body), o.split_loc);
     for (const auto& c : carry)
-      if (auto* st = find_store(b, c.peer.get())) {
+      if (auto* st = ir::first_store(b, c.peer.get())) {
         diag_.error(st->loc, "'" + c.peer->name + "' holds the other part's values of '" +
                                  c.state->name + "': it is read only; write '" + c.state->name +
                                  "' instead");
@@ -742,21 +742,6 @@ private:
     if (!ok)
       return nullptr;
     return ir::Combine::make(std::move(carry), std::move(b), o.split_loc);
-  }
-
-  static const ir::Store* find_store(const Stmt& s, const ir::Buffer* b) {
-    struct Finder : ir::IRVisitor {
-      const ir::Buffer* b;
-      const ir::Store* found = nullptr;
-      void visit_Store(const ir::Store* n) override {
-        if (!found && n->buffer.get() == b)
-          found = n;
-        ir::IRVisitor::visit_Store(n);
-      }
-    } f;
-    f.b = b;
-    f.visit(s);
-    return f.found;
   }
 
   Stmt if_(const Op& o) {
