@@ -104,11 +104,13 @@ class Gemm(Kernel):
                      (0, 7, 5), (7, 0, 5), (7, 5, 0),
                      # a last wave at most half full of tiles with 32 k steps or more: sm_90a
                      # runs those tiles in parts that join (docs/hopper.md, split tail): 136
-                     # bf16 tiles (8 parts of 16 k steps), 272 FP8 tiles (FP8 needs K % 16 == 0
-                     # for TMA); ragged M, N and K. Then shapes over a wave that do not split.
-                     (1000, 4300, 8000), (1000, 4300, 2048), (2000, 3000, 1008)]
+                     # bf16 tiles (8 parts of 16 k steps), 272 FP8 tiles; ragged M (TMA needs
+                     # rows of whole 16 bytes: N % 8 == 0, and K % 16 == 0 for FP8). Then N
+                     # 4300: rows of 4-byte but not 16-byte multiples (tg_kernel<4>, no TMA),
+                     # and shapes over a wave that do not split.
+                     (1000, 4352, 8000), (1000, 4352, 2048), (1000, 4300, 2048), (2000, 3000, 1008)]
     quick_shapes = [(1, 1, 1), (7, 7, 7), (129, 129, 129), (65, 257, 300), (7, 5, 0), (0, 7, 5),
-                    (1000, 4300, 8000)]
+                    (1000, 4352, 8000), (1000, 4300, 2048)]
 
     def reduction_length(self, shape):
         return shape[2]

@@ -4,9 +4,10 @@ Each case runs on fresh random inputs placed inside guarded buffers: 256 element
 bytes on each side (0xFF, NaN in every float type, around outputs; 0xFE around inputs), and
 the outputs pre-filled with 0xFF, so an unwritten output element is a NaN and an
 out-of-bounds write changes a guard. Inputs
-are compared bitwise after the call (a kernel must not write them). Every case runs twice:
-with 16-byte-aligned tensors (the vectorized kernel) and with every tensor one element past
-that (the scalar kernel the variant falls back to; docs: SESSION2 "CUDA variant ABI").
+are compared bitwise after the call (a kernel must not write them). Every case runs with
+16-byte-aligned tensors (the vectorized kernel), with every tensor one element past that (the
+scalar kernel the variant falls back to; docs/cuda-backend.md) and, where a tensor's elements
+are narrower than 4 bytes, with every tensor 4 bytes past it (the kernel of 4-byte vectors).
 """
 import torch
 
@@ -57,14 +58,17 @@ def is_gpu_target(target):
 def run_case(api, kernel, types, shape, values, off, device, launch, gen):
     """Runs one call; returns a dict row (see ROW_KEYS)."""
     x = kernel.make_inputs(shape, types, device, gen)
-    ins = {n: Guarded(x[n].shape, kernel.tensor_type(n, types), device, off, x[n], fill=0xFE)
+    def elems(name):  # `off` in elements of the tensor's type
+        return off if isinstance(off, int) else 4 // catalog.ELEM_BYTES[kernel.tensor_type(name, types)]
+    ins = {n: Guarded(x[n].shape, kernel.tensor_type(n, types), device, elems(n), x[n], fill=0xFE)
            for n in x}
-    outs = {n: Guarded(kernel.shape_of(e, shape), kernel.tensor_type(n, types), device, off)
+    outs = {n: Guarded(kernel.shape_of(e, shape), kernel.tensor_type(n, types), device, elems(n))
             for n, e in kernel.outputs}
     args = {n: g.ptr() for n, g in list(ins.items()) + list(outs.items())}
     args.update(values)
     row = {"kernel": kernel.name, "types": types, "shape": kernel.label(shape, values),
-           "ptr": "aligned" if off == 0 else f"+{off} elem", "target": "", "instance": "",
+           "ptr": "aligned" if off == 0 else f"+{off} elem" if isinstance(off, int) else "+4 bytes",
+           "target": "", "instance": "",
            "reason": "", "err": float("nan"), "tol": float("nan"), "ok": False, "why": ""}
     qst, sel = api.query(kernel.name, types, launch, **args)
     row["target"], row["instance"], row["reason"] = describe(sel)
@@ -125,8 +129,14 @@ def verify_all(api, device, launch, quick, only=None, log=print, seed=20261129, 
                          "tol": float("nan"), "ok": False,
                          "why": "no reference in bench/cuda/catalog.py for this kernel"})
             continue
+        # pointer offsets: 16-byte aligned (the widest vectors), one element (the scalar
+        # kernel) and, where elements are narrower than 4 bytes, 4 bytes (the 4-byte kernel)
+        offsets = (0, 1)
+        if any(catalog.ELEM_BYTES[kernel.tensor_type(n, types)] < 4
+               for n in [n for n, _ in kernel.inputs] + [n for n, _ in kernel.outputs]):
+            offsets += ("4B",)
         for shape, values in catalog.verify_cases(kernel, quick):
-            for off in (0, 1):
+            for off in offsets:
                 if trace:  # to the log file only: after a hang, it names the case
                     trace(f"case {kname} {types} {kernel.label(shape, values)} off={off}")
                 try:

@@ -232,6 +232,9 @@ private:
   std::vector<const ir::Buffer*> wgmma_accs_; // accumulators of those groups
   std::string ws_kernel_text(bool split_kernel = false); // a warp-specialized kernel function
   int64_t fallback_smem_ = -1;         // shared bytes of the fallback kernel; -1: none
+  // Some global -> shared copy has a 4-byte cp.async path: the file instantiates tg_kernel<4>
+  // for tensors aligned to 4 bytes but not 16 (else such calls take tg_kernel<0>).
+  bool narrow_copies_ = false;
   int64_t group_bytes_ = 0;            // ping-pong: each consumer group's private shared bytes
   std::set<const ir::Buffer*> staged_; // shared buffers filled by the TMA pipeline
   int64_t groups() const { return ws() ? ws_pipe_.groups : 1; }

@@ -200,8 +200,9 @@ void CudaEmitter::emit_tma_store(const Copy* c) {
 
 // Without TMA: after a barrier, consecutive threads move consecutive 16-byte chunks of the
 // staged tile's rows (a warp writes 512 contiguous bytes of a 256-byte-or-longer row segment),
-// each chunk bounds-checked as a whole; chunks at a ragged edge, and every chunk of the
-// scalar kernel (TG_VEC false: the tensor may be misaligned), go element by element.
+// each chunk bounds-checked as a whole; with 4-byte aligned tensors (TG_VEC 4) a chunk is four
+// 32-bit stores; chunks at a ragged edge, and every chunk of the scalar kernel (TG_VEC 0: the
+// tensor may be misaligned), go element by element.
 void CudaEmitter::emit_staged_store(const Copy* c) {
   const Buffer& g = *c->dst.buffer;
   const int64_t pc = passes::kPanelBytes / g.dtype.bytes(), V = 16 / g.dtype.bytes();
@@ -232,10 +233,19 @@ void CudaEmitter::emit_staged_store(const Copy* c) {
     idx[n - 1] = "(" + off[n - 1] + ") + tg_cc";
     line("const int64_t tg_col = " + idx[n - 1] + ";");
     idx[n - 1] = "tg_col";
-    open(checked ? "if (TG_VEC && " + global_in_bounds(g, idx) + " && tg_col + " + std::to_string(V) +
-                       " <= " + expr(g.shape[n - 1]) + ")"
-                 : std::string("if (TG_VEC)"));
+    const std::string whole = checked ? " && " + global_in_bounds(g, idx) + " && tg_col + " +
+                                            std::to_string(V) + " <= " + expr(g.shape[n - 1])
+                                      : "";
+    open("if (TG_VEC >= 16" + whole + ")");
     line("*reinterpret_cast<uint4*>(" + name(g.name) + " + " + global_index(g, idx) + ") = tg_v;");
+    // 4-byte aligned tensors (the TG_VEC 4 kernel): the chunk as four 32-bit stores
+    const bool narrow = g.dtype.bytes() <= 2;
+    if (narrow) {
+      open_else();
+      open("if (TG_VEC >= 4" + whole + ")");
+      line("uint32_t* tg_w = reinterpret_cast<uint32_t*>(" + name(g.name) + " + " + global_index(g, idx) + ");");
+      line("tg_w[0] = tg_v.x, tg_w[1] = tg_v.y, tg_w[2] = tg_v.z, tg_w[3] = tg_v.w;");
+    }
     open_else();
     line("#pragma unroll");
     open("for (int tg_e = 0; tg_e < " + std::to_string(V) + "; ++tg_e)");
@@ -245,6 +255,8 @@ void CudaEmitter::emit_staged_store(const Copy* c) {
          global_index(g, ix) + "] = reinterpret_cast<const " + st + "*>(&tg_v)[tg_e];");
     close();
     close();
+    if (narrow)
+      close();
     close();
   };
   if (const Expr inside = region_in_bounds(c->dst, ranges_)) {

@@ -1047,7 +1047,7 @@ std::string CudaEmitter::tma_memo_source() const {
 // cannot describe (empty, misaligned, strides past 2^40) makes the call use the fallback kernel.
 std::string CudaEmitter::tma_setup_source() {
   std::ostringstream os;
-  os << "  if (*vec) {\n"
+  os << "  if (*tma) {\n"
      << "    /* looked up once per process (thread-safe static initialization) */\n"
      << "    static const tg_encode_fn tg_encode = (tg_encode_fn)tg_cuda_driver_entry(\"cuTensorMapEncodeTiled\");\n"
      << "    bool tg_ok = tg_encode != NULL;\n";
@@ -1055,7 +1055,7 @@ std::string CudaEmitter::tma_setup_source() {
     os << encode_tensor_map(*m.copy->src.buffer, plan_.panels.at(m.copy->dst.buffer.get()),
                             slots_.at(m.copy->dst.buffer.get()).rows, m.member, "L2_256B");
   os << tma_store_setup_source();
-  os << "    *vec = tg_ok;\n  }\n";
+  os << "    *tma = tg_ok;\n  }\n";
   return os.str();
 }
 
@@ -1223,7 +1223,7 @@ std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
   split_kernel_ = split_kernel;
   out_.str("");
   indent_ = 1;
-  line("constexpr bool TG_VEC = true; // TMA: the host checked 16-byte alignment and rows");
+  line("constexpr int TG_VEC = 16; // TMA: the host checked 16-byte alignment and rows");
   line("extern __shared__ __align__(1024) unsigned char tg_smem_raw[];");
   line("// 128-byte swizzle atoms must be 1024-byte aligned in the shared window");
   line("unsigned char* tg_smem = tg_smem_raw + ((1024u - (" +

@@ -462,6 +462,12 @@ std::string CudaEmitter::helpers_source() const {
          "TG_DEV void tg_cp_async16(void* smem, const void* gmem, int src_bytes) {\n"
          "  unsigned s = (unsigned)__cvta_generic_to_shared(smem);\n"
          "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" ::\"r\"(s), \"l\"(gmem), \"r\"(src_bytes) : \"memory\");\n}\n";
+  if (has("tg_cp_async4"))
+    s += "/* 4-byte global -> shared copy, asynchronous (through L1: .cg takes 16 bytes only); bytes\n"
+         " * past src_bytes are zero-filled. */\n"
+         "TG_DEV void tg_cp_async4(void* smem, const void* gmem, int src_bytes) {\n"
+         "  unsigned s = (unsigned)__cvta_generic_to_shared(smem);\n"
+         "  asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4, %2;\\n\" ::\"r\"(s), \"l\"(gmem), \"r\"(src_bytes) : \"memory\");\n}\n";
   if (has("tg_cp_async_commit") || has("tg_cp_async_wait"))
     s += "TG_DEV void tg_cp_async_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\"); }\n"
          "/* Waits until at most N committed groups are still in flight. */\n"
@@ -550,11 +556,12 @@ std::string CudaEmitter::kernel_text() {
   kernel_preamble();
   stmt(k_.body);
   std::ostringstream os;
-  os << "/* TG_VEC: every tensor is 16-byte aligned and its rows are whole 16-byte chunks, so\n"
-        " * global tiles move as 16-byte vectors (checked by the host code below). */\n";
+  os << "/* TG_VEC: the widest vector, in bytes, every tensor allows (16, 4 or 0): each pointer is\n"
+        " * aligned to it and each row is a whole number of such chunks (checked by the host code\n"
+        " * below), so global tiles move as vectors of that size; 0 moves elements one by one. */\n";
   // Minimum 1 block per SM: without it ptxas may cap registers for an occupancy it guesses
   // (168 per thread on sm_8x for 128 threads) and spill the attention accumulators.
-  os << "template <bool TG_VEC>\n__global__ void __launch_bounds__(" << threads_
+  os << "template <int TG_VEC>\n__global__ void __launch_bounds__(" << threads_
      << ", 1) tg_kernel(const tg_params tg_p) {\n"
      << out_.str() << "}\n";
   return os.str();
@@ -602,7 +609,8 @@ std::string CudaEmitter::run() {
     if (split_)
       kernels += "\n" + ws_kernel_text(true);
     // Tensors TMA cannot describe (misaligned, empty) run the same tiles on the sm_80 path of
-    // the first fallback target, compiled into this file as tg_kernel<false>.
+    // the first fallback target, compiled into this file as tg_kernel<TG_VEC>.
+    narrow_copies_ = false;
     const Target* fb = t_.fallbacks.empty() ? nullptr : find_target(t_.fallbacks.front());
     std::ostringstream quiet;
     DiagEngine diag(quiet);
@@ -626,6 +634,7 @@ std::string CudaEmitter::run() {
                  f.kernel_text();
       helpers_.insert(f.helpers_.begin(), f.helpers_.end());
       fallback_smem_ = f.smem_bytes_;
+      narrow_copies_ = f.narrow_copies_; // the TMA kernels' own copies are all 16-byte
       break;
     }
   } else {
@@ -643,13 +652,19 @@ std::string CudaEmitter::run() {
   if (split_)
     split_extent_host_ = expr(ws_loop_->extent);
   out_.str("");
-  std::string vec_check;
-  for (const auto& t : k_.tensors) {
-    int64_t v = 16 / t->dtype.bytes();
-    vec_check += " &&\n      (uintptr_t)tg_p->" + name(t->name) + " % 16 == 0";
-    if (!t->shape.empty() && v > 1)
-      vec_check += " && (" + expr(t->shape.back()) + ") % " + std::to_string(v) + " == 0";
-  }
+  // The widest vector every tensor allows (TG_VEC): its pointer aligned to W bytes and its rows
+  // whole W-byte chunks.
+  auto vec_check = [&](int64_t W) {
+    std::string c;
+    for (const auto& t : k_.tensors) {
+      const int64_t v = W / t->dtype.bytes();
+      c += (c.empty() ? "" : " &&\n      ") + std::string("(uintptr_t)tg_p->") + name(t->name) + " % " +
+           std::to_string(W) + " == 0";
+      if (!t->shape.empty() && v > 1)
+        c += " && (" + expr(t->shape.back()) + ") % " + std::to_string(v) + " == 0";
+    }
+    return c.empty() ? std::string("true") : c;
+  };
   std::string host_dims;
   for (size_t i = 0; i < k_.dims.size(); ++i)
     host_dims += "  const int64_t " + name(k_.dims[i].var->name) + " = args->dims[" + std::to_string(i) +
@@ -704,7 +719,7 @@ std::string CudaEmitter::run() {
     os << "static const size_t tg_smem_bytes = " << smem_bytes_ << ";\n\n";
   }
   os << "/* Fills the kernel parameters and the grid; 1 = empty grid, else a tg_status. */\n";
-  os << "static int tg_setup(const tg_variant_args* args, tg_params* tg_p, dim3* grid, bool* vec) {\n";
+  os << "static int tg_setup(const tg_variant_args* args, tg_params* tg_p, dim3* grid, int* vec" << (ws() ? ", bool* tma" : "") << ") {\n";
   size_t ti = 0, si = 0;
   os << "  *tg_p = tg_params{};\n";
   for (const auto& t : k_.tensors)
@@ -724,7 +739,12 @@ std::string CudaEmitter::run() {
   os << "  *grid = dim3((unsigned)tg_gx, (unsigned)tg_gy, (unsigned)tg_gz);\n";
   if (ws())
     os << "  tg_p->tg_tiles[0] = tg_gx;\n  tg_p->tg_tiles[1] = tg_gy;\n  tg_p->tg_tiles[2] = tg_gz;\n";
-  os << "  *vec = true" << vec_check << ";\n" << tma_setup << "  return TG_OK;\n}\n\n";
+  os << "  *vec = 0;\n  if (" << vec_check(16) << ")\n    *vec = 16;\n";
+  if (narrow_copies_)
+    os << "  else if (" << vec_check(4) << ")\n    *vec = 4;\n";
+  if (ws())
+    os << "  *tma = *vec == 16;\n";
+  os << tma_setup << "  return TG_OK;\n}\n\n";
   os << host_source();
   return os.str();
 }
@@ -750,18 +770,31 @@ const char* const kSplitShapeSource =
 std::string CudaEmitter::host_source() const {
   const std::string& fn = info_.function_name;
   const std::string T = std::to_string(threads_);
-  // The two kernels of the file: the fast one (vectorized, or warp-specialized TMA) and the
-  // one for tensors it cannot take (scalar, or the fallback target's lowering).
-  const std::string fast = ws() ? "tg_kernel_ws" : "tg_kernel<true>";
+  // The kernels of the file: the warp-specialized TMA kernel (sm_90a, when the tensors allow
+  // it) and tg_kernel<TG_VEC> per vector width, the fallback target's lowering on sm_90a.
+  const bool slow_exists = !ws() || fallback_smem_ >= 0;
+  std::vector<int> tiers{16};
+  if (narrow_copies_)
+    tiers.push_back(4);
+  tiers.push_back(0);
+  auto inst = [](int w) { return "tg_kernel<" + std::to_string(w) + ">"; };
   const std::string fast_threads = ws() ? std::to_string(threads_ * groups() + 128) : T;
   const std::string slow_smem = ws() && fallback_smem_ >= 0 ? "tg_smem_bytes_fallback" : "tg_smem_bytes";
+  // `if (vec == 16) <use tg_kernel<16>> else if ... else <use tg_kernel<0>>`
+  auto by_width = [&](auto use, const std::string& ind) {
+    std::string r;
+    for (size_t i = 0; i + 1 < tiers.size(); ++i)
+      r += ind + (i ? "else " : "") + "if (vec == " + std::to_string(tiers[i]) + ")\n" + ind + "  " +
+           use(inst(tiers[i])) + "\n";
+    return r + ind + "else\n" + ind + "  " + use(inst(tiers.back())) + "\n";
+  };
   std::ostringstream os;
   if (split_)
     os << kSplitShapeSource;
   if (ws())
     os << "/* SMs of the current device (set by tg_prepare_device): the persistent grid. */\n"
           "static thread_local int tg_sms = 1;\nstatic int tg_sm_count[64];\n\n";
-  os << "/* Raises the dynamic shared memory limit of both kernels once per device (> 48 KB). */\n"
+  os << "/* Raises the dynamic shared memory limit of the kernels once per device (> 48 KB). */\n"
         "static int tg_prepare_device() {\n";
   if (smem_bytes_ > t_.gpu.smem_default || ws()) {
     os << "  static int tg_done[64];\n  int dev = 0;\n"
@@ -771,37 +804,53 @@ std::string CudaEmitter::host_source() const {
       os << "  if (cudaDeviceGetAttribute(&tg_sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || tg_sms < 1) {\n"
             "    (void)cudaGetLastError();\n    return TG_ERR_DEVICE;\n  }\n"
             "  if (dev < 64)\n    tg_sm_count[dev] = tg_sms;\n";
-    os << "  if (cudaFuncSetAttribute(" << fast << ", cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tg_smem_bytes) != cudaSuccess ||\n";
+    std::vector<std::pair<std::string, std::string>> attrs; // kernel, its shared bytes
+    if (ws())
+      attrs.push_back({"tg_kernel_ws", "tg_smem_bytes"});
     if (split_)
-      os << "      cudaFuncSetAttribute(tg_kernel_ws_split, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tg_smem_bytes) != cudaSuccess ||\n";
-    if (ws() && fallback_smem_ < 0)
-      os << "      false) {\n";
-    else if (ws())
-      os << "      cudaFuncSetAttribute(tg_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tg_smem_bytes_fallback) != cudaSuccess) {\n";
-    else
-      os << "      cudaFuncSetAttribute(tg_kernel<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tg_smem_bytes) != cudaSuccess) {\n";
+      attrs.push_back({"tg_kernel_ws_split", "tg_smem_bytes"});
+    if (slow_exists)
+      for (int w : tiers)
+        attrs.push_back({inst(w), slow_smem});
+    for (size_t i = 0; i < attrs.size(); ++i)
+      os << (i ? "      " : "  if (") << "cudaFuncSetAttribute(" << attrs[i].first
+         << ", cudaFuncAttributeMaxDynamicSharedMemorySize, (int)" << attrs[i].second << ") != cudaSuccess"
+         << (i + 1 < attrs.size() ? " ||\n" : ") {\n");
     os << "    (void)cudaGetLastError();\n    return TG_ERR_DEVICE;\n  }\n"
           "  if (dev < 64)\n    __atomic_store_n(&tg_done[dev], 1, __ATOMIC_RELEASE);\n";
   }
   os << "  return TG_OK;\n}\n\n";
-  const bool slow_exists = !ws() || fallback_smem_ >= 0;
-  std::string no_slow = slow_exists ? "" : "  if (!vec)\n    return TG_ERR_UNSUPPORTED_SHAPE;\n";
-  const std::string slow = slow_exists ? "tg_kernel<false>" : fast;
+  const std::string fast_ok = ws() ? "tma" : "";
+  std::string no_slow = slow_exists ? "" : "  if (!tma)\n    return TG_ERR_UNSUPPORTED_SHAPE;\n";
+  const std::string setup_args = ws() ? "&p, &grid, &vec, &tma" : "&p, &grid, &vec";
+  const std::string decls = ws() ? "  int vec = 0;\n  bool tma = false;\n" : "  int vec = 0;\n";
   // Warp-specialized kernels are persistent: one block per SM walks the spec's tiles.
   const std::string persist =
-      ws() ? "  if (vec) {\n"
+      ws() ? "  if (tma) {\n"
              "    const uint64_t tg_n = (uint64_t)grid.x * grid.y * grid.z;\n"
              "    grid = dim3((unsigned)(tg_n < (uint64_t)tg_sms ? tg_n : (uint64_t)tg_sms), 1, 1);\n"
              "  }\n"
            : "";
+  std::string launches;
+  auto launch_slow = [&](const std::string& indent) {
+    return by_width([&](const std::string& k) { return k + "<<<grid, " + T + ", " + slow_smem + ", stream>>>(p);"; },
+                    indent);
+  };
+  if (!ws())
+    launches = launch_slow("  ");
+  else if (slow_exists)
+    launches = "  if (tma)\n    tg_kernel_ws<<<grid, " + fast_threads + ", tg_smem_bytes, stream>>>(p);\n  else {\n" +
+               launch_slow("    ") + "  }\n";
+  else
+    launches = "  tg_kernel_ws<<<grid, " + fast_threads + ", tg_smem_bytes, stream>>>(p);\n";
   os << "extern \"C\" int " << fn << "(const tg_launch* launch, const tg_variant_args* args) {\n"
-     << "  tg_params p;\n  dim3 grid;\n  bool vec = false;\n"
-     << "  int s = tg_setup(args, &p, &grid, &vec);\n  if (s != TG_OK)\n    return s == 1 ? TG_OK : s;\n"
+     << "  tg_params p;\n  dim3 grid;\n" << decls
+     << "  int s = tg_setup(args, " << setup_args << ");\n  if (s != TG_OK)\n    return s == 1 ? TG_OK : s;\n"
      << no_slow
      << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
      << persist
      << "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n"
-     << (dynamic_tiles() ? "  if (vec) { /* tiles drawn at run time, from the counters of the stream's slot */\n"
+     << (dynamic_tiles() ? "  if (tma) { /* tiles drawn at run time, from the counters of the stream's slot */\n"
                            "    const int tg_slot = tg_cuda_stream_slot((void*)stream);\n"
                            "    void* tg_pairs = NULL;\n"
                            "    if (tg_slot >= 0 && cudaGetSymbolAddress(&tg_pairs, tg_sched_pairs) == cudaSuccess)\n"
@@ -810,7 +859,7 @@ std::string CudaEmitter::host_source() const {
                            "      (void)cudaGetLastError();\n"
                            "  }\n"
                          : "")
-     << (split_ ? "  if (vec && tg_sms <= TG_CUDA_SPLIT_CUTS) { /* split tail (docs/hopper.md) */\n"
+     << (split_ ? "  if (tma && tg_sms <= TG_CUDA_SPLIT_CUTS) { /* split tail (docs/hopper.md) */\n"
                   "    int64_t tg_tail = 0, tg_parts = 0;\n"
                   "    tg_split_shape(p.tg_tiles[0] * p.tg_tiles[1] * p.tg_tiles[2], p.tg_nk, (int64_t)grid.x, &tg_tail, &tg_parts);\n"
                   "    const int tg_slot = tg_tail > 0 ? tg_cuda_stream_slot((void*)stream) : -1;\n"
@@ -821,25 +870,33 @@ std::string CudaEmitter::host_source() const {
                   "    }\n"
                   "  }\n"
                 : "")
-     << "  if (vec)\n    " << fast << "<<<grid, " << fast_threads << ", tg_smem_bytes, stream>>>(p);\n"
-     << (slow_exists ? "  else\n    tg_kernel<false><<<grid, " + T + ", " + slow_smem + ", stream>>>(p);\n" : std::string())
-     << (split_ ? "  if (vec && p.tg_tail > 0) /* the split tiles' parts, once the others are done */\n"
+     << launches
+     << (split_ ? "  if (tma && p.tg_tail > 0) /* the split tiles' parts, once the others are done */\n"
                   "    tg_kernel_ws_split<<<(unsigned)(p.tg_tail * p.tg_parts), " + fast_threads + ", tg_smem_bytes, stream>>>(p);\n"
                 : "")
-
      << "  return cudaGetLastError() == cudaSuccess ? TG_OK : TG_ERR_DEVICE;\n}\n\n";
+  std::string func = "  out->func = ";
+  if (ws())
+    func += "tma ? (const void*)tg_kernel_ws : ";
+  if (slow_exists) {
+    for (size_t i = 0; i + 1 < tiers.size(); ++i)
+      func += "vec == " + std::to_string(tiers[i]) + " ? (const void*)" + inst(tiers[i]) + " : ";
+    func += "(const void*)" + inst(tiers.back());
+  } else {
+    func += "(const void*)tg_kernel_ws";
+  }
   os << "extern \"C\" int " << fn << "_desc(const tg_launch* launch, const tg_variant_args* args,\n"
      << "                     tg_gpu_launch_desc* out) {\n  (void)launch;\n"
-     << "  tg_params p;\n  dim3 grid;\n  bool vec = false;\n"
-     << "  int s = tg_setup(args, &p, &grid, &vec);\n  if (s != TG_OK)\n    return s == 1 ? TG_ERR_INVALID_ARGUMENT : s;\n"
+     << "  tg_params p;\n  dim3 grid;\n" << decls
+     << "  int s = tg_setup(args, " << setup_args << ");\n  if (s != TG_OK)\n    return s == 1 ? TG_ERR_INVALID_ARGUMENT : s;\n"
      << no_slow
      << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
      << persist
      << "  static_assert(sizeof(tg_params) <= sizeof(out->params), \"kernel parameters too large\");\n"
-     << "  out->func = vec ? (const void*)" << fast << " : (const void*)" << slow << ";\n"
+     << func << ";\n"
      << "  out->grid[0] = grid.x;\n  out->grid[1] = grid.y;\n  out->grid[2] = grid.z;\n"
-     << "  out->block[0] = " << (ws() ? "vec ? " + fast_threads + " : " + T : T) << ";\n  out->block[1] = 1;\n  out->block[2] = 1;\n"
-     << "  out->smem_bytes = " << (ws() ? "vec ? tg_smem_bytes : " + slow_smem : std::string("tg_smem_bytes")) << ";\n"
+     << "  out->block[0] = " << (ws() ? "tma ? " + fast_threads + " : " + T : T) << ";\n  out->block[1] = 1;\n  out->block[2] = 1;\n"
+     << "  out->smem_bytes = " << (ws() ? "tma ? tg_smem_bytes : " + slow_smem : std::string("tg_smem_bytes")) << ";\n"
      << "  __builtin_memcpy(out->params, &p, sizeof p);\n  out->args[0] = out->params;\n  return TG_OK;\n}\n";
   return os.str();
 }

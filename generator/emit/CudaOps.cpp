@@ -177,16 +177,17 @@ Expr CudaEmitter::cp_async_interior(const Copy* c) const {
                       Binary::make(BinaryOp::Le, last, make_i64(2147483647)));
 }
 
-// Cooperative: the block's threads walk the tile in 16-byte chunks (vectorized kernel) or
-// elements (scalar kernel); out-of-bounds chunks are zero-filled by cp.async (src-size 0).
-// Interior tiles (cp_async_interior, tested once per tile) skip the per-chunk bounds test and
-// zero-fill; inside a loop version that proved every tile interior (interior_copies_), the
-// test is gone too.
+// Cooperative: the block's threads walk the tile in chunks of TG_VEC bytes (16, or 4 where the
+// tensors are only 4-byte aligned: elements of at most 4 bytes) or elements (the scalar
+// kernel); out-of-bounds chunks are zero-filled by cp.async (src-size 0). Interior tiles
+// (cp_async_interior, tested once per tile) skip the per-chunk bounds test and zero-fill;
+// inside a loop version that proved every tile interior (interior_copies_), the test is gone
+// too. A 4-byte chunk lies inside a 16-byte one, so it is contiguous in the swizzled tile too.
 void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) {
   const Buffer& g = *c->src.buffer;
   const Buffer* sb = c->dst.buffer.get();
   const SharedSlot& sl = slots_.at(sb);
-  const int64_t R = sl.rows, C = sl.cols, eb = g.dtype.bytes(), V = 16 / eb;
+  const int64_t R = sl.rows, C = sl.cols, eb = g.dtype.bytes();
   const size_t n = g.rank(), tr = c->src.tile_rank();
   TG_ASSERT(tr >= 1 && tr <= 2 && tr <= n, "CUDA emitter: copy tile rank");
   const bool same_type = g.dtype == sb->dtype;
@@ -203,10 +204,19 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
   std::string dst = shared_ptr(sb);
   std::string pad = c->pad ? expr(c->pad) : "0.0f";
   open("");
-  const bool vec_ok = cp_async_vec_ok(c, async);
-  if (vec_ok) {
-    const int64_t chunks = R * C / V, per = (chunks + threads_ - 1) / threads_;
-    open("if constexpr (TG_VEC)");
+  // The chunk widths of this copy, widest first (each a branch on TG_VEC).
+  std::vector<int64_t> widths;
+  if (cp_async_vec_ok(c, async)) {
+    widths.push_back(16);
+    if (eb <= 4) {
+      widths.push_back(4);
+      narrow_copies_ = true;
+    }
+  }
+  for (const int64_t W : widths) {
+    const int64_t V = W / eb, chunks = R * C / V, per = (chunks + threads_ - 1) / threads_;
+    const std::string copy_fn = need(W == 16 ? "tg_cp_async16" : "tg_cp_async4"), w = std::to_string(W);
+    open("if constexpr (TG_VEC >= " + w + ")");
     const std::string in_tile =
         tr == 2 ? "tg_row * (int)" + expr(g.shape[n - 1], kUnary) + " + tg_col" : "tg_col";
     // When the block covers whole rows per pass, a power of two of them, a thread keeps its
@@ -220,7 +230,9 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
     auto chunk_loop = [&](bool checked) {
       if (split)
         line("const int tg_os = " + shared_offset(sb, t_row, t_col) + ";");
-      line("#pragma unroll");
+      // 4-byte chunks are up to 4x as many per thread (64 for an f32 attention tile): fully
+      // unrolled, their addresses spilled registers (ptxas, f32 D128 attention on sm_90)
+      line(W == 16 || per <= 8 ? "#pragma unroll" : "#pragma unroll 4");
       open("for (int tg_c = 0; tg_c < " + std::to_string(per) + "; ++tg_c)");
       if (split) {
         line("const int tg_row = " + t_row + " + tg_c * " + std::to_string(RPI) + ", tg_col = " + t_col + ";");
@@ -236,10 +248,10 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
                                    : shared_offset(sb, "tg_row", "tg_col");
       if (checked) {
         line("const bool tg_in = " + global_in_bounds(g, idx) + ";");
-        line(need("tg_cp_async16") + "(" + dst + " + " + at + ", " + name(g.name) + " + (tg_in ? " +
-             global_index(g, idx) + " : 0), tg_in ? 16 : 0);");
+        line(copy_fn + "(" + dst + " + " + at + ", " + name(g.name) + " + (tg_in ? " +
+             global_index(g, idx) + " : 0), tg_in ? " + w + " : 0);");
       } else {
-        line(need("tg_cp_async16") + "(" + dst + " + " + at + ", tg_src + " + in_tile + ", 16);");
+        line(copy_fn + "(" + dst + " + " + at + ", tg_src + " + in_tile + ", " + w + ");");
       }
       close();
     };
@@ -263,8 +275,9 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
       line(need("tg_cp_async_commit") + "();");
     open_else();
   }
-  // Scalar path: element by element, synchronous; out-of-bounds elements read as `pad`.
-  line("#pragma unroll 1");
+  // Scalar path: element by element, synchronous; out-of-bounds elements read as `pad`. Eight
+  // loads per thread are in flight before their stores (each store waits for its load).
+  line("#pragma unroll 8");
   open("for (int tg_e = tg_tid; tg_e < " + std::to_string(R * C) + "; tg_e += " +
        std::to_string(threads_) + ")");
   line("const int tg_row = tg_e / " + std::to_string(C) + ", tg_col = tg_e % " +
@@ -278,7 +291,7 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
                                          sb->dtype);
   line(dst + "[" + shared_offset(sb, "tg_row", "tg_col") + "] = " + v + ";");
   close();
-  if (vec_ok)
+  for (size_t i = 0; i < widths.size(); ++i)
     close();
   close();
   if (async)
@@ -350,7 +363,8 @@ void CudaEmitter::copy_global_fragment(const Copy* c, bool load) {
       std::string all_in = global_in_bounds(g, lead) + " && tg_col + " + std::to_string(vec) +
                            " <= " + expr(g.shape[n - 1]);
       std::string vt = vec_type(vec * eb);
-      open(checked ? "if (TG_VEC && " + all_in + ")" : "if (TG_VEC)");
+      const std::string allowed = "TG_VEC >= " + std::to_string(vec * eb);
+      open(checked ? "if (" + allowed + " && " + all_in + ")" : "if (" + allowed + ")");
       std::string at = name(g.name) + " + " + global_index(g, lead);
       if (load) {
         // Read-only tensors (const __restrict__) through the non-coherent path, explicitly (the
