@@ -107,10 +107,13 @@ class Gemm(Kernel):
                      # bf16 tiles (8 parts of 16 k steps), 272 FP8 tiles; ragged M (TMA needs
                      # rows of whole 16 bytes: N % 8 == 0, and K % 16 == 0 for FP8). Then N
                      # 4300: rows of 4-byte but not 16-byte multiples (tg_kernel<4>, no TMA),
-                     # and shapes over a wave that do not split.
-                     (1000, 4352, 8000), (1000, 4352, 2048), (1000, 4300, 2048), (2000, 3000, 1008)]
+                     # and shapes over a wave that do not split. Then launches of at most half
+                     # the SMs' tiles (M 100: 8 bf16 tiles, 16 FP8; M 64: the small_m class):
+                     # every tile in parts (split-K).
+                     (1000, 4352, 8000), (1000, 4352, 2048), (1000, 4300, 2048), (2000, 3000, 1008),
+                     (100, 2048, 8192), (64, 4096, 2048)]
     quick_shapes = [(1, 1, 1), (7, 7, 7), (129, 129, 129), (65, 257, 300), (7, 5, 0), (0, 7, 5),
-                    (1000, 4352, 8000), (1000, 4300, 2048)]
+                    (1000, 4352, 8000), (1000, 4300, 2048), (100, 2048, 8192)]
 
     def reduction_length(self, shape):
         return shape[2]
@@ -212,8 +215,10 @@ class FlashAttentionFwd(Kernel):
                      (1, 1, 4097, 64), (1, 1, 1, 128), (2, 1, 7, 128), (1, 2, 129, 128),
                      (1, 1, 300, 128), (1, 2, 1000, 128), (0, 2, 7, 64), (1, 1, 0, 128),
                      # a last wave at most half full of tiles of 32 KV blocks or more: sm_90a
-                     # (non-causal) runs those tiles in parts that merge (m, l, O); ragged S
-                     (1, 5, 4000, 128), (1, 8, 4000, 64), (2, 9, 1000, 128)]
+                     # (non-causal) runs those tiles in parts that merge (m, l, O); ragged S.
+                     # Then launches of at most half the SMs' tiles: every tile in parts.
+                     (1, 5, 4000, 128), (1, 8, 4000, 64), (2, 9, 1000, 128), (1, 2, 4096, 128),
+                     (1, 2, 4096, 64)]
     quick_shapes = [(1, 1, 1, 64), (2, 3, 7, 64), (1, 2, 129, 64), (2, 1, 7, 128),
                     (1, 1, 130, 128), (0, 2, 7, 64), (1, 5, 4000, 128)]
 

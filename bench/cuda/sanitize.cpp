@@ -171,9 +171,11 @@ std::vector<Kernel> kernels() {
   // pipelined loop of several steps and ragged tails in every dim.
   // 1000x4352x2048 and the last shape of att leave an H200's last wave at most half full of
   // tiles with 32 k steps or more: sm_90a runs those tiles in parts that join (docs/hopper.md,
-  // split tail). 1000x4300x2048 has rows of 4-byte multiples, not 16: tg_kernel<4>, no TMA.
+  // split tail); 100x2048x8192 splits every tile of its launch. 1000x4300x2048 has rows of
+  // 4-byte multiples, not 16: tg_kernel<4>, no TMA.
   const std::vector<Shape> mm = {{{129, 65, 257}, 0}, {{7, 7, 7}, 0}, {{1, 200, 33}, 0},
-                                 {{1000, 4352, 2048}, 0}, {{1000, 4300, 2048}, 0}};
+                                 {{1000, 4352, 2048}, 0}, {{100, 2048, 8192}, 0},
+                                 {{1000, 4300, 2048}, 0}};
   const std::vector<Shape> rows = {{{5, 2049}, 0}, {{3, 1000}, 0}, {{33, 7}, 0}};
   const std::vector<Shape> att = {{{1, 2, 129, 64}, 1}, {{1, 2, 129, 64}, 0},
                                   {{1, 1, 77, 128}, 0}, {{1, 1, 77, 128}, 1},

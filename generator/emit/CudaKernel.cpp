@@ -751,19 +751,20 @@ std::string CudaEmitter::run() {
 
 // The split tail's shape, host side (docs/hopper.md); split_tail_work.test runs it.
 const char* const kSplitShapeSource =
-    "/* Split tail (docs/hopper.md): of T equal tiles of n iterations on P persistent blocks, the\n"
-    " * last r = T % P run as s = min(P / r, n / 4, 8) parts each on r * s blocks of\n"
-    " * tg_kernel_ws_split, all parts of a tile starting together, where whole waves come first\n"
-    " * (T > P), a tile has at least 32 iterations (what a part saves must outweigh a second launch\n"
-    " * and the join: a 16-iteration GEMM tile in 2 parts was 12% slower on the H200) and s >= 2;\n"
-    " * *tail = *parts = 0 (every tile whole) otherwise. */\n"
+    "/* Split tail (docs/hopper.md): of T equal tiles of n iterations on P SMs, the last\n"
+    " * r = T % P run as s = min(P / r, n / 4, 8) parts each on r * s blocks of\n"
+    " * tg_kernel_ws_split, all parts of a tile starting together, where a tile has at least 32\n"
+    " * iterations (what a part saves must outweigh a second launch and the join: a 16-iteration\n"
+    " * GEMM tile in 2 parts was 12% slower on the H200) and s >= 2: the last wave after whole\n"
+    " * waves (T > P), or every tile of a launch of at most P / 2 (split-K); *tail = *parts = 0\n"
+    " * (every tile whole) otherwise. */\n"
     "static void tg_split_shape(int64_t T, int64_t n, int64_t P, int64_t* tail, int64_t* parts) {\n"
     "  const int64_t r = P > 0 ? T % P : 0;\n"
     "  int64_t s = r > 0 ? P / r : 0;\n"
     "  s = s < n / 4 ? s : n / 4;\n"
     "  s = s < 8 ? s : 8;\n"
     "  *tail = 0, *parts = 0;\n"
-    "  if (T > P && r > 0 && n >= 32 && s >= 2)\n"
+    "  if (r > 0 && n >= 32 && s >= 2)\n"
     "    *tail = r, *parts = s;\n"
     "}\n\n";
 
@@ -836,13 +837,17 @@ std::string CudaEmitter::host_source() const {
     return by_width([&](const std::string& k) { return k + "<<<grid, " + T + ", " + slow_smem + ", stream>>>(p);"; },
                     indent);
   };
+  // With a split tail, every tile of a small launch may be split: then no persistent kernel.
+  const std::string ws_call = "tg_kernel_ws<<<grid, " + fast_threads + ", tg_smem_bytes, stream>>>(p);\n";
+  const std::string whole = split_ ? "p.tg_tail < p.tg_tiles[0] * p.tg_tiles[1] * p.tg_tiles[2]" : "";
+  const std::string whole_note = split_ ? " /* tiles left whole */" : "";
   if (!ws())
     launches = launch_slow("  ");
   else if (slow_exists)
-    launches = "  if (tma)\n    tg_kernel_ws<<<grid, " + fast_threads + ", tg_smem_bytes, stream>>>(p);\n  else {\n" +
-               launch_slow("    ") + "  }\n";
+    launches = "  if (!tma) {\n" + launch_slow("    ") + "  } else" +
+               (split_ ? " if (" + whole + ")" : std::string()) + whole_note + "\n    " + ws_call;
   else
-    launches = "  tg_kernel_ws<<<grid, " + fast_threads + ", tg_smem_bytes, stream>>>(p);\n";
+    launches = split_ ? "  if (" + whole + ")" + whole_note + "\n    " + ws_call : "  " + ws_call;
   os << "extern \"C\" int " << fn << "(const tg_launch* launch, const tg_variant_args* args) {\n"
      << "  tg_params p;\n  dim3 grid;\n" << decls
      << "  int s = tg_setup(args, " << setup_args << ");\n  if (s != TG_OK)\n    return s == 1 ? TG_OK : s;\n"
@@ -861,17 +866,18 @@ std::string CudaEmitter::host_source() const {
                          : "")
      << (split_ ? "  if (tma && tg_sms <= TG_CUDA_SPLIT_CUTS) { /* split tail (docs/hopper.md) */\n"
                   "    int64_t tg_tail = 0, tg_parts = 0;\n"
-                  "    tg_split_shape(p.tg_tiles[0] * p.tg_tiles[1] * p.tg_tiles[2], p.tg_nk, (int64_t)grid.x, &tg_tail, &tg_parts);\n"
+                  "    tg_split_shape(p.tg_tiles[0] * p.tg_tiles[1] * p.tg_tiles[2], p.tg_nk, (int64_t)tg_sms, &tg_tail, &tg_parts);\n"
                   "    const int tg_slot = tg_tail > 0 ? tg_cuda_stream_slot((void*)stream) : -1;\n"
+                  "    /* ready words, then the registers of tail * (parts - 1) < SMs parts */\n"
                   "    if (tg_slot >= 0 && (p.tg_split = (unsigned char*)tg_cuda_split_workspace(tg_slot, (void*)stream,\n"
-                  "            TG_CUDA_SPLIT_FLAG_BYTES + (size_t)grid.x * " + std::to_string(split_state_bytes()) + "u)) != NULL) {\n"
+                  "            TG_CUDA_SPLIT_FLAG_BYTES + (size_t)tg_sms * " + std::to_string(split_state_bytes()) + "u)) != NULL) {\n"
                   "      p.tg_tail = tg_tail;\n"
                   "      p.tg_parts = tg_parts;\n"
                   "    }\n"
                   "  }\n"
                 : "")
      << launches
-     << (split_ ? "  if (tma && p.tg_tail > 0) /* the split tiles' parts, once the others are done */\n"
+     << (split_ ? "  if (tma && p.tg_tail > 0) /* the split tiles' parts, after the whole tiles if any */\n"
                   "    tg_kernel_ws_split<<<(unsigned)(p.tg_tail * p.tg_parts), " + fast_threads + ", tg_smem_bytes, stream>>>(p);\n"
                 : "")
      << "  return cudaGetLastError() == cudaSuccess ? TG_OK : TG_ERR_DEVICE;\n}\n\n";

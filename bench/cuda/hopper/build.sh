@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds bench/cuda/hopper/gemm_check (no GPU needed): generates kernels/gemm.yaml's bf16
-# variants for sm_90a (wgmma + TMA, warp-specialized) and sm_90 (the mma.sync path) and links
-# them with the runtime's driver-entry lookup and cuBLAS into one binary to carry:
-#   bash bench/cuda/hopper/build.sh [TILEGEN]     -> build-hopper/gemm_check
-# then on the device: build-hopper/gemm_check --time 4096x4096x4096 ...
+# Builds bench/cuda/hopper/gemm_check and fp8_check (no GPU needed). gemm_check: kernels/gemm.yaml's
+# bf16 variants for sm_90a (wgmma + TMA, warp-specialized) and sm_90 (the mma.sync path), linked
+# with the runtime's driver-entry lookup and cuBLAS into one binary to carry; fp8_check: the
+# gemm_fp8 e4m3 sm_90a variant against cuBLASLt:
+#   bash bench/cuda/hopper/build.sh [TILEGEN]     -> build-hopper/gemm_check, build-hopper/fp8_check
+# then on the device: build-hopper/gemm_check --time 4096x4096x4096 ...; build-hopper/fp8_check
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 tg=${1:-$root/build-lead/generator/tools/tilegen}
@@ -38,3 +39,25 @@ gcc -std=c11 -O2 -c -I "$root/runtime/include" -I "$(dirname "$nvcc")/../include
 "$nvcc" "${flags[@]}" "-DTG_VARIANTS=$variants" "$root/bench/cuda/hopper/gemm_check.cu" \
   "${objs[@]}" "$out/rt_cuda.o" -lcublas -o "$out/gemm_check" 2>&1 | grep -v "^ptxas info" || true
 ls -la "$out/gemm_check"
+
+# fp8_check: kernels/gemm_fp8.yaml's e4m3 sm_90a variant (plus FP8_CHECK_SPECS experiments,
+# library fx<i> each) against cuBLASLt's FP8 matmul -> build-hopper/fp8_check
+"$tg" generate --lib fb --targets sm_90a --out "$out/gen" "$root/kernels/gemm_fp8.yaml"
+i=0
+for spec in ${FP8_CHECK_SPECS:-}; do
+  "$tg" generate --lib "fx$i" --targets sm_90a --out "$out/gen" "$spec"
+  i=$((i + 1))
+done
+variants=""
+objs=()
+for f in "$out"/gen/f*__gemm_fp8__e4m3__sm_90a*.cu; do
+  b=$(basename "$f" .cu)
+  variants+="TG_VARIANT(tgv_$b) "
+  o=$out/$b.o
+  "$nvcc" "${flags[@]}" -c "$f" -o "$o" 2> "$o.log" || { cat "$o.log"; exit 1; }
+  grep -E "spill|registers" "$o.log" | sed "s|^|$b: |" || true
+  objs+=("$o")
+done
+"$nvcc" "${flags[@]}" "-DTG_VARIANTS=$variants" "$root/bench/cuda/hopper/fp8_check.cu" \
+  "${objs[@]}" "$out/rt_cuda.o" -lcublasLt -o "$out/fp8_check" 2>&1 | grep -v "^ptxas info" || true
+ls -la "$out/fp8_check"

@@ -3,8 +3,9 @@
 // float64-accumulated reference of the same bf16 inputs (computed on the GPU), and is timed
 // against cuBLAS (cublasGemmEx, bf16 in, f32 compute) in the same process.
 //
-//   gemm_check [--time] SHAPE...     SHAPE = MxNxK[+o] (+o: A, B, C offset by one element,
-//                                    so the TMA path must fall back)
+//   gemm_check [--time] SHAPE...     SHAPE = MxNxK[+o[E]] (+oE: A, B, C start E elements,
+//                                    default 1, past 16 bytes, so the TMA path falls back:
+//                                    +o2 to tg_kernel<4>, +o1 to tg_kernel<0>)
 //
 // Built by bench/cuda/hopper/build.sh with the generated variant sources of bench/cuda/hopper
 // (TG_VARIANTS: the functions to check). Prints one line per variant and shape.
@@ -85,18 +86,22 @@ __global__ void compare(const __nv_bfloat16* C, const double* R, size_t n, int K
 
 struct Shape {
   int M, N, K;
-  bool offset;
+  int offset; // elements every tensor starts past its 16-byte aligned allocation
 };
 
 Shape parse(const char* s) {
   Shape sh{};
-  char plus = 0;
-  int n = std::sscanf(s, "%dx%dx%d%c", &sh.M, &sh.N, &sh.K, &plus);
-  if (n < 3) {
-    std::fprintf(stderr, "bad shape '%s' (want MxNxK[+o])\n", s);
+  int n = std::sscanf(s, "%dx%dx%d", &sh.M, &sh.N, &sh.K);
+  const char* plus = std::strchr(s, '+');
+  if (n < 3 || (plus && std::strncmp(plus, "+o", 2))) {
+    std::fprintf(stderr, "bad shape '%s' (want MxNxK[+o[N]])\n", s);
     std::exit(2);
   }
-  sh.offset = std::strchr(s, '+') != nullptr;
+  sh.offset = plus ? (plus[2] ? std::atoi(plus + 2) : 1) : 0;
+  if (sh.offset < 0 || sh.offset > 8) {
+    std::fprintf(stderr, "bad offset in '%s' (0..8 elements)\n", s);
+    std::exit(2);
+  }
   return sh;
 }
 
@@ -143,7 +148,7 @@ int main(int argc, char** argv) {
   std::printf("%-44s %-18s %10s %10s %8s %9s %9s\n", "variant", "shape", "worst/tol", "bad", "ms",
               "cublas_ms", "ratio");
   for (const Shape& s : shapes) {
-    const size_t o = s.offset ? 1 : 0;
+    const size_t o = (size_t)s.offset;
     size_t na = (size_t)s.M * s.K, nb = (size_t)s.K * s.N, nc = (size_t)s.M * s.N;
     __nv_bfloat16 *A, *B, *C, *Cb;
     double* R;
@@ -189,7 +194,10 @@ int main(int argc, char** argv) {
       if (timing && st == 0)
         ms = time_ms([&] { v.fn(&launch, &args); }, 20);
       char shape[64];
-      std::snprintf(shape, sizeof shape, "%dx%dx%d%s", s.M, s.N, s.K, s.offset ? "+o" : "");
+      char off[16] = "";
+      if (s.offset)
+        std::snprintf(off, sizeof off, "+o%d", s.offset);
+      std::snprintf(shape, sizeof shape, "%dx%dx%d%s", s.M, s.N, s.K, off);
       bool ok = st == 0 && *bad == 0;
       failures += !ok;
       std::printf("%-44s %-18s %10.3f %10llu %8.4f %9.4f %9.3f %s%s\n", v.name, shape, *worst, *bad, ms,

@@ -3,8 +3,9 @@
  * kernels do with it (docs/hopper.md): tg_kernel_ws runs tiles [0, T - tail) on P persistent
  * blocks (b, b + P, ...), tg_kernel_ws_split block c * parts + p runs iterations
  * [p * n / parts, (p + 1) * n / parts) of tile T - tail + c. Every (tile, iteration) must run
- * exactly once; a split leaves whole waves before it, fits the grid and the workspace (tail *
- * (parts - 1) partial results of at most P), and gives every part at least 4 iterations. */
+ * exactly once; a split leaves whole waves before it (none when it takes every tile of a launch
+ * of at most P / 2), fits the grid and the workspace (tail * (parts - 1) partial results of at
+ * most P), and gives every part at least 4 iterations. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,13 +24,13 @@ static int check(int64_t T, int64_t n, int64_t P, long* splits) {
     return fail("parts without a tail", T, n, P);
   if (tail > 0) {
     ++*splits;
-    if (tail != T % P || T <= P || n < 32)
+    if (tail != T % P || (T <= P && 2 * T > P) || n < 32)
       return fail("split where it must not be", T, n, P);
     if (parts < 2 || parts > 8 || tail * parts > P || tail * (parts - 1) > P || n / parts < 4)
       return fail("parts out of range", T, n, P);
     if ((T - tail) % P != 0)
       return fail("the persistent kernel's tiles are not whole waves", T, n, P);
-  } else if (T > P && T % P != 0 && n >= 32 && P / (T % P) >= 2) {
+  } else if (T % P != 0 && n >= 32 && P / (T % P) >= 2) {
     return fail("no split where one fits", T, n, P);
   }
   unsigned char* seen = calloc((size_t)(T * (n > 0 ? n : 1)), 1);
@@ -71,6 +72,17 @@ int main(void) {
   printf("4096 tiles x 128 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
   tg_split_shape(2048, 128, 132, &tail, &parts);
   printf("2048 tiles x 128 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
+  /* launches of at most half the SMs split every tile: GEMM 128x4096x4096 (16 tiles of 64 k
+   * steps), 256x256x65536 (2 of 1024), attention B1 H2 S4096 (64 tiles of 32 KV blocks); not
+   * GEMM 4096x4096x512 (512 tiles of 8 k steps) nor a launch over half the SMs */
+  tg_split_shape(16, 64, 132, &tail, &parts);
+  printf("16 tiles x 64 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
+  tg_split_shape(2, 1024, 132, &tail, &parts);
+  printf("2 tiles x 1024 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
+  tg_split_shape(64, 32, 132, &tail, &parts);
+  printf("64 tiles x 32 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
+  tg_split_shape(100, 64, 132, &tail, &parts);
+  printf("100 tiles x 64 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
   printf("ok: %ld launch shapes, %ld with split tiles\n", cases, splits);
   return 0;
 }

@@ -1,0 +1,176 @@
+// Standalone timing of generated FP8 GEMM variants (kernels/gemm_fp8.yaml, e4m3) against
+// cuBLASLt's FP8 matmul with per-tensor scales, bf16 out and f32 accumulation without fast
+// accumulation (what torch._scaled_mm calls by default), in the same process, on one GPU:
+//
+//   fp8_check [M N K [ROUNDS]]      default 8192 8192 8192 3
+//
+// Prints each variant's largest difference from cuBLASLt's result, then per round the median
+// of 5 batches of 20 back-to-back launches of cuBLASLt and of each variant, in turn (variants
+// timed one after another drift with the GPU's power state: compare within a round). Built by
+// bench/cuda/hopper/build.sh (TG_VARIANTS: the functions; FP8_CHECK_SPECS: more gemm_fp8-like
+// specs to compare, e.g. schedule experiments).
+#include "tilegen/variant.h"
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+#include <vector>
+#define CK(x)                                                                                      \
+  do {                                                                                             \
+    cudaError_t e_ = (x);                                                                          \
+    if (e_ != cudaSuccess) {                                                                       \
+      printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                            \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+#define CL(x)                                                                                      \
+  do {                                                                                             \
+    cublasStatus_t s_ = (x);                                                                       \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                             \
+      printf("%s:%d cublas %d\n", __FILE__, __LINE__, (int)s_);                                    \
+      exit(1);                                                                                     \
+    }                                                                                              \
+  } while (0)
+#define TG_VARIANT(f) extern "C" int f(const tg_launch*, const tg_variant_args*);
+TG_VARIANTS
+#undef TG_VARIANT
+struct V {
+  const char* name;
+  tg_variant_fn fn;
+};
+#define TG_VARIANT(f) {#f, f},
+static const V kV[] = {TG_VARIANTS};
+__global__ void fill(__nv_fp8_e4m3* p, size_t n, unsigned seed) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    unsigned h = (unsigned)i * 2654435761u ^ seed;
+    h ^= h >> 13;
+    h *= 0x5bd1e995u;
+    h ^= h >> 15;
+    float v = ((h & 0xffff) / 65535.0f) * 2 - 1;
+    p[i] = __nv_fp8_e4m3(v == 0 ? 0.5f : v);
+  }
+}
+__global__ void diff(const __nv_bfloat16* a, const __nv_bfloat16* b, size_t n, float* worst,
+                     float* maxref) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    float x = __bfloat162float(a[i]), y = __bfloat162float(b[i]);
+    atomicMax((int*)worst, __float_as_int(fabsf(x - y)));
+    atomicMax((int*)maxref, __float_as_int(fabsf(y)));
+  }
+}
+template <class F> float time_ms(F&& f, int reps) {
+  cudaEvent_t a, b;
+  CK(cudaEventCreate(&a));
+  CK(cudaEventCreate(&b));
+  f();
+  CK(cudaDeviceSynchronize());
+  std::vector<float> t;
+  for (int r = 0; r < 5; ++r) {
+    CK(cudaEventRecord(a));
+    for (int i = 0; i < reps; ++i)
+      f();
+    CK(cudaEventRecord(b));
+    CK(cudaEventSynchronize(b));
+    float ms;
+    CK(cudaEventElapsedTime(&ms, a, b));
+    t.push_back(ms / reps);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+int main(int argc, char** argv) {
+  int M = argc > 1 ? atoi(argv[1]) : 8192, N = argc > 2 ? atoi(argv[2]) : 8192,
+      K = argc > 3 ? atoi(argv[3]) : 8192;
+  int rounds = argc > 4 ? atoi(argv[4]) : 3;
+  if (M <= 0 || N <= 0 || K <= 0 || K % 16 || rounds < 0) {
+    printf("usage: fp8_check [M N K [ROUNDS]] with positive dims and K a multiple of 16\n");
+    return 2;
+  }
+  __nv_fp8_e4m3 *A, *B;
+  __nv_bfloat16 *C, *R;
+  float *sa, *sb, *w, *mr;
+  CK(cudaMalloc(&A, (size_t)M * K));
+  CK(cudaMalloc(&B, (size_t)N * K));
+  CK(cudaMalloc(&C, (size_t)M * N * 2));
+  CK(cudaMalloc(&R, (size_t)M * N * 2));
+  CK(cudaMalloc(&sa, 4));
+  CK(cudaMalloc(&sb, 4));
+  CK(cudaMallocManaged(&w, 4));
+  CK(cudaMallocManaged(&mr, 4));
+  const float s_a = 0.37f, s_b = 0.37f;
+  CK(cudaMemcpy(sa, &s_a, 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(sb, &s_b, 4, cudaMemcpyHostToDevice));
+  fill<<<1024, 256>>>(A, (size_t)M * K, 11u);
+  fill<<<1024, 256>>>(B, (size_t)N * K, 29u);
+  // Column-major view: C^T [N, M] = B [K, N]^T A [K, M] ("TN", the layout FP8 needs); B's
+  // scale goes with cuBLASLt's A and A's with its B.
+  cublasLtHandle_t lt;
+  CL(cublasLtCreate(&lt));
+  cublasLtMatmulDesc_t op;
+  CL(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  CL(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  CL(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  CL(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sb, sizeof sb));
+  CL(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sa, sizeof sa));
+  cublasLtMatrixLayout_t la, lb, lc;
+  CL(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, K, N, K));
+  CL(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, K, M, K));
+  CL(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, N, M, N));
+  size_t ws_bytes = 64 << 20;
+  void* ws;
+  CK(cudaMalloc(&ws, ws_bytes));
+  cublasLtMatmulPreference_t pref;
+  CL(cublasLtMatmulPreferenceCreate(&pref));
+  CL(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws_bytes,
+                                          sizeof ws_bytes));
+  cublasLtMatmulHeuristicResult_t heur;
+  int found = 0;
+  CL(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heur, &found));
+  if (!found) {
+    printf("cuBLASLt has no FP8 algorithm for %dx%dx%d\n", M, N, K);
+    return 1;
+  }
+  float one = 1, zero = 0;
+  auto ref = [&] {
+    CL(cublasLtMatmul(lt, op, &one, B, la, A, lb, &zero, R, lc, R, lc, &heur.algo, ws, ws_bytes,
+                      0));
+  };
+  ref();
+  CK(cudaDeviceSynchronize());
+  void* tensors[3] = {A, B, C};
+  int64_t dims[3] = {M, N, K};
+  double sc[2] = {s_a, s_b};
+  tg_variant_args args{tensors, dims, sc, nullptr};
+  tg_launch launch{sizeof(tg_launch), 0, nullptr, 0};
+  const double fl = 2.0 * M * N * K;
+  for (const V& v : kV) {
+    CK(cudaMemset(C, 0xFF, (size_t)M * N * 2));
+    if (v.fn(&launch, &args) != 0) {
+      printf("%s: status\n", v.name);
+      return 1;
+    }
+    CK(cudaDeviceSynchronize());
+    *w = 0;
+    *mr = 0;
+    diff<<<1024, 256>>>(C, R, (size_t)M * N, w, mr);
+    CK(cudaDeviceSynchronize());
+    printf("%-40s max|C - cuBLASLt| %.4g (max|cuBLASLt| %.4g)\n", v.name, *w, *mr);
+  }
+  for (int r = 0; r < rounds; ++r) {
+    float c = time_ms(ref, 20);
+    printf("round %d: cublasLt %.4f ms %.0f TF", r, c, fl / c / 1e9);
+    for (const V& v : kV) {
+      float t = time_ms([&] { v.fn(&launch, &args); }, 20);
+      printf(" | %s %.4f ms %.0f TF %.3fx", v.name + 4, t, fl / t / 1e9, c / t);
+    }
+    printf("\n");
+  }
+  return 0;
+}
