@@ -774,19 +774,26 @@ std::string CudaEmitter::host_source() const {
   // The kernels of the file: the warp-specialized TMA kernel (sm_90a, when the tensors allow
   // it) and tg_kernel<TG_VEC> per vector width, the fallback target's lowering on sm_90a.
   const bool slow_exists = !ws() || fallback_smem_ >= 0;
-  std::vector<int> tiers{16};
+  // The widths instantiated. On sm_90a 16-byte aligned tensors go through TMA; the rare call
+  // TMA cannot take with them anyway (no driver entry point, strides past 2^40) runs the 4-byte
+  // kernel, which saves a fallback kernel per file (55 KB of SASS for the bf16 GEMM's).
+  std::vector<int> tiers;
+  if (!ws())
+    tiers.push_back(16);
   if (narrow_copies_)
     tiers.push_back(4);
   tiers.push_back(0);
   auto inst = [](int w) { return "tg_kernel<" + std::to_string(w) + ">"; };
   const std::string fast_threads = ws() ? std::to_string(threads_ * groups() + 128) : T;
   const std::string slow_smem = ws() && fallback_smem_ >= 0 ? "tg_smem_bytes_fallback" : "tg_smem_bytes";
-  // `if (vec == 16) <use tg_kernel<16>> else if ... else <use tg_kernel<0>>`
+  // `if (vec >= 16) <use tg_kernel<16>> else if ... else <use tg_kernel<0>>`
   auto by_width = [&](auto use, const std::string& ind) {
     std::string r;
     for (size_t i = 0; i + 1 < tiers.size(); ++i)
-      r += ind + (i ? "else " : "") + "if (vec == " + std::to_string(tiers[i]) + ")\n" + ind + "  " +
+      r += ind + (i ? "else " : "") + "if (vec >= " + std::to_string(tiers[i]) + ")\n" + ind + "  " +
            use(inst(tiers[i])) + "\n";
+    if (tiers.size() == 1)
+      return ind + use(inst(tiers.back())) + "\n";
     return r + ind + "else\n" + ind + "  " + use(inst(tiers.back())) + "\n";
   };
   std::ostringstream os;
@@ -886,7 +893,7 @@ std::string CudaEmitter::host_source() const {
     func += "tma ? (const void*)tg_kernel_ws : ";
   if (slow_exists) {
     for (size_t i = 0; i + 1 < tiers.size(); ++i)
-      func += "vec == " + std::to_string(tiers[i]) + " ? (const void*)" + inst(tiers[i]) + " : ";
+      func += "vec >= " + std::to_string(tiers[i]) + " ? (const void*)" + inst(tiers[i]) + " : ";
     func += "(const void*)" + inst(tiers.back());
   } else {
     func += "(const void*)tg_kernel_ws";
