@@ -1296,7 +1296,7 @@ std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
   line("int64_t tg_pipe = 0; // ring positions consumed so far (all groups' tiles)");
   line("int64_t tg_i = 0;    // this block's tiles so far");
   line("int64_t tg_turn = 0; // this group's tiles so far");
-  line("(void)tg_turn;");
+  line("(void)tg_i; (void)tg_turn; // the split kernel's one tile uses neither");
   if (dynamic_tiles()) {
     open("for (;; ++tg_i)");
     take_ring_tile("tg_i", true);

@@ -11,29 +11,34 @@ tg=${1:-$root/build-lead/generator/tools/tilegen}
 out=$root/build-hopper
 nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 rm -rf "$out/gen" && mkdir -p "$out/gen"
+flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I "$root/runtime/include")
+# experiments PREFIX TARGETS SPEC...: library PREFIX<i> for each spec
+experiments() {
+  local prefix=$1 targets=$2 i=0
+  shift 2
+  for spec in "$@"; do
+    "$tg" generate --lib "$prefix$i" --targets "$targets" --out "$out/gen" "$spec"
+    i=$((i + 1))
+  done
+}
+# compile FILE...: objects into objs, variant names into variants (ptxas's register lines shown)
+compile() {
+  variants=""
+  objs=()
+  for f in "$@"; do
+    local b
+    b=$(basename "$f" .cu)
+    variants+="TG_VARIANT(tgv_$b) "
+    "$nvcc" "${flags[@]}" -c "$f" -o "$out/$b.o" 2> "$out/$b.o.log" || { cat "$out/$b.o.log"; exit 1; }
+    grep -E "spill|registers" "$out/$b.o.log" | sed "s|^|$b: |" || true
+    objs+=("$out/$b.o")
+  done
+}
 "$tg" generate --lib hb --targets sm_90a,sm_90 --out "$out/gen" "$root/kernels/gemm.yaml"
 # GEMM_CHECK_SPECS: more gemm-like specs (same tensors A, B, C and dims M, N, K) to compare,
 # e.g. schedule experiments; library hx<i> each, for GEMM_CHECK_TARGETS (default sm_90a).
-i=0
-for spec in ${GEMM_CHECK_SPECS:-}; do
-  "$tg" generate --lib "hx$i" --targets "${GEMM_CHECK_TARGETS:-sm_90a}" --out "$out/gen" "$spec"
-  i=$((i + 1))
-done
-variants=""
-srcs=()
-for f in "$out"/gen/h*__gemm__bf16__sm_90*.cu; do
-  b=$(basename "$f" .cu)
-  variants+="TG_VARIANT(tgv_$b) "
-  srcs+=("$f")
-done
-flags=(-std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I "$root/runtime/include")
-objs=()
-for f in "${srcs[@]}"; do
-  o=$out/$(basename "$f" .cu).o
-  "$nvcc" "${flags[@]}" -c "$f" -o "$o" 2> "$o.log" || { cat "$o.log"; exit 1; }
-  grep -E "spill|registers" "$o.log" | sed "s|^|$(basename "$f"): |" || true
-  objs+=("$o")
-done
+experiments hx "${GEMM_CHECK_TARGETS:-sm_90a}" ${GEMM_CHECK_SPECS:-}
+compile "$out"/gen/h*__gemm__bf16__sm_90*.cu
 gcc -std=c11 -O2 -c -I "$root/runtime/include" -I "$(dirname "$nvcc")/../include" \
   "$root/runtime/src/cuda.c" -o "$out/rt_cuda.o"
 "$nvcc" "${flags[@]}" "-DTG_VARIANTS=$variants" "$root/bench/cuda/hopper/gemm_check.cu" \
@@ -43,21 +48,8 @@ ls -la "$out/gemm_check"
 # fp8_check: kernels/gemm_fp8.yaml's e4m3 sm_90a variant (plus FP8_CHECK_SPECS experiments,
 # library fx<i> each) against cuBLASLt's FP8 matmul -> build-hopper/fp8_check
 "$tg" generate --lib fb --targets sm_90a --out "$out/gen" "$root/kernels/gemm_fp8.yaml"
-i=0
-for spec in ${FP8_CHECK_SPECS:-}; do
-  "$tg" generate --lib "fx$i" --targets sm_90a --out "$out/gen" "$spec"
-  i=$((i + 1))
-done
-variants=""
-objs=()
-for f in "$out"/gen/f*__gemm_fp8__e4m3__sm_90a*.cu; do
-  b=$(basename "$f" .cu)
-  variants+="TG_VARIANT(tgv_$b) "
-  o=$out/$b.o
-  "$nvcc" "${flags[@]}" -c "$f" -o "$o" 2> "$o.log" || { cat "$o.log"; exit 1; }
-  grep -E "spill|registers" "$o.log" | sed "s|^|$b: |" || true
-  objs+=("$o")
-done
+experiments fx sm_90a ${FP8_CHECK_SPECS:-}
+compile "$out"/gen/f*__gemm_fp8__e4m3__sm_90a*.cu
 "$nvcc" "${flags[@]}" "-DTG_VARIANTS=$variants" "$root/bench/cuda/hopper/fp8_check.cu" \
   "${objs[@]}" "$out/rt_cuda.o" -lcublasLt -o "$out/fp8_check" 2>&1 | grep -v "^ptxas info" || true
 ls -la "$out/fp8_check"

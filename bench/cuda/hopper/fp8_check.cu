@@ -5,10 +5,11 @@
 //   fp8_check [M N K [ROUNDS]]      default 8192 8192 8192 3
 //
 // Prints each variant's largest difference from cuBLASLt's result, then per round the median
-// of 5 batches of 20 back-to-back launches of cuBLASLt and of each variant, in turn (variants
+// of 7 batches of 20 back-to-back launches of cuBLASLt and of each variant, in turn (variants
 // timed one after another drift with the GPU's power state: compare within a round). Built by
 // bench/cuda/hopper/build.sh (TG_VARIANTS: the functions; FP8_CHECK_SPECS: more gemm_fp8-like
 // specs to compare, e.g. schedule experiments).
+#include "check_common.h"
 #include "tilegen/variant.h"
 #include <algorithm>
 #include <cstdio>
@@ -19,14 +20,6 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <vector>
-#define CK(x)                                                                                      \
-  do {                                                                                             \
-    cudaError_t e_ = (x);                                                                          \
-    if (e_ != cudaSuccess) {                                                                       \
-      printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                            \
-      exit(1);                                                                                     \
-    }                                                                                              \
-  } while (0)
 #define CL(x)                                                                                      \
   do {                                                                                             \
     cublasStatus_t s_ = (x);                                                                       \
@@ -47,11 +40,7 @@ static const V kV[] = {TG_VARIANTS};
 __global__ void fill(__nv_fp8_e4m3* p, size_t n, unsigned seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
        i += (size_t)gridDim.x * blockDim.x) {
-    unsigned h = (unsigned)i * 2654435761u ^ seed;
-    h ^= h >> 13;
-    h *= 0x5bd1e995u;
-    h ^= h >> 15;
-    float v = ((h & 0xffff) / 65535.0f) * 2 - 1;
+    const float v = check_uniform(i, seed);
     p[i] = __nv_fp8_e4m3(v == 0 ? 0.5f : v);
   }
 }
@@ -63,26 +52,6 @@ __global__ void diff(const __nv_bfloat16* a, const __nv_bfloat16* b, size_t n, f
     atomicMax((int*)worst, __float_as_int(fabsf(x - y)));
     atomicMax((int*)maxref, __float_as_int(fabsf(y)));
   }
-}
-template <class F> float time_ms(F&& f, int reps) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  f();
-  CK(cudaDeviceSynchronize());
-  std::vector<float> t;
-  for (int r = 0; r < 5; ++r) {
-    CK(cudaEventRecord(a));
-    for (int i = 0; i < reps; ++i)
-      f();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms / reps);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 int main(int argc, char** argv) {
   int M = argc > 1 ? atoi(argv[1]) : 8192, N = argc > 2 ? atoi(argv[2]) : 8192,

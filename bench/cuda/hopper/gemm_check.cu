@@ -23,14 +23,7 @@
 
 #include "tilegen/variant.h"
 
-#define CK(x)                                                                                  \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));         \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
+#include "check_common.h"
 
 extern "C" {
 #define TG_VARIANT(fn) int fn(const tg_launch*, const tg_variant_args*);
@@ -51,30 +44,30 @@ const Variant kVariants[] = {
 };
 
 __global__ void fill(__nv_bfloat16* p, size_t n, unsigned seed) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    unsigned x = (unsigned)i * 2654435761u ^ seed;
-    x ^= x >> 13;
-    x *= 0x5bd1e995u;
-    x ^= x >> 15;
-    p[i] = __float2bfloat16(((x & 0xFFFF) / 32768.0f) - 1.0f);
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
+    p[i] = __float2bfloat16(check_uniform(i, seed));
   }
 }
 
 // C_ref[m, n] = sum_k A[m, k] B[k, n] in double.
-__global__ void reference(const __nv_bfloat16* A, const __nv_bfloat16* B, double* C, int M, int N, int K) {
+__global__ void reference(const __nv_bfloat16* A, const __nv_bfloat16* B, double* C, int M, int N,
+                          int K) {
   int m = blockIdx.y * blockDim.y + threadIdx.y, n = blockIdx.x * blockDim.x + threadIdx.x;
   if (m >= M || n >= N)
     return;
   double s = 0;
   for (int k = 0; k < K; ++k)
-    s += (double)__bfloat162float(A[(size_t)m * K + k]) * (double)__bfloat162float(B[(size_t)k * N + n]);
+    s += (double)__bfloat162float(A[(size_t)m * K + k]) *
+         (double)__bfloat162float(B[(size_t)k * N + n]);
   C[(size_t)m * N + n] = s;
 }
 
 // Tolerance: bf16 output rounding (2^-8 relative) plus f32 accumulation error.
-__global__ void compare(const __nv_bfloat16* C, const double* R, size_t n, int K, unsigned long long* bad,
-                        float* worst) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+__global__ void compare(const __nv_bfloat16* C, const double* R, size_t n, int K,
+                        unsigned long long* bad, float* worst) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+       i += (size_t)gridDim.x * blockDim.x) {
     double c = __bfloat162float(C[i]), r = R[i];
     double tol = std::fabs(r) * (1.0 / 128) + 1e-6 * K + 1e-3;
     double err = std::fabs(c - r) / tol;
@@ -103,29 +96,6 @@ Shape parse(const char* s) {
     std::exit(2);
   }
   return sh;
-}
-
-template <class F> float time_ms(F&& f, int reps) {
-  cudaEvent_t a, b;
-  CK(cudaEventCreate(&a));
-  CK(cudaEventCreate(&b));
-  f(); // warm-up
-  CK(cudaDeviceSynchronize());
-  // Batches of `reps` back-to-back launches: the host stays ahead of the GPU, so the time is
-  // the kernels' (host cost per call is bench/cuda/host_cost's subject); median of 7 batches.
-  std::vector<float> t;
-  for (int r = 0; r < 7; ++r) {
-    CK(cudaEventRecord(a));
-    for (int i = 0; i < reps; ++i)
-      f();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms / reps);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
 }
 
 } // namespace
@@ -171,11 +141,13 @@ int main(int argc, char** argv) {
     if (timing && nc && s.K) {
       float alpha = 1, beta = 0;
       // Row-major C = A B is column-major C^T = B^T A^T.
-      cublas_ms = time_ms([&] {
-        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s.N, s.M, s.K, &alpha, B + o, CUDA_R_16BF, s.N, A + o,
-                     CUDA_R_16BF, s.K, &beta, Cb, CUDA_R_16BF, s.N, CUBLAS_COMPUTE_32F,
-                     CUBLAS_GEMM_DEFAULT);
-      }, 20);
+      cublas_ms = time_ms(
+          [&] {
+            cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s.N, s.M, s.K, &alpha, B + o, CUDA_R_16BF,
+                         s.N, A + o, CUDA_R_16BF, s.K, &beta, Cb, CUDA_R_16BF, s.N,
+                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+          },
+          20);
     }
     for (const Variant& v : kVariants) {
       void* tensors[3] = {A + o, B + o, C + o};
@@ -200,8 +172,8 @@ int main(int argc, char** argv) {
       std::snprintf(shape, sizeof shape, "%dx%dx%d%s", s.M, s.N, s.K, off);
       bool ok = st == 0 && *bad == 0;
       failures += !ok;
-      std::printf("%-44s %-18s %10.3f %10llu %8.4f %9.4f %9.3f %s%s\n", v.name, shape, *worst, *bad, ms,
-                  cublas_ms, ms > 0 && cublas_ms > 0 ? cublas_ms / ms : 0.0, ok ? "ok" : "FAIL",
+      std::printf("%-44s %-18s %10.3f %10llu %8.4f %9.4f %9.3f %s%s\n", v.name, shape, *worst, *bad,
+                  ms, cublas_ms, ms > 0 && cublas_ms > 0 ? cublas_ms / ms : 0.0, ok ? "ok" : "FAIL",
                   st ? " (status)" : "");
       if (timing && ms > 0)
         std::printf("  %.1f TFLOP/s (cuBLAS %.1f)\n", 2.0 * s.M * s.N * s.K / ms / 1e9,
