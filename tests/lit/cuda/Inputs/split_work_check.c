@@ -52,6 +52,13 @@ static int check(int64_t T, int64_t n, int64_t P, long* splits) {
   return 0;
 }
 
+static void show(int64_t T, int64_t n, int64_t P) {
+  int64_t tail, parts;
+  tg_split_shape(T, n, P, &tail, &parts);
+  printf("%lld tiles x %lld on %lld: tail %lld parts %lld\n", (long long)T, (long long)n,
+         (long long)P, (long long)tail, (long long)parts);
+}
+
 int main(void) {
   static const int64_t Ps[] = {1, 2, 3, 7, 114, 132, 144};
   static const int64_t ns[] = {0, 1, 2, 8, 31, 32, 33, 64, 128};
@@ -65,24 +72,16 @@ int main(void) {
       }
   /* the bench's shapes on 132 SMs: attention B4 H32 S4096 and B1 H32 S16384 (4096 tiles of 32
    * and 128 KV blocks), FP8 8192^3 (4096 tiles of 32 k steps), GEMM 8192^3 (2048 of 128) */
-  int64_t tail, parts;
-  tg_split_shape(4096, 32, 132, &tail, &parts);
-  printf("4096 tiles x 32 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
-  tg_split_shape(4096, 128, 132, &tail, &parts);
-  printf("4096 tiles x 128 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
-  tg_split_shape(2048, 128, 132, &tail, &parts);
-  printf("2048 tiles x 128 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
+  show(4096, 32, 132);
+  show(4096, 128, 132);
+  show(2048, 128, 132);
   /* launches of at most half the SMs split every tile: GEMM 128x4096x4096 (16 tiles of 64 k
    * steps), 256x256x65536 (2 of 1024), attention B1 H2 S4096 (64 tiles of 32 KV blocks); not
-   * GEMM 4096x4096x512 (512 tiles of 8 k steps) nor a launch over half the SMs */
-  tg_split_shape(16, 64, 132, &tail, &parts);
-  printf("16 tiles x 64 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
-  tg_split_shape(2, 1024, 132, &tail, &parts);
-  printf("2 tiles x 1024 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
-  tg_split_shape(64, 32, 132, &tail, &parts);
-  printf("64 tiles x 32 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
-  tg_split_shape(100, 64, 132, &tail, &parts);
-  printf("100 tiles x 64 on 132: tail %lld parts %lld\n", (long long)tail, (long long)parts);
+   * a launch over half the SMs */
+  show(16, 64, 132);
+  show(2, 1024, 132);
+  show(64, 32, 132);
+  show(100, 64, 132);
   printf("ok: %ld launch shapes, %ld with split tiles\n", cases, splits);
   return 0;
 }
