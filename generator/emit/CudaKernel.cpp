@@ -828,7 +828,6 @@ std::string CudaEmitter::host_source() const {
           "  if (dev < 64)\n    __atomic_store_n(&tg_done[dev], 1, __ATOMIC_RELEASE);\n";
   }
   os << "  return TG_OK;\n}\n\n";
-  const std::string fast_ok = ws() ? "tma" : "";
   std::string no_slow = slow_exists ? "" : "  if (!tma)\n    return TG_ERR_UNSUPPORTED_SHAPE;\n";
   const std::string setup_args = ws() ? "&p, &grid, &vec, &tma" : "&p, &grid, &vec";
   const std::string decls = ws() ? "  int vec = 0;\n  bool tma = false;\n" : "  int vec = 0;\n";
@@ -889,14 +888,14 @@ std::string CudaEmitter::host_source() const {
                 : "")
      << "  return cudaGetLastError() == cudaSuccess ? TG_OK : TG_ERR_DEVICE;\n}\n\n";
   std::string func = "  out->func = ";
-  if (ws())
-    func += "tma ? (const void*)tg_kernel_ws : ";
-  if (slow_exists) {
+  if (!slow_exists) {
+    func += "(const void*)tg_kernel_ws";
+  } else {
+    if (ws())
+      func += "tma ? (const void*)tg_kernel_ws : ";
     for (size_t i = 0; i + 1 < tiers.size(); ++i)
       func += "vec >= " + std::to_string(tiers[i]) + " ? (const void*)" + inst(tiers[i]) + " : ";
     func += "(const void*)" + inst(tiers.back());
-  } else {
-    func += "(const void*)tg_kernel_ws";
   }
   os << "extern \"C\" int " << fn << "_desc(const tg_launch* launch, const tg_variant_args* args,\n"
      << "                     tg_gpu_launch_desc* out) {\n  (void)launch;\n"
