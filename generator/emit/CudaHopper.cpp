@@ -1235,8 +1235,6 @@ std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
     line("// the last tg_tail tiles, if any, are tg_kernel_ws_split's");
   line("const int64_t tg_ntiles = tg_p.tg_tiles[0] * tg_p.tg_tiles[1] * tg_p.tg_tiles[2]" +
        std::string(split_ && !split_kernel_ ? " - tg_p.tg_tail;" : ";"));
-  for (const auto& t : k_.tensors) // the producer reads some through tensor maps only
-    line("(void)" + name(t->name) + ";");
   const std::string S = std::to_string(ws_pipe_.stages);
   line("uint64_t* tg_full = (uint64_t*)(tg_smem + " + std::to_string(barrier_offset_) + ");");
   line("uint64_t* tg_empty = tg_full + " + S + ";");
@@ -1294,9 +1292,9 @@ std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
   line("const int tg_tid = tg_tid_all % " + std::to_string(threads_) + ";");
   line("(void)tg_grp;");
   line("int64_t tg_pipe = 0; // ring positions consumed so far (all groups' tiles)");
-  line("int64_t tg_i = 0;    // this block's tiles so far");
-  line("int64_t tg_turn = 0; // this group's tiles so far");
-  line("(void)tg_i; (void)tg_turn; // the split kernel's one tile uses neither");
+  line("// tiles so far: this block's, this group's (the split kernel's one tile uses neither)");
+  line("[[maybe_unused]] int64_t tg_i = 0;");
+  line("[[maybe_unused]] int64_t tg_turn = 0;");
   if (dynamic_tiles()) {
     open("for (;; ++tg_i)");
     take_ring_tile("tg_i", true);

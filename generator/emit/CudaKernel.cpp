@@ -529,17 +529,21 @@ std::string CudaEmitter::helpers_source() const {
   return s + "\n";
 }
 
+// The kernel parameters as locals. [[maybe_unused]]: a kernel may not read them all (a
+// warp-specialized kernel's producer reads tensors through tensor maps), and nvcc's front end
+// warns about an unread __restrict__ pointer (#550) even after a (void) cast.
 void CudaEmitter::kernel_preamble(bool grid_indices) {
   for (const auto& t : k_.tensors) {
     bool ro = t->access == Access::Read;
-    line(std::string(ro ? "const " : "") + storage_type_name(t->dtype) + "* __restrict__ " +
-         name(t->name) + " = tg_p." + name(t->name) + ";");
+    line("[[maybe_unused]] " + std::string(ro ? "const " : "") + storage_type_name(t->dtype) +
+         "* __restrict__ " + name(t->name) + " = tg_p." + name(t->name) + ";");
   }
   for (const auto& d : k_.dims)
     if (d.var->kind == VarKind::Dim)
-      line("const int64_t " + name(d.var->name) + " = tg_p." + name(d.var->name) + ";");
+      line("[[maybe_unused]] const int64_t " + name(d.var->name) + " = tg_p." + name(d.var->name) + ";");
   for (const auto& s : k_.scalars)
-    line("const " + type_name(s->type) + " " + name(s->name) + " = tg_p." + name(s->name) + ";");
+    line("[[maybe_unused]] const " + type_name(s->type) + " " + name(s->name) + " = tg_p." +
+         name(s->name) + ";");
   if (!grid_indices)
     return;
   const char* axes[] = {"x", "y", "z"};
