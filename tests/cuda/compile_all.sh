@@ -2,7 +2,8 @@
 # Every shipped kernel's CUDA variants compile for sm_80, sm_86, sm_89 and sm_90 (SASS of the
 # variant's own architecture, as add_tile_kernels builds them), and ptxas reports no
 # local-memory spills for any kernel of any variant (the vectorized and the scalar kernel) and
-# no "Potential Performance Loss" (C75xx: wgmma serialized, the sm_90a kernels' worst case).
+# no "Potential Performance Loss" (C75xx: wgmma serialized, the sm_90a kernels' worst case);
+# nvcc prints no warning (users compile these sources with their own flags).
 # Usage: compile_all.sh TILEGEN KERNELS_DIR RUNTIME_INCLUDE WORK_DIR [ARCH...]
 # COMPILE_ALL_GREP=STRING compiles only the variant files containing STRING (sm_90a: the
 # warp-specialized ones, `tg_kernel_ws`; the rest are the sm_90 lowering, compiled for sm_90).
@@ -47,6 +48,10 @@ for log in "$work"/sm_*/*.cu.log; do
     res="SERIALIZED"
     fail=1
     grep -m2 -o "(C75[0-9]*)[^:]*" "$log"
+  elif grep -q "warning" "$log"; then
+    res="WARNINGS"
+    fail=1
+    grep -m3 "warning" "$log"
   fi
   printf '%-62s %6s %6s %s\n' "$v" "$regs" "$spill" "$res"
 done
