@@ -46,17 +46,23 @@ std::string shipped_text(const std::string& file) {
 }
 
 // The shipped spec without its CUDA schedule overrides (`    sm_80: {...}` lines) and its
-// shape classes (`  classes: ...`, which the tests add themselves), so that the recommender
-// ranks the declared candidates whatever the shipped specs pin.
+// shape classes (`  classes: ...`, flow or block form, which the tests add themselves), so that
+// the recommender ranks the declared candidates whatever the shipped specs pin.
 std::string declared_text(const std::string& file) {
   std::istringstream in(shipped_text(file));
   std::string out, line;
+  bool in_classes = false;
   while (std::getline(in, line)) {
     auto first = line.find_first_not_of(' ');
+    if (in_classes && first != std::string::npos && first > 2)
+      continue; // a class of the block form
+    in_classes = false;
     if (first != std::string::npos && line.compare(first, 3, "sm_") == 0 && first >= 4)
       continue;
-    if (first == 2 && line.compare(first, 8, "classes:") == 0)
+    if (first == 2 && line.compare(first, 8, "classes:") == 0) {
+      in_classes = true;
       continue;
+    }
     out += line + "\n";
   }
   return out;
