@@ -790,16 +790,9 @@ std::string CudaEmitter::host_source() const {
   auto inst = [](int w) { return "tg_kernel<" + std::to_string(w) + ">"; };
   const std::string fast_threads = ws() ? std::to_string(threads_ * groups() + 128) : T;
   const std::string slow_smem = ws() && fallback_smem_ >= 0 ? "tg_smem_bytes_fallback" : "tg_smem_bytes";
-  // `if (vec >= 16) <use tg_kernel<16>> else if ... else <use tg_kernel<0>>`
-  auto by_width = [&](auto use, const std::string& ind) {
-    std::string r;
-    for (size_t i = 0; i + 1 < tiers.size(); ++i)
-      r += ind + (i ? "else " : "") + "if (vec >= " + std::to_string(tiers[i]) + ")\n" + ind + "  " +
-           use(inst(tiers[i])) + "\n";
-    if (tiers.size() == 1)
-      return ind + use(inst(tiers.back())) + "\n";
-    return r + ind + "else\n" + ind + "  " + use(inst(tiers.back())) + "\n";
-  };
+  // The call's width picks its kernel: `vec >= W` for each width but the last, which takes the
+  // rest (the launch's if/else chain and the _desc's ternary chain).
+  auto tier_test = [&](size_t i) { return "vec >= " + std::to_string(tiers[i]); };
   std::ostringstream os;
   if (split_)
     os << kSplitShapeSource;
@@ -843,9 +836,17 @@ std::string CudaEmitter::host_source() const {
              "  }\n"
            : "";
   std::string launches;
-  auto launch_slow = [&](const std::string& indent) {
-    return by_width([&](const std::string& k) { return k + "<<<grid, " + T + ", " + slow_smem + ", stream>>>(p);"; },
-                    indent);
+  auto launch_slow = [&](const std::string& ind) {
+    std::string r;
+    const std::string under = tiers.size() > 1 ? ind + "  " : ind; // a statement under its test
+    for (size_t i = 0; i < tiers.size(); ++i) {
+      if (i + 1 < tiers.size())
+        r += ind + (i ? "else " : "") + "if (" + tier_test(i) + ")\n";
+      else if (i > 0)
+        r += ind + "else\n";
+      r += under + inst(tiers[i]) + "<<<grid, " + T + ", " + slow_smem + ", stream>>>(p);\n";
+    }
+    return r;
   };
   // With a split tail, every tile of a small launch may be split: then no persistent kernel.
   const std::string ws_call = "tg_kernel_ws<<<grid, " + fast_threads + ", tg_smem_bytes, stream>>>(p);\n";
@@ -898,7 +899,7 @@ std::string CudaEmitter::host_source() const {
     if (ws())
       func += "tma ? (const void*)tg_kernel_ws : ";
     for (size_t i = 0; i + 1 < tiers.size(); ++i)
-      func += "vec >= " + std::to_string(tiers[i]) + " ? (const void*)" + inst(tiers[i]) + " : ";
+      func += tier_test(i) + " ? (const void*)" + inst(tiers[i]) + " : ";
     func += "(const void*)" + inst(tiers.back());
   }
   os << "extern \"C\" int " << fn << "_desc(const tg_launch* launch, const tg_variant_args* args,\n"
