@@ -210,8 +210,14 @@ private:
   const ir::Copy* tma_store_ = nullptr;
   const ir::Copy* threads_store_ = nullptr;
   int64_t store_offset_ = 0, store_rows_ = 0, store_cols_ = 0;
+  // Panels the staging tile holds: all of the tile's, or (TMA store, where the whole tile
+  // does not fit beside the pipeline's stages) a ring of fewer panel slots, a divisor of the
+  // tile's panels, each panel stored as soon as it is written.
+  int64_t store_slots_ = 0;
   void plan_epilogue_store();
-  void stage_fragment(const ir::Copy* c); // registers -> the swizzled staging tile
+  // registers -> the swizzled staging tile; with panel >= 0 only that panel's registers, at
+  // the start of tg_stage
+  void stage_fragment(const ir::Copy* c, int64_t panel = -1);
   void emit_tma_store(const ir::Copy* c);
   void emit_staged_store(const ir::Copy* c);
   const ir::For* ws_loop_ = nullptr;   // the warp-specialized pipelined loop, if any

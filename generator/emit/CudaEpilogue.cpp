@@ -109,18 +109,43 @@ void CudaEmitter::plan_epilogue_store() {
     take(", stored by the block as 16-byte rows");
     return;
   }
-  if (total + 1024 > t_.gpu.smem_per_block) {
+  const int64_t panels = cols / pc, panel_bytes = rows * pc * g.dtype.bytes();
+  if (total + 1024 <= t_.gpu.smem_per_block) {
+    tma_store_ = c;
+    store_slots_ = panels;
+    take(", TMA store (" + std::to_string(panels) + " box(es) of " + std::to_string(pc) +
+         " columns) overlapping the next tile");
+    return;
+  }
+  // A ring of panel slots where the whole tile does not fit (gemm's 128x256 tile beside 4
+  // stages): at least two, so that a panel's store reads one slot while the next panel is
+  // written into another, and a divisor of the panels, so that a slot's previous store is
+  // always the one `slots` stores back (tg_bulk_wait_read<slots - 1>). The addresses must split
+  // (the panel of every register known when the loop is unrolled).
+  int64_t slots = (t_.gpu.smem_per_block - 1024 - off) / panel_bytes;
+  while (slots > 1 && panels % slots != 0)
+    --slots;
+  if (slots < 2 || !split_addressing(L, 16 / g.dtype.bytes())) {
     plan_.notes.push_back("epilogue: direct stores (a " + std::to_string(rows) + "x" +
                           std::to_string(cols) + " TMA-store staging tile would need " +
-                          std::to_string(total + 1024) + " bytes of shared memory)");
+                          std::to_string(total + 1024) + " bytes of shared memory, and fewer than two " +
+                          std::to_string(pc) + "-column panels fit)");
     return;
   }
   tma_store_ = c;
-  take(", TMA store (" + std::to_string(cols / pc) + " box(es) of " + std::to_string(pc) +
-       " columns) overlapping the next tile");
+  store_offset_ = off;
+  store_rows_ = rows;
+  store_cols_ = cols;
+  store_slots_ = slots;
+  smem_bytes_ = off + slots * panel_bytes;
+  plan_.notes.push_back("epilogue: " + std::to_string(slots) + " staging panels of " + std::to_string(rows) +
+                        "x" + std::to_string(pc) + " " + g.dtype.name() + " at byte " + std::to_string(off) +
+                        " (the " + std::to_string(rows) + "x" + std::to_string(cols) +
+                        " tile does not fit), TMA store per panel (" + std::to_string(panels) +
+                        " box(es)) overlapping the next panel's writes and the next tile");
 }
 
-void CudaEmitter::stage_fragment(const Copy* c) {
+void CudaEmitter::stage_fragment(const Copy* c, int64_t panel) {
   const Buffer& g = *c->dst.buffer;
   const Buffer& f = *c->src.buffer;
   const auto& L = frag(&f);
@@ -149,10 +174,13 @@ void CudaEmitter::stage_fragment(const Copy* c) {
   line("const int tg_r1 = tg_g * " + std::to_string(vec) + ";");
   if (split) {
     line("const int tg_rr = " + reg_coord(L, 0, "tg_r0") + ", tg_rc = " + reg_coord(L, 1, "tg_r1") + ";");
-    line("const int tg_at = tg_base + tg_rc / " + PC + " * " + std::to_string(store_rows_ * pc) +
-         " + tg_rr * " + PC + " + (((tg_rc % " + PC + ") / " + VS + ") ^ tg_sw) * " + VS + " + tg_rc % " +
-         VS + ";");
+    if (panel >= 0) // a constant test once unrolled
+      line("if (tg_rc / " + PC + " != " + std::to_string(panel) + ") continue;");
+    line("const int tg_at = tg_base + " +
+         (panel >= 0 ? std::string() : "tg_rc / " + PC + " * " + std::to_string(store_rows_ * pc) + " + ") +
+         "tg_rr * " + PC + " + (((tg_rc % " + PC + ") / " + VS + ") ^ tg_sw) * " + VS + " + tg_rc % " + VS + ";");
   } else {
+    TG_ASSERT(panel < 0, "a staging panel ring needs split addresses");
     line("const int tg_row = tg_t0 + " + reg_coord(L, 0, "tg_r0") + ", tg_col = tg_t1 + " +
          reg_coord(L, 1, "tg_r1") + ";");
     line("const int tg_c = tg_col % " + PC + ";");
@@ -183,18 +211,45 @@ void CudaEmitter::emit_tma_store(const Copy* c) {
   open("");
   line("// epilogue: registers -> swizzled staging tile -> TMA store; the store drains while the");
   line("// next tile's main loop runs");
-  line(st + "* tg_stage = (" + st + "*)(tg_smem + " + std::to_string(store_offset_) + ");");
-  line("if (tg_tid == 0) " + need("tg_bulk_wait_read") + "<0>(); // the last tile's store has read it");
-  line(need("tg_bar_consumers") + "(tg_grp);");
-  stage_fragment(c);
-  line(need("tg_fence_proxy_async") + "();");
-  line("tg_bar_consumers(tg_grp);");
-  open("if (tg_tid == 0)");
-  for (int64_t p = 0; p < store_cols_ / pc; ++p)
-    line(need("tg_tma_store_" + std::to_string(n) + "d") + "(&tg_p.tg_tm_store, tg_stage + " +
-         std::to_string(p * store_rows_ * pc) + tma_coords(c->dst, p * pc) + ");");
-  line(need("tg_bulk_commit") + "();");
-  close();
+  const int64_t panels = store_cols_ / pc, slot = store_rows_ * pc;
+  const std::string store = need("tg_tma_store_" + std::to_string(n) + "d");
+  if (store_slots_ == panels) {
+    line(st + "* tg_stage = (" + st + "*)(tg_smem + " + std::to_string(store_offset_) + ");");
+    line("if (tg_tid == 0) " + need("tg_bulk_wait_read") + "<0>(); // the last tile's store has read it");
+    line(need("tg_bar_consumers") + "(tg_grp);");
+    stage_fragment(c);
+    line(need("tg_fence_proxy_async") + "();");
+    line("tg_bar_consumers(tg_grp);");
+    open("if (tg_tid == 0)");
+    for (int64_t p = 0; p < panels; ++p)
+      line(store + "(&tg_p.tg_tm_store, tg_stage + " + std::to_string(p * slot) +
+           tma_coords(c->dst, p * pc) + ");");
+    line(need("tg_bulk_commit") + "();");
+    close();
+    close();
+    return;
+  }
+  // A ring of store_slots_ panel slots: panel p in slot p % slots, each panel's store its own
+  // bulk group, so the slot's previous store (this tile's or the last tile's) is the one
+  // `slots` groups back.
+  line("// " + std::to_string(store_slots_) + " slots of one panel: each panel's store reads its slot while the next");
+  line("// panel is written");
+  for (int64_t p = 0; p < panels; ++p) {
+    open("");
+    line(st + "* tg_stage = (" + st + "*)(tg_smem + " + std::to_string(store_offset_) + ") + " +
+         std::to_string(p % store_slots_ * slot) + ";");
+    line("if (tg_tid == 0) " + need("tg_bulk_wait_read") + "<" + std::to_string(store_slots_ - 1) +
+         ">(); // the slot's previous store has read it");
+    line(need("tg_bar_consumers") + "(tg_grp);");
+    stage_fragment(c, p);
+    line(need("tg_fence_proxy_async") + "();");
+    line("tg_bar_consumers(tg_grp);");
+    open("if (tg_tid == 0)");
+    line(store + "(&tg_p.tg_tm_store, tg_stage" + tma_coords(c->dst, p * pc) + ");");
+    line(need("tg_bulk_commit") + "();");
+    close();
+    close();
+  }
   close();
 }
 
