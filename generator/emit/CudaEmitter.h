@@ -280,7 +280,12 @@ private:
   int64_t barrier_count(const passes::TmaPipeline& tp) const {
     return (late_producers_.empty() ? 2 : 4) * tp.stages + tp.groups + (tp.prologue.empty() ? 0 : 2);
   }
-  std::string host_source() const;
+  // The launch functions; `realign` is the body of tg_realigned (realign_source()).
+  std::string host_source(const std::string& realign) const;
+  // Host code of tg_realigned (docs/cuda-backend.md, "Realigned copies"): tensors off a 16-byte
+  // boundary copied to the stream's realign workspace, the call run on the copies, outputs
+  // copied back; `host_dims` declares the dims.
+  std::string realign_source(const std::string& host_dims);
 
   const ir::Kernel& k_;
   const passes::RangeEnv ranges_; // body_ranges(k_), computed once

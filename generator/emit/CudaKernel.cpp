@@ -749,7 +749,7 @@ std::string CudaEmitter::run() {
   if (ws())
     os << "  *tma = *vec == 16;\n";
   os << tma_setup << "  return TG_OK;\n}\n\n";
-  os << host_source();
+  os << host_source(realign_source(host_dims));
   return os.str();
 }
 
@@ -772,7 +772,62 @@ const char* const kSplitShapeSource =
     "    *tail = r, *parts = s;\n"
     "}\n\n";
 
-std::string CudaEmitter::host_source() const {
+std::string CudaEmitter::realign_source(const std::string& host_dims) {
+  const bool tma = ws();
+  const std::string setup = tma ? "&p, &grid, &vec, &tma" : "&p, &grid, &vec";
+  std::string bytes, outs;
+  for (const auto& t : k_.tensors) {
+    std::string b = "(size_t)" + std::to_string(t->dtype.bytes());
+    for (const auto& d : t->shape)
+      b += " * (size_t)(" + expr(d) + ")";
+    bytes += (bytes.empty() ? "" : ",\n      ") + b;
+    outs += (outs.empty() ? "" : ", ") + std::string(t->access == Access::Read ? "false" : "true");
+  }
+  const std::string NT = std::to_string(k_.tensors.size());
+  std::ostringstream os;
+  os << "/* Realigned copies (docs/cuda-backend.md): a call that would run tg_kernel<0> (element by\n"
+        " * element) only because tensors start off a 16-byte boundary copies those tensors to the\n"
+        " * stream's realign workspace, runs the vectorized kernel on the copies and copies its outputs\n"
+        " * back, all on the call's stream. Anything else (rows that are no whole 16-byte chunks, a\n"
+        " * graph capture, no workspace) runs in place. */\n"
+        "static int tg_realigned(const tg_launch* launch, const tg_variant_args* args) {\n"
+        "  tg_params p;\n  dim3 grid;\n  int vec = 0;\n"
+     << (tma ? "  bool tma = false;\n" : "")
+     << "  int s = tg_setup(args, " << setup << ");\n"
+        "  if (s != TG_OK || vec != 0)\n    return tg_run(launch, args);\n"
+     << host_dims
+     << "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n"
+        "  const size_t tg_bytes[" << NT << "] = {" << bytes << "};\n"
+        "  const bool tg_out[" << NT << "] = {" << outs << "}; /* written by the kernel: copied back */\n"
+        "  void* tg_t[" << NT << "];\n  bool tg_moved[" << NT << "];\n  size_t tg_at[" << NT << "], tg_total = 0;\n"
+        "  for (int i = 0; i < " << NT << "; ++i) {\n"
+        "    tg_t[i] = args->tensors[i];\n"
+        "    tg_moved[i] = tg_t[i] && (uintptr_t)tg_t[i] % 16 != 0 && tg_bytes[i] > 0;\n"
+        "    tg_at[i] = tg_total;\n"
+        "    tg_total += tg_moved[i] ? (tg_bytes[i] + 255) / 256 * 256 : 0;\n"
+        "  }\n"
+        "  unsigned char* tg_ws = tg_total > TG_CUDA_REALIGN_MIN_BYTES\n"
+        "      ? (unsigned char*)tg_cuda_realign_workspace((void*)stream, tg_total) : NULL;\n"
+        "  if (!tg_ws)\n    return tg_run(launch, args);\n"
+        "  for (int i = 0; i < " << NT << "; ++i)\n"
+        "    if (tg_moved[i])\n      tg_t[i] = tg_ws + tg_at[i];\n"
+        "  tg_variant_args tg_a = *args;\n  tg_a.tensors = tg_t;\n"
+        "  /* the copies must take the widest kernel: their rows are whole 16-byte chunks */\n"
+        "  s = tg_setup(&tg_a, " << setup << ");\n"
+        "  if (s != TG_OK || vec != 16)\n    return tg_run(launch, args);\n"
+        "  /* outputs too: what the kernel does not write keeps its contents */\n"
+        "  for (int i = 0; i < " << NT << "; ++i)\n"
+        "    if (tg_moved[i] && cudaMemcpyAsync(tg_t[i], args->tensors[i], tg_bytes[i], cudaMemcpyDeviceToDevice, stream) != cudaSuccess)\n"
+        "      return TG_ERR_DEVICE;\n"
+        "  if ((s = tg_run(launch, &tg_a)) != TG_OK)\n    return s;\n"
+        "  for (int i = 0; i < " << NT << "; ++i)\n"
+        "    if (tg_moved[i] && tg_out[i] && cudaMemcpyAsync(args->tensors[i], tg_t[i], tg_bytes[i], cudaMemcpyDeviceToDevice, stream) != cudaSuccess)\n"
+        "      return TG_ERR_DEVICE;\n"
+        "  return TG_OK;\n}\n\n";
+  return os.str();
+}
+
+std::string CudaEmitter::host_source(const std::string& realign) const {
   const std::string& fn = info_.function_name;
   const std::string T = std::to_string(threads_);
   // The kernels of the file: the warp-specialized TMA kernel (sm_90a, when the tensors allow
@@ -859,7 +914,7 @@ std::string CudaEmitter::host_source() const {
                (split_ ? " if (" + whole + ")" : std::string()) + whole_note + "\n    " + ws_call;
   else
     launches = split_ ? "  if (" + whole + ")" + whole_note + "\n    " + ws_call : "  " + ws_call;
-  os << "extern \"C\" int " << fn << "(const tg_launch* launch, const tg_variant_args* args) {\n"
+  os << "static int tg_run(const tg_launch* launch, const tg_variant_args* args) {\n"
      << "  tg_params p;\n  dim3 grid;\n" << decls
      << "  int s = tg_setup(args, " << setup_args << ");\n  if (s != TG_OK)\n    return s == 1 ? TG_OK : s;\n"
      << no_slow
@@ -892,6 +947,15 @@ std::string CudaEmitter::host_source() const {
                   "    tg_kernel_ws_split<<<(unsigned)(p.tg_tail * p.tg_parts), " + fast_threads + ", tg_smem_bytes, stream>>>(p);\n"
                 : "")
      << "  return cudaGetLastError() == cudaSuccess ? TG_OK : TG_ERR_DEVICE;\n}\n\n";
+  // Only calls with a tensor off a 16-byte boundary look further (one OR of the pointers).
+  std::string any_off;
+  for (size_t i = 0; i < k_.tensors.size(); ++i)
+    any_off += (i ? " | " : "") + std::string("(uintptr_t)args->tensors[") + std::to_string(i) + "]";
+  os << realign
+     << "extern \"C\" int " << fn << "(const tg_launch* launch, const tg_variant_args* args) {\n"
+     << "  if (((" << (any_off.empty() ? "0" : any_off) << ") & 15) != 0) /* a tensor off a 16-byte boundary */\n"
+     << "    return tg_realigned(launch, args);\n"
+     << "  return tg_run(launch, args);\n}\n\n";
   std::string func = "  out->func = ";
   if (!slow_exists) {
     func += "(const void*)tg_kernel_ws";

@@ -239,6 +239,10 @@ static void slot_read_env(void) {
 static void* split_mem[TG_CUDA_STREAM_SLOTS];
 static size_t split_size[TG_CUDA_STREAM_SLOTS];
 static pthread_mutex_t split_mutex = PTHREAD_MUTEX_INITIALIZER;
+/* Realign workspaces, one per slot (split_mutex guards both kinds): contents are the calls' business (each call copies in
+ * what it reads). */
+static void* realign_mem[TG_CUDA_STREAM_SLOTS];
+static size_t realign_size[TG_CUDA_STREAM_SLOTS];
 
 void* tg_cuda_split_workspace(int slot, void* stream, size_t bytes) {
   void* p = NULL;
@@ -285,14 +289,19 @@ void tg_cuda_free_split_workspaces(void) {
   pthread_mutex_lock(&split_mutex);
   pthread_mutex_lock(&slot_mutex);
   for (i = 0; i < TG_CUDA_STREAM_SLOTS; ++i) {
-    if (!split_mem[i])
+    if (!split_mem[i] && !realign_mem[i])
       continue;
     /* the slot's device: launches on it may still use the memory */
     if (i < slots_used && cudaSetDevice(slots[i].device) == cudaSuccess)
       (void)cudaDeviceSynchronize();
-    (void)cudaFree(split_mem[i]);
+    if (split_mem[i])
+      (void)cudaFree(split_mem[i]);
+    if (realign_mem[i])
+      (void)cudaFree(realign_mem[i]);
     __atomic_store_n(&split_size[i], 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&realign_size[i], 0, __ATOMIC_RELEASE);
     split_mem[i] = NULL;
+    realign_mem[i] = NULL;
   }
   pthread_mutex_unlock(&slot_mutex);
   pthread_mutex_unlock(&split_mutex);
@@ -301,13 +310,11 @@ void tg_cuda_free_split_workspaces(void) {
   (void)cudaGetLastError();
 }
 
-int tg_cuda_stream_slot(void* stream) {
+/* The slot of `stream` on the current device, or -1 (capture, every slot taken, an error). */
+static int slot_of(void* stream) {
   int device = -1, i, slot = -1;
   int per_thread = stream == (void*)cudaStreamPerThread;
   enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  pthread_once(&slot_env_once, slot_read_env);
-  if (slots_disabled)
-    return -1;
   if (stream == (void*)cudaStreamLegacy)
     stream = NULL; /* the same stream as 0 */
   if (cudaGetDevice(&device) != cudaSuccess ||
@@ -341,4 +348,53 @@ int tg_cuda_stream_slot(void* stream) {
   last_stream = stream;
   last_slot = slot;
   return slot;
+}
+
+int tg_cuda_stream_slot(void* stream) {
+  pthread_once(&slot_env_once, slot_read_env);
+  if (slots_disabled)
+    return -1;
+  return slot_of(stream);
+}
+
+static pthread_once_t realign_env_once = PTHREAD_ONCE_INIT;
+static int realign_disabled;
+
+static void realign_read_env(void) {
+  const char* v = getenv("TILEGEN_GPU_REALIGN");
+  realign_disabled = v && strcmp(v, "0") == 0;
+}
+
+void* tg_cuda_realign_workspace(void* stream, size_t bytes) {
+  void* p = NULL;
+  int slot;
+  pthread_once(&realign_env_once, realign_read_env);
+  if (realign_disabled || bytes == 0 || (slot = slot_of(stream)) < 0)
+    return NULL;
+  if (__atomic_load_n(&realign_size[slot], __ATOMIC_ACQUIRE) >= bytes)
+    return __atomic_load_n(&realign_mem[slot], __ATOMIC_RELAXED);
+  pthread_mutex_lock(&split_mutex);
+  if (realign_size[slot] < bytes) {
+    if (realign_mem[slot]) {
+      /* copies and launches already queued on the stream may still use the old memory */
+      if (cudaStreamSynchronize((cudaStream_t)stream) != cudaSuccess ||
+          cudaFree(realign_mem[slot]) != cudaSuccess) {
+        (void)cudaGetLastError();
+        pthread_mutex_unlock(&split_mutex);
+        return NULL;
+      }
+      __atomic_store_n(&realign_size[slot], 0, __ATOMIC_RELEASE);
+      realign_mem[slot] = NULL;
+    }
+    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      pthread_mutex_unlock(&split_mutex);
+      return NULL;
+    }
+    __atomic_store_n(&realign_mem[slot], p, __ATOMIC_RELAXED);
+    __atomic_store_n(&realign_size[slot], bytes, __ATOMIC_RELEASE);
+  }
+  p = realign_mem[slot];
+  pthread_mutex_unlock(&split_mutex);
+  return p;
 }

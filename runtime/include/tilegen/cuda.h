@@ -48,9 +48,9 @@ tg_status tg_cuda_run(const tg_variant_entry* e, const tg_launch* launch,
 tg_status tg_cuda_describe(const tg_variant_entry* e, const tg_launch* launch,
                            const tg_variant_args* args, tg_gpu_launch_desc* out);
 
-/* Frees the split workspaces (tg_cuda_split_workspace in tilegen/variant.h: device memory per
- * stream that persistent Hopper kernels keep until the process exits) after synchronizing each
- * workspace's device. Later launches allocate them again. For leak checkers and programs that
+/* Frees the split and realign workspaces (tg_cuda_split_workspace and tg_cuda_realign_workspace
+ * in tilegen/variant.h: device memory per stream that persistent Hopper kernels and calls with
+ * misaligned tensors keep until the process exits) after synchronizing each workspace's device. Later launches allocate them again. For leak checkers and programs that
  * hand the memory back before they exit; not to be called while another thread launches. */
 void tg_cuda_free_split_workspaces(void);
 

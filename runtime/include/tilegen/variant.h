@@ -72,6 +72,21 @@ int tg_cuda_stream_slot(void* stream);
 #define TG_CUDA_SPLIT_FLAG_BYTES (8 * TG_CUDA_SPLIT_CUTS)
 void* tg_cuda_split_workspace(int slot, void* stream, size_t bytes);
 
+/* Device memory for realigned copies (docs/cuda-backend.md, "Realigned copies"): a call whose
+ * tensors would run a CUDA variant's element-by-element kernel only because some of them start
+ * off a 16-byte boundary copies those tensors here, runs the vectorized kernel on the copies and
+ * copies its outputs back, all on `stream`. At least `bytes` of the memory of `stream`'s slot on
+ * the current device (tg_cuda_stream_slot, without its TILEGEN_GPU_STATIC_TILES test), grown like
+ * the split workspace and kept until the process exits or tg_cuda_free_split_workspaces
+ * (tilegen/cuda.h). NULL, and the call runs the slow kernel in place, while the stream is being
+ * captured into a graph, when TILEGEN_GPU_REALIGN is 0, when every slot is taken, or when it
+ * cannot be allocated (the error is cleared). Calls whose misaligned tensors total no more than
+ * TG_CUDA_REALIGN_MIN_BYTES do not ask: the copies cost more than the slow kernel there (H200,
+ * bf16 GEMM one element off: 0.027 ms with the copies at any size up to 256^3; the slow kernel
+ * 0.021 ms at 64^3, 24 KB, and 0.046 ms at 128^3, 96 KB). */
+#define TG_CUDA_REALIGN_MIN_BYTES 65536
+void* tg_cuda_realign_workspace(void* stream, size_t bytes);
+
 /* Per-thread scratch for CPU variants whose block tiles are too large for a thread's stack:
  * returns 64-byte aligned memory of at least `bytes`, owned by the calling thread, reused
  * across calls (grown when a larger size is asked for, freed when the thread exits), or NULL

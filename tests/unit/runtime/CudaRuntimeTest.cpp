@@ -168,6 +168,42 @@ TEST(CudaRuntimeGpu, SplitWorkspaceIsZeroedKeptAndGrown) {
   cudaStreamDestroy(s);
 }
 
+TEST(CudaRuntimeGpu, RealignWorkspaceIsPerStreamKeptAndGrown) {
+  if (device_count() == 0)
+    GTEST_SKIP() << "no CUDA device";
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  cudaStream_t a = nullptr, b = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking), cudaSuccess);
+  EXPECT_EQ(tg_cuda_realign_workspace(a, 0), nullptr);
+  void* p = tg_cuda_realign_workspace(a, 4096);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ((uintptr_t)p % 256, 0u);
+  EXPECT_EQ(tg_cuda_realign_workspace(a, 4096), p); // kept
+  EXPECT_EQ(tg_cuda_realign_workspace(a, 16), p);   // a smaller request keeps it
+  void* q = tg_cuda_realign_workspace(b, 4096);     // another stream, other memory
+  ASSERT_NE(q, nullptr);
+  EXPECT_NE(q, p);
+  // Grown: the whole size is usable (a copy into its last byte succeeds).
+  void* r = tg_cuda_realign_workspace(a, 8u << 20);
+  ASSERT_NE(r, nullptr);
+  ASSERT_EQ(cudaMemsetAsync(r, 0, 8u << 20, a), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(a), cudaSuccess);
+  // Not while the stream is captured: the call then runs in place.
+  ASSERT_EQ(cudaStreamBeginCapture(b, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  EXPECT_EQ(tg_cuda_realign_workspace(b, 4096), nullptr);
+  cudaGraph_t g = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(b, &g), cudaSuccess);
+  if (g)
+    cudaGraphDestroy(g);
+  tg_cuda_free_split_workspaces(); // frees these too; the next request allocates again
+  EXPECT_NE(tg_cuda_realign_workspace(a, 4096), nullptr);
+  tg_cuda_free_split_workspaces();
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  cudaStreamDestroy(a);
+  cudaStreamDestroy(b);
+}
+
 TEST(CudaRuntime, ErrorMapping) {
   EXPECT_EQ(tg_cuda_status(cudaSuccess), TG_OK);
   EXPECT_EQ(tg_cuda_status(cudaErrorMemoryAllocation), TG_ERR_OUT_OF_MEMORY);
