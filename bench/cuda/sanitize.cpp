@@ -1,7 +1,8 @@
 // tgb_sanitize: a small-shape driver for compute-sanitizer (memcheck, racecheck): runs every
 // type of one kernel of the bench library `tgb` on the GPU at small ragged shapes, with
 // 16-byte-aligned tensors (the vectorized kernel) and with tensors one element off (the scalar
-// kernel), and compares each result with the library's own CPU variant (launch.device = -1)
+// kernel; over 64 KiB of them, the vectorized kernel on realigned copies, docs/cuda-backend.md),
+// and compares each result with the library's own CPU variant (launch.device = -1)
 // on the same inputs: each is within tol(T, L) of the exact result (docs/kernels.md), so
 // they must agree within 2 tol. Small, so the sanitizers' slowdown stays in seconds.
 //

@@ -130,7 +130,9 @@ def verify_all(api, device, launch, quick, only=None, log=print, seed=20261129, 
                          "why": "no reference in bench/cuda/catalog.py for this kernel"})
             continue
         # pointer offsets: 16-byte aligned (the widest vectors), one element (the scalar
-        # kernel) and, where elements are narrower than 4 bytes, 4 bytes (the 4-byte kernel)
+        # kernel, or over 64 KiB of such tensors the widest one on realigned copies,
+        # docs/cuda-backend.md) and, where elements are narrower than 4 bytes, 4 bytes (the
+        # 4-byte kernel)
         offsets = (0, 1)
         if any(catalog.ELEM_BYTES[kernel.tensor_type(n, types)] < 4
                for n in [n for n, _ in kernel.inputs] + [n for n, _ in kernel.outputs]):
