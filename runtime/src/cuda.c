@@ -239,8 +239,8 @@ static void slot_read_env(void) {
 static void* split_mem[TG_CUDA_STREAM_SLOTS];
 static size_t split_size[TG_CUDA_STREAM_SLOTS];
 static pthread_mutex_t split_mutex = PTHREAD_MUTEX_INITIALIZER;
-/* Realign workspaces, one per slot (split_mutex guards both kinds): contents are the calls' business (each call copies in
- * what it reads). */
+/* Realign workspaces, one per slot: contents are the calls' business (each call copies in what
+ * it reads); a slot's pointer and size change under its realign_lock and split_mutex. */
 static void* realign_mem[TG_CUDA_STREAM_SLOTS];
 static size_t realign_size[TG_CUDA_STREAM_SLOTS];
 
@@ -357,44 +357,57 @@ int tg_cuda_stream_slot(void* stream) {
   return slot_of(stream);
 }
 
-static pthread_once_t realign_env_once = PTHREAD_ONCE_INIT;
+static pthread_once_t realign_once = PTHREAD_ONCE_INIT;
 static int realign_disabled;
+/* held by a call from tg_cuda_realign_workspace to tg_cuda_realign_release */
+static pthread_mutex_t realign_lock[TG_CUDA_STREAM_SLOTS];
 
-static void realign_read_env(void) {
+static void realign_init(void) {
   const char* v = getenv("TILEGEN_GPU_REALIGN");
+  int i;
   realign_disabled = v && strcmp(v, "0") == 0;
+  for (i = 0; i < TG_CUDA_STREAM_SLOTS; ++i)
+    pthread_mutex_init(&realign_lock[i], NULL);
 }
 
-void* tg_cuda_realign_workspace(void* stream, size_t bytes) {
+void* tg_cuda_realign_workspace(void* stream, size_t bytes, int* slot_out) {
   void* p = NULL;
   int slot;
-  pthread_once(&realign_env_once, realign_read_env);
-  if (realign_disabled || bytes == 0 || (slot = slot_of(stream)) < 0)
+  pthread_once(&realign_once, realign_init);
+  if (slot_out)
+    *slot_out = -1;
+  if (!slot_out || realign_disabled || bytes == 0 || (slot = slot_of(stream)) < 0)
     return NULL;
-  if (__atomic_load_n(&realign_size[slot], __ATOMIC_ACQUIRE) >= bytes)
-    return __atomic_load_n(&realign_mem[slot], __ATOMIC_RELAXED);
-  pthread_mutex_lock(&split_mutex);
+  pthread_mutex_lock(&realign_lock[slot]);
   if (realign_size[slot] < bytes) {
+    pthread_mutex_lock(&split_mutex);
     if (realign_mem[slot]) {
       /* copies and launches already queued on the stream may still use the old memory */
       if (cudaStreamSynchronize((cudaStream_t)stream) != cudaSuccess ||
           cudaFree(realign_mem[slot]) != cudaSuccess) {
         (void)cudaGetLastError();
         pthread_mutex_unlock(&split_mutex);
+        pthread_mutex_unlock(&realign_lock[slot]);
         return NULL;
       }
-      __atomic_store_n(&realign_size[slot], 0, __ATOMIC_RELEASE);
+      realign_size[slot] = 0;
       realign_mem[slot] = NULL;
     }
     if (cudaMalloc(&p, bytes) != cudaSuccess) {
       (void)cudaGetLastError();
       pthread_mutex_unlock(&split_mutex);
+      pthread_mutex_unlock(&realign_lock[slot]);
       return NULL;
     }
-    __atomic_store_n(&realign_mem[slot], p, __ATOMIC_RELAXED);
-    __atomic_store_n(&realign_size[slot], bytes, __ATOMIC_RELEASE);
+    realign_mem[slot] = p;
+    realign_size[slot] = bytes;
+    pthread_mutex_unlock(&split_mutex);
   }
-  p = realign_mem[slot];
-  pthread_mutex_unlock(&split_mutex);
-  return p;
+  *slot_out = slot;
+  return realign_mem[slot];
+}
+
+void tg_cuda_realign_release(int slot) {
+  if (slot >= 0 && slot < TG_CUDA_STREAM_SLOTS)
+    pthread_mutex_unlock(&realign_lock[slot]);
 }

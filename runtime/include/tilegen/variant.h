@@ -78,14 +78,18 @@ void* tg_cuda_split_workspace(int slot, void* stream, size_t bytes);
  * copies its outputs back, all on `stream`. At least `bytes` of the memory of `stream`'s slot on
  * the current device (tg_cuda_stream_slot, without its TILEGEN_GPU_STATIC_TILES test), grown like
  * the split workspace and kept until the process exits or tg_cuda_free_split_workspaces
- * (tilegen/cuda.h). NULL, and the call runs the slow kernel in place, while the stream is being
- * captured into a graph, when TILEGEN_GPU_REALIGN is 0, when every slot is taken, or when it
- * cannot be allocated (the error is cleared). Calls whose misaligned tensors total no more than
+ * (tilegen/cuda.h). The call holds the slot's workspace from here to tg_cuda_realign_release
+ * (*slot): it enqueues several operations that use it, and another thread's call on the same
+ * stream must not enqueue its copies in between, so that call waits. NULL, and the call runs the
+ * slow kernel in place, while the stream is being captured into a graph, when TILEGEN_GPU_REALIGN
+ * is 0, when every slot is taken, or when the memory cannot be allocated (the error is
+ * cleared); nothing is held then. Calls whose misaligned tensors total no more than
  * TG_CUDA_REALIGN_MIN_BYTES do not ask: the copies cost more than the slow kernel there (H200,
  * bf16 GEMM one element off: 0.027 ms with the copies at any size up to 256^3; the slow kernel
  * 0.021 ms at 64^3, 24 KB, and 0.046 ms at 128^3, 96 KB). */
 #define TG_CUDA_REALIGN_MIN_BYTES 65536
-void* tg_cuda_realign_workspace(void* stream, size_t bytes);
+void* tg_cuda_realign_workspace(void* stream, size_t bytes, int* slot);
+void tg_cuda_realign_release(int slot);
 
 /* Per-thread scratch for CPU variants whose block tiles are too large for a thread's stack:
  * returns 64-byte aligned memory of at least `bytes`, owned by the calling thread, reused

@@ -9,6 +9,8 @@
 
 #include <string>
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -168,36 +170,58 @@ TEST(CudaRuntimeGpu, SplitWorkspaceIsZeroedKeptAndGrown) {
   cudaStreamDestroy(s);
 }
 
-TEST(CudaRuntimeGpu, RealignWorkspaceIsPerStreamKeptAndGrown) {
+TEST(CudaRuntimeGpu, RealignWorkspaceIsPerStreamHeldKeptAndGrown) {
   if (device_count() == 0)
     GTEST_SKIP() << "no CUDA device";
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   cudaStream_t a = nullptr, b = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking), cudaSuccess);
   ASSERT_EQ(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking), cudaSuccess);
-  EXPECT_EQ(tg_cuda_realign_workspace(a, 0), nullptr);
-  void* p = tg_cuda_realign_workspace(a, 4096);
+  int sa = -2, sb = -2;
+  EXPECT_EQ(tg_cuda_realign_workspace(a, 0, &sa), nullptr);
+  EXPECT_EQ(sa, -1);
+  void* p = tg_cuda_realign_workspace(a, 4096, &sa);
   ASSERT_NE(p, nullptr);
+  ASSERT_GE(sa, 0);
   EXPECT_EQ((uintptr_t)p % 256, 0u);
-  EXPECT_EQ(tg_cuda_realign_workspace(a, 4096), p); // kept
-  EXPECT_EQ(tg_cuda_realign_workspace(a, 16), p);   // a smaller request keeps it
-  void* q = tg_cuda_realign_workspace(b, 4096);     // another stream, other memory
+  // Held: another thread's request on the same stream waits for the release.
+  std::atomic<bool> got{false};
+  std::thread t([&] {
+    int s2 = -1;
+    void* p2 = tg_cuda_realign_workspace(a, 4096, &s2);
+    got = true;
+    EXPECT_EQ(p2, p); // kept
+    tg_cuda_realign_release(s2);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(got.load());
+  tg_cuda_realign_release(sa);
+  t.join();
+  EXPECT_TRUE(got.load());
+  EXPECT_EQ(tg_cuda_realign_workspace(a, 16, &sa), p); // a smaller request keeps it
+  tg_cuda_realign_release(sa);
+  void* q = tg_cuda_realign_workspace(b, 4096, &sb); // another stream, other memory, not held by a
   ASSERT_NE(q, nullptr);
   EXPECT_NE(q, p);
-  // Grown: the whole size is usable (a copy into its last byte succeeds).
-  void* r = tg_cuda_realign_workspace(a, 8u << 20);
+  EXPECT_NE(sb, sa);
+  tg_cuda_realign_release(sb);
+  // Grown: the whole size is usable.
+  void* r = tg_cuda_realign_workspace(a, 8u << 20, &sa);
   ASSERT_NE(r, nullptr);
   ASSERT_EQ(cudaMemsetAsync(r, 0, 8u << 20, a), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(a), cudaSuccess);
-  // Not while the stream is captured: the call then runs in place.
+  tg_cuda_realign_release(sa);
+  // Not while the stream is captured: the call then runs in place, holding nothing.
   ASSERT_EQ(cudaStreamBeginCapture(b, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-  EXPECT_EQ(tg_cuda_realign_workspace(b, 4096), nullptr);
+  EXPECT_EQ(tg_cuda_realign_workspace(b, 4096, &sb), nullptr);
+  EXPECT_EQ(sb, -1);
   cudaGraph_t g = nullptr;
   ASSERT_EQ(cudaStreamEndCapture(b, &g), cudaSuccess);
   if (g)
     cudaGraphDestroy(g);
   tg_cuda_free_split_workspaces(); // frees these too; the next request allocates again
-  EXPECT_NE(tg_cuda_realign_workspace(a, 4096), nullptr);
+  EXPECT_NE(tg_cuda_realign_workspace(a, 4096, &sa), nullptr);
+  tg_cuda_realign_release(sa);
   tg_cuda_free_split_workspaces();
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   cudaStreamDestroy(a);
