@@ -96,13 +96,26 @@ TEST(CudaRuntime, NoDeviceMeansNoStreamSlot) {
   EXPECT_EQ(tg_cuda_stream_slot((void*)cudaStreamPerThread), -1);
 }
 
-TEST(CudaRuntimeGpu, StreamSlotsAreStablePerStream) {
-  if (device_count() == 0)
-    GTEST_SKIP() << "no CUDA device";
-  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+// GPU tests on two non-blocking streams of device 0 (skipped without a device).
+class CudaRuntimeStreams : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (device_count() == 0)
+      GTEST_SKIP() << "no CUDA device";
+    ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking), cudaSuccess);
+  }
+  void TearDown() override {
+    if (a)
+      cudaStreamDestroy(a);
+    if (b)
+      cudaStreamDestroy(b);
+  }
   cudaStream_t a = nullptr, b = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking), cudaSuccess);
-  ASSERT_EQ(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking), cudaSuccess);
+};
+
+TEST_F(CudaRuntimeStreams, StreamSlotsAreStablePerStream) {
   const int sa = tg_cuda_stream_slot(a), sb = tg_cuda_stream_slot(b);
   ASSERT_GE(sa, 0);
   ASSERT_GE(sb, 0);
@@ -123,8 +136,6 @@ TEST(CudaRuntimeGpu, StreamSlotsAreStablePerStream) {
   if (g)
     cudaGraphDestroy(g);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-  cudaStreamDestroy(a);
-  cudaStreamDestroy(b);
 }
 
 TEST(CudaRuntimeGpu, SplitWorkspaceIsZeroedKeptAndGrown) {
@@ -170,13 +181,7 @@ TEST(CudaRuntimeGpu, SplitWorkspaceIsZeroedKeptAndGrown) {
   cudaStreamDestroy(s);
 }
 
-TEST(CudaRuntimeGpu, RealignWorkspaceIsPerStreamHeldKeptAndGrown) {
-  if (device_count() == 0)
-    GTEST_SKIP() << "no CUDA device";
-  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  cudaStream_t a = nullptr, b = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking), cudaSuccess);
-  ASSERT_EQ(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking), cudaSuccess);
+TEST_F(CudaRuntimeStreams, RealignWorkspaceIsPerStreamHeldKeptAndGrown) {
   int sa = -2, sb = -2;
   EXPECT_EQ(tg_cuda_realign_workspace(a, 0, &sa), nullptr);
   EXPECT_EQ(sa, -1);
@@ -224,8 +229,6 @@ TEST(CudaRuntimeGpu, RealignWorkspaceIsPerStreamHeldKeptAndGrown) {
   tg_cuda_realign_release(sa);
   tg_cuda_free_split_workspaces();
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-  cudaStreamDestroy(a);
-  cudaStreamDestroy(b);
 }
 
 TEST(CudaRuntime, ErrorMapping) {
