@@ -19,6 +19,10 @@
 
 namespace tilegen::emit {
 
+// Parts of a split tile per group of the split kernel's two-level join (emit_combine): the
+// groups' last parts merge their members, then the last of those merges the groups.
+inline constexpr int64_t kSplitGroup = 4;
+
 // The value of an expression that instantiation made constant (on-chip shapes, threads).
 int64_t cuda_const(const ir::Expr& e);
 

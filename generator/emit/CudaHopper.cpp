@@ -1118,20 +1118,36 @@ void CudaEmitter::emit_combine(const Combine* c) {
     line("// " + info_.spec_path + ":" + std::to_string(c->loc.line) +
          ": split (the parts of a split tile join here)");
   const std::string B = std::to_string(split_state_bytes());
+  const std::string G = std::to_string(kSplitGroup), G1 = std::to_string(kSplitGroup - 1);
   open("");
-  line("// arrivals at this tile (zero between launches), and the parts' registers: the a-th to");
-  line("// arrive leaves them in slot tg_slot * (parts - 1) + a and sets that slot's ready word");
-  line("unsigned* tg_arrivals = (unsigned*)tg_p.tg_split + tg_slot;");
-  line("const int64_t tg_slot0 = tg_slot * (tg_p.tg_parts - 1); // its first part slot");
+  line("// The parts join in two levels: each group of " + G + " parts (by part number), then the");
+  line("// groups. At each level the a-th of n to arrive, unless it is the last, leaves its");
+  line("// registers in slot base + a and sets that slot's ready word; the last merges the others'");
+  line("// slots into its registers (they have all arrived: nobody waits on a part not yet running).");
+  line("// Per split tile: parts - 1 slots (each group's members from g * " + G1 + ", then the groups'");
+  line("// from parts - groups) and groups + 1 arrival words (zero between launches).");
+  line("const int64_t tg_np = tg_p.tg_parts, tg_ng = (tg_np + " + G1 + ") / " + G + ";");
+  line("unsigned* tg_words = (unsigned*)tg_p.tg_split + tg_slot * (tg_ng + 1);");
+  line("const int64_t tg_slot0 = tg_slot * (tg_np - 1); // its first part slot");
   line("unsigned* tg_ready = (unsigned*)tg_p.tg_split + TG_CUDA_SPLIT_CUTS + tg_slot0;");
   line("unsigned char* tg_regs = tg_p.tg_split + TG_CUDA_SPLIT_FLAG_BYTES + tg_slot0 * " + B + "ll;");
+  line("bool tg_left = false; // handed its registers on: the tile is not this part's to finish");
+  line("#pragma unroll 1");
+  open("for (int tg_lv = 0; tg_lv < 2; ++tg_lv)");
+  line("const int64_t tg_team = tg_piece / " + G + "; // this part's group");
+  line("const int64_t tg_meet = tg_lv == 0 ? (tg_np - tg_team * " + G + " < " + G + " ? tg_np - tg_team * " + G +
+       " : " + G + ") : tg_ng; // parts that meet here");
+  line("if (tg_meet == 1)");
+  line("  continue; // alone at this level");
+  line("unsigned* tg_arrivals = tg_words + (tg_lv == 0 ? tg_team : tg_ng);");
+  line("const int64_t tg_base = tg_lv == 0 ? tg_team * " + G1 + " : tg_np - tg_ng;");
   line("if (tg_tid == 0) tg_split_arrival[tg_grp] = atomicAdd(tg_arrivals, 1u);");
   line(need("tg_bar_consumers") + "(tg_grp);");
   line("// (broadcast from lane 0: ptxas then knows the branch is warp-uniform)");
   line("const int64_t tg_arrival = (int64_t)__shfl_sync(0xffffffffu, tg_split_arrival[tg_grp], 0);");
-  open("if (tg_arrival < tg_p.tg_parts - 1)");
-  line("// not the last part: hand the carried registers to it and leave the tile");
-  line("unsigned char* tg_mine = tg_regs + tg_arrival * " + B + "ll;");
+  open("if (tg_arrival < tg_meet - 1)");
+  line("// not the last here: hand the carried registers on and leave the tile");
+  line("unsigned char* tg_mine = tg_regs + (tg_base + tg_arrival) * " + B + "ll;");
   const std::vector<int64_t> off = split_offsets();
   for (size_t i = 0; i < c->carry.size(); ++i) {
     const Buffer& st = *c->carry[i].state;
@@ -1141,13 +1157,13 @@ void CudaEmitter::emit_combine(const Combine* c) {
          std::to_string(threads_) + " + tg_tid, " + name(st.name) + "[tg_r]);");
   }
   line("tg_bar_consumers(tg_grp); // every thread's stores, then one release at GPU scope");
-  line("if (tg_tid == 0) " + need("tg_red_release_u32") + "(&tg_ready[tg_arrival], 1u);");
-  line("++tg_turn;");
-  line("continue;");
+  line("if (tg_tid == 0) " + need("tg_red_release_u32") + "(&tg_ready[tg_base + tg_arrival], 1u);");
+  line("tg_left = true;");
+  line("break;");
   close();
-  line("// the last part: merge the others' registers into this part's, one part at a time");
+  line("// the last here: merge the others' registers into this part's, one at a time");
   line("#pragma unroll 1");
-  open("for (int64_t tg_q = 0; tg_q < tg_p.tg_parts - 1; ++tg_q)");
+  open("for (int64_t tg_q = tg_base; tg_q < tg_base + tg_meet - 1; ++tg_q)");
   line("if (tg_tid == 0) {");
   line("  while (" + need("tg_ld_acquire_u32") + "(&tg_ready[tg_q]) == 0u) {");
   line("  }");
@@ -1161,7 +1177,12 @@ void CudaEmitter::emit_combine(const Combine* c) {
   stmt(c->body);
   peer_ptr_.clear();
   close();
-  line("if (tg_tid == 0) *tg_arrivals = 0u; // every part is in: clear for the next launch");
+  line("if (tg_tid == 0) *tg_arrivals = 0u; // all in at this level: clear for the next launch");
+  close();
+  open("if (tg_left)");
+  line("++tg_turn;");
+  line("continue;");
+  close();
   close();
 }
 

@@ -5,7 +5,8 @@
  * [p * n / parts, (p + 1) * n / parts) of tile T - tail + c. Every (tile, iteration) must run
  * exactly once; a split leaves whole waves before it (none when it takes every tile of a launch
  * of at most P / 2), fits the grid and the workspace (tail * (parts - 1) partial results of at
- * most P), and gives every part at least 4 iterations. */
+ * most P, and tail * (groups + 1) arrival words, groups of 4 parts), and gives every part at
+ * least 4 iterations (16 beyond 8 parts). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,8 @@ static int check(int64_t T, int64_t n, int64_t P, long* splits) {
     ++*splits;
     if (tail != T % P || (T <= P && 2 * T > P) || n < 32)
       return fail("split where it must not be", T, n, P);
-    if (parts < 2 || parts > 8 || tail * parts > P || tail * (parts - 1) > P || n / parts < 4)
+    if (parts < 2 || parts > 32 || tail * parts > P || tail * (parts - 1) > P ||
+        (parts > 8 ? n / parts < 16 : n / parts < 4) || tail * ((parts + 3) / 4 + 1) > P)
       return fail("parts out of range", T, n, P);
     if ((T - tail) % P != 0)
       return fail("the persistent kernel's tiles are not whole waves", T, n, P);
@@ -61,7 +63,7 @@ static void show(int64_t T, int64_t n, int64_t P) {
 
 int main(void) {
   static const int64_t Ps[] = {1, 2, 3, 7, 114, 132, 144};
-  static const int64_t ns[] = {0, 1, 2, 8, 31, 32, 33, 64, 128};
+  static const int64_t ns[] = {0, 1, 2, 8, 31, 32, 33, 64, 128, 256, 1024};
   long cases = 0, splits = 0;
   for (size_t pi = 0; pi < sizeof Ps / sizeof Ps[0]; ++pi)
     for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ++ni)
