@@ -88,14 +88,18 @@ void CudaEmitter::plan_epilogue_store() {
   // After everything else (the mbarriers); 1024-byte aligned like every swizzled tile.
   const int64_t off = (smem_bytes_ + 1023) / 1024 * 1024;
   const int64_t total = off + rows * cols * g.dtype.bytes();
-  auto take = [&](const std::string& how) {
+  const int64_t panels = cols / pc, panel_bytes = rows * pc * g.dtype.bytes();
+  // The staging tile holds `slots` of the tile's panels (all of them but in the TMA ring).
+  auto take = [&](int64_t slots, const std::string& note) {
     store_offset_ = off;
     store_rows_ = rows;
     store_cols_ = cols;
-    smem_bytes_ = total;
-    plan_.notes.push_back("epilogue: " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
-                          g.dtype.name() + " staging tile at byte " + std::to_string(off) + how);
+    store_slots_ = slots;
+    smem_bytes_ = off + slots * panel_bytes;
+    plan_.notes.push_back("epilogue: " + note);
   };
+  const std::string whole = std::to_string(rows) + "x" + std::to_string(cols) + " " + g.dtype.name() +
+                            " staging tile at byte " + std::to_string(off);
   if (!ws()) {
     // Without TMA: the threads store the staged tile as 16-byte rows. Only where two blocks
     // still fit on an SM (the tile costs occupancy otherwise), and only with split addresses:
@@ -106,15 +110,13 @@ void CudaEmitter::plan_epilogue_store() {
         !split_addressing(L, 16 / g.dtype.bytes()))
       return;
     threads_store_ = c;
-    take(", stored by the block as 16-byte rows");
+    take(panels, whole + ", stored by the block as 16-byte rows");
     return;
   }
-  const int64_t panels = cols / pc, panel_bytes = rows * pc * g.dtype.bytes();
   if (total + 1024 <= t_.gpu.smem_per_block) {
     tma_store_ = c;
-    store_slots_ = panels;
-    take(", TMA store (" + std::to_string(panels) + " box(es) of " + std::to_string(pc) +
-         " columns) overlapping the next tile");
+    take(panels, whole + ", TMA store (" + std::to_string(panels) + " box(es) of " + std::to_string(pc) +
+                     " columns) overlapping the next tile");
     return;
   }
   // A ring of panel slots where the whole tile does not fit (gemm's 128x256 tile beside 4
@@ -133,16 +135,10 @@ void CudaEmitter::plan_epilogue_store() {
     return;
   }
   tma_store_ = c;
-  store_offset_ = off;
-  store_rows_ = rows;
-  store_cols_ = cols;
-  store_slots_ = slots;
-  smem_bytes_ = off + slots * panel_bytes;
-  plan_.notes.push_back("epilogue: " + std::to_string(slots) + " staging panels of " + std::to_string(rows) +
-                        "x" + std::to_string(pc) + " " + g.dtype.name() + " at byte " + std::to_string(off) +
-                        " (the " + std::to_string(rows) + "x" + std::to_string(cols) +
-                        " tile does not fit), TMA store per panel (" + std::to_string(panels) +
-                        " box(es)) overlapping the next panel's writes and the next tile");
+  take(slots, std::to_string(slots) + " staging panels of " + std::to_string(rows) + "x" + std::to_string(pc) +
+                  " " + g.dtype.name() + " at byte " + std::to_string(off) + " (the " + std::to_string(rows) +
+                  "x" + std::to_string(cols) + " tile does not fit), TMA store per panel (" +
+                  std::to_string(panels) + " box(es)) overlapping the next panel's writes and the next tile");
 }
 
 void CudaEmitter::stage_fragment(const Copy* c, int64_t panel) {
@@ -213,19 +209,28 @@ void CudaEmitter::emit_tma_store(const Copy* c) {
   line("// next tile's main loop runs");
   const int64_t panels = store_cols_ / pc, slot = store_rows_ * pc;
   const std::string store = need("tg_tma_store_" + std::to_string(n) + "d");
-  if (store_slots_ == panels) {
-    line(st + "* tg_stage = (" + st + "*)(tg_smem + " + std::to_string(store_offset_) + ");");
-    line("if (tg_tid == 0) " + need("tg_bulk_wait_read") + "<0>(); // the last tile's store has read it");
+  // One round: wait until the staging memory's previous store has read it (at most `reading`
+  // stores still reading), write the registers of `panel` (-1: all), fence them for the async
+  // proxy, and issue the round's boxes as one bulk group.
+  auto round = [&](const std::string& base, int64_t reading, const std::string& why, int64_t panel,
+                   const std::vector<std::string>& boxes) {
+    line(st + "* tg_stage = (" + st + "*)(tg_smem + " + std::to_string(store_offset_) + ")" + base + ";");
+    line("if (tg_tid == 0) " + need("tg_bulk_wait_read") + "<" + std::to_string(reading) + ">(); // " + why);
     line(need("tg_bar_consumers") + "(tg_grp);");
-    stage_fragment(c);
+    stage_fragment(c, panel);
     line(need("tg_fence_proxy_async") + "();");
     line("tg_bar_consumers(tg_grp);");
     open("if (tg_tid == 0)");
-    for (int64_t p = 0; p < panels; ++p)
-      line(store + "(&tg_p.tg_tm_store, tg_stage + " + std::to_string(p * slot) +
-           tma_coords(c->dst, p * pc) + ");");
+    for (const auto& b : boxes)
+      line(store + "(&tg_p.tg_tm_store, " + b + ");");
     line(need("tg_bulk_commit") + "();");
     close();
+  };
+  if (store_slots_ == panels) {
+    std::vector<std::string> boxes;
+    for (int64_t p = 0; p < panels; ++p)
+      boxes.push_back("tg_stage + " + std::to_string(p * slot) + tma_coords(c->dst, p * pc));
+    round("", 0, "the last tile's store has read it", -1, boxes);
     close();
     return;
   }
@@ -236,18 +241,8 @@ void CudaEmitter::emit_tma_store(const Copy* c) {
   line("// panel is written");
   for (int64_t p = 0; p < panels; ++p) {
     open("");
-    line(st + "* tg_stage = (" + st + "*)(tg_smem + " + std::to_string(store_offset_) + ") + " +
-         std::to_string(p % store_slots_ * slot) + ";");
-    line("if (tg_tid == 0) " + need("tg_bulk_wait_read") + "<" + std::to_string(store_slots_ - 1) +
-         ">(); // the slot's previous store has read it");
-    line(need("tg_bar_consumers") + "(tg_grp);");
-    stage_fragment(c, p);
-    line(need("tg_fence_proxy_async") + "();");
-    line("tg_bar_consumers(tg_grp);");
-    open("if (tg_tid == 0)");
-    line(store + "(&tg_p.tg_tm_store, tg_stage" + tma_coords(c->dst, p * pc) + ");");
-    line(need("tg_bulk_commit") + "();");
-    close();
+    round(" + " + std::to_string(p % store_slots_ * slot), store_slots_ - 1,
+          "the slot's previous store has read it", p, {"tg_stage" + tma_coords(c->dst, p * pc)});
     close();
   }
   close();

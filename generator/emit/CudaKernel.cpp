@@ -777,9 +777,17 @@ const char* const kSplitShapeSource =
     "    *tail = r, *parts = s;\n"
     "}\n\n";
 
+namespace {
+// Host code around tg_setup: the locals it fills and its arguments (sm_90a files also learn
+// whether the call takes the TMA kernel).
+std::string setup_decls(bool tma) {
+  return std::string("  tg_params p;\n  dim3 grid;\n  int vec = 0;\n") + (tma ? "  bool tma = false;\n" : "");
+}
+std::string setup_args(bool tma) { return tma ? "&p, &grid, &vec, &tma" : "&p, &grid, &vec"; }
+} // namespace
+
 std::string CudaEmitter::realign_source(const std::string& host_dims) {
-  const bool tma = ws();
-  const std::string setup = tma ? "&p, &grid, &vec, &tma" : "&p, &grid, &vec";
+  const std::string setup = setup_args(ws());
   std::string bytes, outs;
   for (const auto& t : k_.tensors) {
     std::string b = "(size_t)" + std::to_string(t->dtype.bytes());
@@ -796,8 +804,7 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
         " * back, all on the call's stream. Anything else (rows that are no whole 16-byte chunks, a\n"
         " * graph capture, no workspace) runs in place. */\n"
         "static int tg_realigned(const tg_launch* launch, const tg_variant_args* args) {\n"
-        "  tg_params p;\n  dim3 grid;\n  int vec = 0;\n"
-     << (tma ? "  bool tma = false;\n" : "")
+     << setup_decls(ws())
      << "  int s = tg_setup(args, " << setup << ");\n"
         "  if (s != TG_OK || vec != 0)\n    return tg_run(launch, args);\n"
      << host_dims
@@ -889,8 +896,6 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
   }
   os << "  return TG_OK;\n}\n\n";
   std::string no_slow = slow_exists ? "" : "  if (!tma)\n    return TG_ERR_UNSUPPORTED_SHAPE;\n";
-  const std::string setup_args = ws() ? "&p, &grid, &vec, &tma" : "&p, &grid, &vec";
-  const std::string decls = ws() ? "  int vec = 0;\n  bool tma = false;\n" : "  int vec = 0;\n";
   // Warp-specialized kernels are persistent: one block per SM walks the spec's tiles.
   const std::string persist =
       ws() ? "  if (tma) {\n"
@@ -923,8 +928,8 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
   else
     launches = split_ ? "  if (" + whole + ")" + whole_note + "\n    " + ws_call : "  " + ws_call;
   os << "static int tg_run(const tg_launch* launch, const tg_variant_args* args) {\n"
-     << "  tg_params p;\n  dim3 grid;\n" << decls
-     << "  int s = tg_setup(args, " << setup_args << ");\n  if (s != TG_OK)\n    return s == 1 ? TG_OK : s;\n"
+     << setup_decls(ws())
+     << "  int s = tg_setup(args, " << setup_args(ws()) << ");\n  if (s != TG_OK)\n    return s == 1 ? TG_OK : s;\n"
      << no_slow
      << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
      << persist
@@ -976,8 +981,8 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
   }
   os << "extern \"C\" int " << fn << "_desc(const tg_launch* launch, const tg_variant_args* args,\n"
      << "                     tg_gpu_launch_desc* out) {\n  (void)launch;\n"
-     << "  tg_params p;\n  dim3 grid;\n" << decls
-     << "  int s = tg_setup(args, " << setup_args << ");\n  if (s != TG_OK)\n    return s == 1 ? TG_ERR_INVALID_ARGUMENT : s;\n"
+     << setup_decls(ws())
+     << "  int s = tg_setup(args, " << setup_args(ws()) << ");\n  if (s != TG_OK)\n    return s == 1 ? TG_ERR_INVALID_ARGUMENT : s;\n"
      << no_slow
      << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
      << persist

@@ -244,8 +244,36 @@ static pthread_mutex_t split_mutex = PTHREAD_MUTEX_INITIALIZER;
 static void* realign_mem[TG_CUDA_STREAM_SLOTS];
 static size_t realign_size[TG_CUDA_STREAM_SLOTS];
 
-void* tg_cuda_split_workspace(int slot, void* stream, size_t bytes) {
+/* Replaces *mem (of *size bytes) with at least `bytes` of new device memory whose first
+ * `zero_bytes` are zeroed on `stream`: the old memory is freed once the stream is done with it
+ * (launches and copies already queued may still use it). The pointer is published before the
+ * size (the split workspace's lock-free path reads the size first). NULL, *mem kept or emptied,
+ * on a CUDA error (cleared). The caller holds split_mutex. */
+static void* grow_memory(void** mem, size_t* size, size_t bytes, size_t zero_bytes, void* stream) {
   void* p = NULL;
+  if (*mem) {
+    if (cudaStreamSynchronize((cudaStream_t)stream) != cudaSuccess || cudaFree(*mem) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return NULL;
+    }
+    __atomic_store_n(size, 0, __ATOMIC_RELEASE);
+    *mem = NULL;
+  }
+  if (cudaMalloc(&p, bytes) != cudaSuccess ||
+      (zero_bytes && cudaMemsetAsync(p, 0, zero_bytes, (cudaStream_t)stream) != cudaSuccess)) {
+    (void)cudaGetLastError();
+    if (p)
+      (void)cudaFree(p);
+    (void)cudaGetLastError();
+    return NULL;
+  }
+  __atomic_store_n(mem, p, __ATOMIC_RELAXED);
+  __atomic_store_n(size, bytes, __ATOMIC_RELEASE);
+  return p;
+}
+
+void* tg_cuda_split_workspace(int slot, void* stream, size_t bytes) {
+  void* p;
   if (slot < 0 || slot >= TG_CUDA_STREAM_SLOTS || bytes < TG_CUDA_SPLIT_FLAG_BYTES)
     return NULL;
   /* the launch path: no lock once the slot's memory is large enough (the size is published
@@ -253,31 +281,9 @@ void* tg_cuda_split_workspace(int slot, void* stream, size_t bytes) {
   if (__atomic_load_n(&split_size[slot], __ATOMIC_ACQUIRE) >= bytes)
     return __atomic_load_n(&split_mem[slot], __ATOMIC_RELAXED);
   pthread_mutex_lock(&split_mutex);
-  if (split_size[slot] < bytes) {
-    if (split_mem[slot]) {
-      /* launches already queued on the stream may still use the old memory */
-      if (cudaStreamSynchronize((cudaStream_t)stream) != cudaSuccess ||
-          cudaFree(split_mem[slot]) != cudaSuccess) {
-        (void)cudaGetLastError();
-        pthread_mutex_unlock(&split_mutex);
-        return NULL;
-      }
-      __atomic_store_n(&split_size[slot], 0, __ATOMIC_RELEASE);
-      split_mem[slot] = NULL;
-    }
-    if (cudaMalloc(&p, bytes) != cudaSuccess ||
-        cudaMemsetAsync(p, 0, TG_CUDA_SPLIT_FLAG_BYTES, (cudaStream_t)stream) != cudaSuccess) {
-      (void)cudaGetLastError();
-      if (p)
-        (void)cudaFree(p);
-      (void)cudaGetLastError();
-      pthread_mutex_unlock(&split_mutex);
-      return NULL;
-    }
-    __atomic_store_n(&split_mem[slot], p, __ATOMIC_RELAXED);
-    __atomic_store_n(&split_size[slot], bytes, __ATOMIC_RELEASE);
-  }
-  p = split_mem[slot];
+  p = split_size[slot] >= bytes
+          ? split_mem[slot]
+          : grow_memory(&split_mem[slot], &split_size[slot], bytes, TG_CUDA_SPLIT_FLAG_BYTES, stream);
   pthread_mutex_unlock(&split_mutex);
   return p;
 }
@@ -381,27 +387,12 @@ void* tg_cuda_realign_workspace(void* stream, size_t bytes, int* slot_out) {
   pthread_mutex_lock(&realign_lock[slot]);
   if (realign_size[slot] < bytes) {
     pthread_mutex_lock(&split_mutex);
-    if (realign_mem[slot]) {
-      /* copies and launches already queued on the stream may still use the old memory */
-      if (cudaStreamSynchronize((cudaStream_t)stream) != cudaSuccess ||
-          cudaFree(realign_mem[slot]) != cudaSuccess) {
-        (void)cudaGetLastError();
-        pthread_mutex_unlock(&split_mutex);
-        pthread_mutex_unlock(&realign_lock[slot]);
-        return NULL;
-      }
-      realign_size[slot] = 0;
-      realign_mem[slot] = NULL;
-    }
-    if (cudaMalloc(&p, bytes) != cudaSuccess) {
-      (void)cudaGetLastError();
-      pthread_mutex_unlock(&split_mutex);
+    p = grow_memory(&realign_mem[slot], &realign_size[slot], bytes, 0, stream);
+    pthread_mutex_unlock(&split_mutex);
+    if (!p) {
       pthread_mutex_unlock(&realign_lock[slot]);
       return NULL;
     }
-    realign_mem[slot] = p;
-    realign_size[slot] = bytes;
-    pthread_mutex_unlock(&split_mutex);
   }
   *slot_out = slot;
   return realign_mem[slot];
