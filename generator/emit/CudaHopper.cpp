@@ -846,6 +846,16 @@ std::string CudaEmitter::hopper_helpers_source() const {
        << "               ::\"r\"(" << smem << "(dst)), \"l\"(map), \"r\"(" << smem << "(bar))" << ops
        << " : \"memory\");\n}\n";
   }
+  if (has("tg_grid_wait") || has("tg_grid_launch_dependents"))
+    os << "/* Programmatic dependent launch (PTX griddepcontrol, sm_90): wait until the grids this\n"
+          " * one depends on have completed and their writes are visible; let the stream's next launch\n"
+          " * start. Both do nothing in a launch without the programmatic attribute. */\n"
+          "TG_DEV void tg_grid_wait() { asm volatile(\"griddepcontrol.wait;\\n\" ::: \"memory\"); }\n"
+          "TG_DEV void tg_grid_launch_dependents() { asm volatile(\"griddepcontrol.launch_dependents;\\n\" ::: \"memory\"); }\n";
+  if (has("tg_prefetch_map"))
+    os << "/* Fetches a tensor map (a __grid_constant__ parameter) into the TMA unit's descriptor cache. */\n"
+          "TG_DEV void tg_prefetch_map(const CUtensorMap* m) {\n"
+          "  asm volatile(\"prefetch.tensormap [%0];\\n\" ::\"l\"(m) : \"memory\");\n}\n";
   if (has("tg_setmaxnreg_dec") || has("tg_setmaxnreg_inc"))
     os << "/* setmaxnreg: the warpgroup's per-thread register budget (all its warps execute it). */\n"
           "template <int N> TG_DEV void tg_setmaxnreg_dec() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %0;\\n\" ::\"n\"(N)); }\n"
@@ -1240,6 +1250,30 @@ void CudaEmitter::decode_tile() {
     line("const int64_t " + name(k_.grid[i].index->name) + " = " + v[i] + ";");
 }
 
+// Programmatic dependent launch (docs/hopper.md): the host launches the persistent kernels with
+// cudaLaunchAttributeProgrammaticStreamSerialization, so a launch may start while the stream's
+// previous kernel is still running, once each of that kernel's blocks has executed
+// griddepcontrol.launch_dependents (or exited). Every block of tg_kernel_ws therefore waits
+// (griddepcontrol.wait: the previous grids complete, their writes visible) before its first
+// access to global memory, and only then lets the next launch go: the overlap is its prologue
+// (shared memory, barriers, tensor-map prefetch) and the launch latency. tg_kernel_ws_split,
+// launched with the attribute only right after tg_kernel_ws, does not wait at its start: every
+// block of tg_kernel_ws has passed its wait when it starts, so what the stream ran before is
+// complete and visible, and its tiles are disjoint from tg_kernel_ws's. It waits at its end
+// instead, so that its completion, which the next launch waits for, implies tg_kernel_ws's.
+// Without the attribute (the _desc launch, TILEGEN_GPU_PDL=0) both instructions do nothing.
+void CudaEmitter::emit_launch_order() {
+  if (split_kernel_) {
+    line("// programmatic dependent launch (emit_launch_order): tg_kernel_ws's blocks have all passed");
+    line("// their wait, so no wait here; the next launch may start its prologue");
+  } else {
+    line("// programmatic dependent launch (emit_launch_order): the stream's previous kernels are");
+    line("// complete and their writes visible from here; the next launch may start its prologue");
+    line(need("tg_grid_wait") + "();");
+  }
+  line(need("tg_grid_launch_dependents") + "();");
+}
+
 std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
   split_kernel_ = split_kernel;
   out_.str("");
@@ -1303,8 +1337,14 @@ std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
     line("tg_mbar_init(&tg_tq[4], 1);");
   }
   line("tg_mbar_init_fence();");
+  // The tensor maps are parameters, not memory an earlier launch writes: fetched before the wait.
+  for (const auto& m : tma_maps_)
+    line(need("tg_prefetch_map") + "(&tg_p." + m.member + ");");
+  if (tma_store_)
+    line(need("tg_prefetch_map") + "(&tg_p.tg_tm_store);");
   close();
   line("__syncthreads();");
+  emit_launch_order();
   emit_producer_branch();
   const int64_t G = groups();
   line("// consumer group tg_grp (" + std::to_string(G) + " of " + std::to_string(threads_) +
@@ -1345,6 +1385,8 @@ std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
   close(split_kernel_ ? "} while (0); // `continue` leaves it" : "}");
   if (tma_store_)
     line("if (tg_tid == 0) " + need("tg_bulk_wait") + "<0>(); // the last tile's TMA store is done");
+  if (split_kernel_)
+    line(need("tg_grid_wait") + "(); // complete only after tg_kernel_ws (emit_launch_order)");
   std::ostringstream os;
   if (split_kernel_)
     os << "/* The split tail (docs/hopper.md): block b runs part b % tg_parts of the last tg_tail\n"

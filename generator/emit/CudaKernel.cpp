@@ -917,7 +917,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
     return r;
   };
   // With a split tail, every tile of a small launch may be split: then no persistent kernel.
-  const std::string ws_call = "tg_kernel_ws<<<grid, " + fast_threads + ", tg_smem_bytes, stream>>>(p);\n";
+  const std::string ws_call = "tg_e = tg_launch_ws(tg_kernel_ws, grid, stream, p, tg_pdl);\n";
   const std::string whole = split_ ? "p.tg_tail < p.tg_tiles[0] * p.tg_tiles[1] * p.tg_tiles[2]" : "";
   const std::string whole_note = split_ ? " /* tiles left whole */" : "";
   if (!ws())
@@ -927,6 +927,30 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
                (split_ ? " if (" + whole + ")" : std::string()) + whole_note + "\n    " + ws_call;
   else
     launches = split_ ? "  if (" + whole + ")" + whole_note + "\n    " + ws_call : "  " + ws_call;
+  if (ws())
+    os << "/* Launches a persistent kernel on `stream`, with programmatic dependent launch when `pdl`\n"
+          " * (docs/hopper.md): it may start while the stream's previous kernel finishes, and waits\n"
+          " * for it on the device (griddepcontrol.wait) before touching global memory. Launched\n"
+          " * without the attribute if the driver refuses it. */\n"
+          "template <typename K>\n"
+          "static cudaError_t tg_launch_ws(K kernel, dim3 grid, cudaStream_t stream, const tg_params& p, bool pdl) {\n"
+          "  cudaLaunchAttribute tg_attr[1];\n"
+          "  tg_attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;\n"
+          "  tg_attr[0].val.programmaticStreamSerializationAllowed = 1;\n"
+          "  cudaLaunchConfig_t tg_c = {};\n"
+          "  tg_c.gridDim = grid;\n"
+          "  tg_c.blockDim = dim3(" << fast_threads << ", 1, 1);\n"
+          "  tg_c.dynamicSmemBytes = tg_smem_bytes;\n"
+          "  tg_c.stream = stream;\n"
+          "  tg_c.attrs = tg_attr;\n"
+          "  tg_c.numAttrs = pdl ? 1 : 0;\n"
+          "  cudaError_t e = cudaLaunchKernelEx(&tg_c, kernel, p);\n"
+          "  if (e != cudaSuccess && pdl) {\n"
+          "    (void)cudaGetLastError();\n"
+          "    tg_c.numAttrs = 0;\n"
+          "    e = cudaLaunchKernelEx(&tg_c, kernel, p);\n"
+          "  }\n"
+          "  return e;\n}\n\n";
   os << "static int tg_run(const tg_launch* launch, const tg_variant_args* args) {\n"
      << setup_decls(ws())
      << "  int s = tg_setup(args, " << setup_args(ws()) << ");\n  if (s != TG_OK)\n    return s == 1 ? TG_OK : s;\n"
@@ -934,6 +958,9 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
      << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
      << persist
      << "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n"
+     << (ws() ? "  const bool tg_pdl = tg_cuda_pdl() != 0; /* programmatic dependent launch */\n"
+                "  cudaError_t tg_e = cudaSuccess;\n"
+              : "")
      << (dynamic_tiles() ? "  if (tma) { /* tiles drawn at run time, from the counters of the stream's slot */\n"
                            "    const int tg_slot = tg_cuda_stream_slot((void*)stream);\n"
                            "    void* tg_pairs = NULL;\n"
@@ -956,9 +983,11 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
                   "  }\n"
                 : "")
      << launches
-     << (split_ ? "  if (tma && p.tg_tail > 0) /* the split tiles' parts, after the whole tiles if any */\n"
-                  "    tg_kernel_ws_split<<<(unsigned)(p.tg_tail * p.tg_parts), " + fast_threads + ", tg_smem_bytes, stream>>>(p);\n"
+     << (split_ ? "  if (tma && p.tg_tail > 0 && tg_e == cudaSuccess) /* the split tiles' parts, after the whole tiles if any */\n"
+                  "    tg_e = tg_launch_ws(tg_kernel_ws_split, dim3((unsigned)(p.tg_tail * p.tg_parts), 1, 1), stream, p,\n"
+                  "                        tg_pdl && " + whole + "); /* programmatic only right after tg_kernel_ws */\n"
                 : "")
+     << (ws() ? "  if (tg_e != cudaSuccess)\n    return TG_ERR_DEVICE;\n" : "")
      << "  return cudaGetLastError() == cudaSuccess ? TG_OK : TG_ERR_DEVICE;\n}\n\n";
   // Only calls with a tensor off a 16-byte boundary look further (one OR of the pointers).
   std::string any_off;

@@ -363,6 +363,19 @@ int tg_cuda_stream_slot(void* stream) {
   return slot_of(stream);
 }
 
+static pthread_once_t pdl_once = PTHREAD_ONCE_INIT;
+static int pdl_disabled;
+
+static void pdl_read_env(void) {
+  const char* v = getenv("TILEGEN_GPU_PDL");
+  pdl_disabled = v && strcmp(v, "0") == 0;
+}
+
+int tg_cuda_pdl(void) {
+  pthread_once(&pdl_once, pdl_read_env);
+  return !pdl_disabled;
+}
+
 static pthread_once_t realign_once = PTHREAD_ONCE_INIT;
 static int realign_disabled;
 /* held by a call from tg_cuda_realign_workspace to tg_cuda_realign_release */

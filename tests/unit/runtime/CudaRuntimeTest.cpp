@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -241,6 +242,26 @@ TEST(CudaRuntime, ErrorMapping) {
   EXPECT_EQ(tg_cuda_status(cudaErrorNoKernelImageForDevice), TG_ERR_NO_VARIANT);
   EXPECT_EQ(tg_cuda_status(cudaErrorLaunchFailure), TG_ERR_DEVICE);
   EXPECT_EQ(tg_cuda_status(cudaErrorIllegalAddress), TG_ERR_DEVICE);
+}
+
+// Programmatic dependent launch is on unless TILEGEN_GPU_PDL is 0. The variable is read once per
+// process, so each case runs in a process of its own (the threadsafe death-test style re-executes
+// the test binary).
+TEST(CudaRuntimeDeathTest, PdlFollowsTheEnvironment) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto child = [](const char* v) {
+    if (v)
+      setenv("TILEGEN_GPU_PDL", v, 1);
+    else
+      unsetenv("TILEGEN_GPU_PDL");
+    const int first = tg_cuda_pdl();
+    setenv("TILEGEN_GPU_PDL", first ? "0" : "1", 1); // read once: a later change is not seen
+    std::exit(first == tg_cuda_pdl() ? first : 2);
+  };
+  EXPECT_EXIT(child("0"), testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(child(nullptr), testing::ExitedWithCode(1), "");
+  EXPECT_EXIT(child("1"), testing::ExitedWithCode(1), "");
+  EXPECT_EXIT(child(""), testing::ExitedWithCode(1), "");
 }
 
 TEST(CudaRuntime, DescribeNeedsAGpuRow) {
