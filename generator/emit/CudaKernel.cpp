@@ -558,6 +558,13 @@ std::string CudaEmitter::kernel_text() {
   line("const int tg_tid = (int)threadIdx.x;");
   line("(void)tg_smem; (void)tg_tid;");
   kernel_preamble();
+  if (t_.gpu.dependent_launch) {
+    // Programmatic dependent launch (emit_launch_order): nothing above touches global memory.
+    line("// programmatic dependent launch: the stream's previous kernels are complete and their");
+    line("// writes visible from here; the next launch may start once every block is here");
+    line(need("tg_grid_wait") + "();");
+    line(need("tg_grid_launch_dependents") + "();");
+  }
   stmt(k_.body);
   std::ostringstream os;
   os << "/* TG_VEC: the widest vector, in bytes, every tensor allows (16, 4 or 0): each pointer is\n"
@@ -903,6 +910,16 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
              "    grid = dim3((unsigned)(tg_n < (uint64_t)tg_sms ? tg_n : (uint64_t)tg_sms), 1, 1);\n"
              "  }\n"
            : "";
+  // Launch statements: with programmatic dependent launch where the target has it (tg_launch_kernel,
+  // its error kept in tg_e), else the triple-chevron launch (its error read back at the end).
+  const bool pdl = t_.gpu.dependent_launch;
+  TG_ASSERT(!ws() || pdl, "CUDA emitter: warp-specialized kernels are launched through tg_launch_kernel");
+  auto launch = [&](const std::string& kernel, const std::string& grid, const std::string& threads,
+                    const std::string& smem, const std::string& when) {
+    if (!pdl)
+      return kernel + "<<<" + grid + ", " + threads + ", " + smem + ", stream>>>(p);\n";
+    return "tg_e = tg_launch_kernel(" + kernel + ", " + grid + ", " + threads + ", " + smem + ", stream, p, " + when + ");\n";
+  };
   std::string launches;
   auto launch_slow = [&](const std::string& ind) {
     std::string r;
@@ -912,12 +929,12 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
         r += ind + (i ? "else " : "") + "if (" + tier_test(i) + ")\n";
       else if (i > 0)
         r += ind + "else\n";
-      r += under + inst(tiers[i]) + "<<<grid, " + T + ", " + slow_smem + ", stream>>>(p);\n";
+      r += under + launch(inst(tiers[i]), "grid", T, slow_smem, "tg_pdl");
     }
     return r;
   };
   // With a split tail, every tile of a small launch may be split: then no persistent kernel.
-  const std::string ws_call = "tg_e = tg_launch_ws(tg_kernel_ws, grid, stream, p, tg_pdl);\n";
+  const std::string ws_call = launch("tg_kernel_ws", "grid", fast_threads, "tg_smem_bytes", "tg_pdl");
   const std::string whole = split_ ? "p.tg_tail < p.tg_tiles[0] * p.tg_tiles[1] * p.tg_tiles[2]" : "";
   const std::string whole_note = split_ ? " /* tiles left whole */" : "";
   if (!ws())
@@ -927,20 +944,21 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
                (split_ ? " if (" + whole + ")" : std::string()) + whole_note + "\n    " + ws_call;
   else
     launches = split_ ? "  if (" + whole + ")" + whole_note + "\n    " + ws_call : "  " + ws_call;
-  if (ws())
-    os << "/* Launches a persistent kernel on `stream`, with programmatic dependent launch when `pdl`\n"
-          " * (docs/hopper.md): it may start while the stream's previous kernel finishes, and waits\n"
-          " * for it on the device (griddepcontrol.wait) before touching global memory. Launched\n"
-          " * without the attribute if the driver refuses it. */\n"
+  if (pdl)
+    os << "/* Launches `kernel` on `stream`, with programmatic dependent launch when `pdl` (docs/hopper.md\n"
+          " * point 8): it may start while the stream's previous kernel finishes, and waits for it on\n"
+          " * the device (griddepcontrol.wait) before touching global memory. Launched without the\n"
+          " * attribute if the driver refuses it. */\n"
           "template <typename K>\n"
-          "static cudaError_t tg_launch_ws(K kernel, dim3 grid, cudaStream_t stream, const tg_params& p, bool pdl) {\n"
+          "static cudaError_t tg_launch_kernel(K kernel, dim3 grid, unsigned threads, size_t smem, cudaStream_t stream,\n"
+          "                                    const tg_params& p, bool pdl) {\n"
           "  cudaLaunchAttribute tg_attr[1];\n"
           "  tg_attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;\n"
           "  tg_attr[0].val.programmaticStreamSerializationAllowed = 1;\n"
           "  cudaLaunchConfig_t tg_c = {};\n"
           "  tg_c.gridDim = grid;\n"
-          "  tg_c.blockDim = dim3(" << fast_threads << ", 1, 1);\n"
-          "  tg_c.dynamicSmemBytes = tg_smem_bytes;\n"
+          "  tg_c.blockDim = dim3(threads, 1, 1);\n"
+          "  tg_c.dynamicSmemBytes = smem;\n"
           "  tg_c.stream = stream;\n"
           "  tg_c.attrs = tg_attr;\n"
           "  tg_c.numAttrs = pdl ? 1 : 0;\n"
@@ -958,9 +976,9 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
      << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
      << persist
      << "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n"
-     << (ws() ? "  const bool tg_pdl = tg_cuda_pdl() != 0; /* programmatic dependent launch */\n"
-                "  cudaError_t tg_e = cudaSuccess;\n"
-              : "")
+     << (pdl ? "  const bool tg_pdl = tg_cuda_pdl() != 0; /* programmatic dependent launch */\n"
+               "  cudaError_t tg_e = cudaSuccess;\n"
+             : "")
      << (dynamic_tiles() ? "  if (tma) { /* tiles drawn at run time, from the counters of the stream's slot */\n"
                            "    const int tg_slot = tg_cuda_stream_slot((void*)stream);\n"
                            "    void* tg_pairs = NULL;\n"
@@ -984,10 +1002,11 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
                 : "")
      << launches
      << (split_ ? "  if (tma && p.tg_tail > 0 && tg_e == cudaSuccess) /* the split tiles' parts, after the whole tiles if any */\n"
-                  "    tg_e = tg_launch_ws(tg_kernel_ws_split, dim3((unsigned)(p.tg_tail * p.tg_parts), 1, 1), stream, p,\n"
-                  "                        tg_pdl && " + whole + "); /* programmatic only right after tg_kernel_ws */\n"
+                  "    /* programmatic only right after tg_kernel_ws */\n"
+                  "    " + launch("tg_kernel_ws_split", "dim3((unsigned)(p.tg_tail * p.tg_parts), 1, 1)", fast_threads,
+                                  "tg_smem_bytes", "tg_pdl && " + whole)
                 : "")
-     << (ws() ? "  if (tg_e != cudaSuccess)\n    return TG_ERR_DEVICE;\n" : "")
+     << (pdl ? "  if (tg_e != cudaSuccess)\n    return TG_ERR_DEVICE;\n" : "")
      << "  return cudaGetLastError() == cudaSuccess ? TG_OK : TG_ERR_DEVICE;\n}\n\n";
   // Only calls with a tensor off a 16-byte boundary look further (one OR of the pointers).
   std::string any_off;

@@ -48,6 +48,10 @@ struct GpuFacts {
   int smem_banks = 32;          // 4-byte banks
   MatrixInst mma = MatrixInst::None;
   AsyncCopy async_copy = AsyncCopy::None;
+  // Programmatic dependent launch (cc 9.0 and later): kernels wait with griddepcontrol.wait
+  // before their first global access and the host launches them with
+  // cudaLaunchAttributeProgrammaticStreamSerialization (docs/hopper.md point 8).
+  bool dependent_launch = false;
   // Mantissa bits the FP8 matrix instruction keeps when it adds its products into the
   // accumulator (0: full f32). Below f32's 23, LayoutInference promotes FP8 partial sums into an
   // f32 accumulator once per gemm (GemmPlan::promote_n).
