@@ -1250,8 +1250,8 @@ void CudaEmitter::decode_tile() {
     line("const int64_t " + name(k_.grid[i].index->name) + " = " + v[i] + ";");
 }
 
-// Programmatic dependent launch (docs/hopper.md): the host launches the persistent kernels with
-// cudaLaunchAttributeProgrammaticStreamSerialization, so a launch may start while the stream's
+// Programmatic dependent launch (docs/hopper.md point 8): the host launches the kernels of cc 9.0+
+// targets with cudaLaunchAttributeProgrammaticStreamSerialization (tg_launch_kernel), so a launch may start while the stream's
 // previous kernel is still running, once each of that kernel's blocks has executed
 // griddepcontrol.launch_dependents (or exited). Every block of tg_kernel_ws therefore waits
 // (griddepcontrol.wait: the previous grids complete, their writes visible) before its first

@@ -91,11 +91,11 @@ void* tg_cuda_split_workspace(int slot, void* stream, size_t bytes);
 void* tg_cuda_realign_workspace(void* stream, size_t bytes, int* slot);
 void tg_cuda_realign_release(int slot);
 
-/* Whether Hopper variants launch their persistent kernels with programmatic dependent launch
- * (cudaLaunchAttributeProgrammaticStreamSerialization; docs/hopper.md, "Programmatic dependent
- * launch"): 1 unless the environment sets TILEGEN_GPU_PDL=0 (read once per process). The kernels
- * wait (griddepcontrol.wait) before their first access to global memory, so the launch only
- * overlaps their prologue with the tail of the stream's previous kernel. */
+/* Whether variants for cc 9.0+ targets (sm_90, sm_90a) launch their kernels with programmatic
+ * dependent launch (cudaLaunchAttributeProgrammaticStreamSerialization; docs/hopper.md point 8):
+ * 1 unless the environment sets TILEGEN_GPU_PDL=0 (read once per process). The kernels wait
+ * (griddepcontrol.wait) before their first access to global memory, so the launch only overlaps
+ * their prologue with the tail of the stream's previous kernel. */
 int tg_cuda_pdl(void);
 
 /* Per-thread scratch for CPU variants whose block tiles are too large for a thread's stack:
