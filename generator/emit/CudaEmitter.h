@@ -19,8 +19,8 @@
 
 namespace tilegen::emit {
 
-// Parts of a split tile per group of the split kernel's two-level join (emit_combine): the
-// groups' last parts merge their members, then the last of those merges the groups.
+// Units per group at each level of the split kernel's join tree (emit_combine): each group's
+// last part to arrive merges its members and goes up a level, until one part has them all.
 inline constexpr int64_t kSplitGroup = 4;
 
 // The value of an expression that instantiation made constant (on-chip shapes, threads).

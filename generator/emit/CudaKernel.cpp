@@ -605,8 +605,9 @@ std::string CudaEmitter::run() {
     split_ = passes::ws_split_join(k_, plan_);
     if (split_)
       plan_.notes.push_back("split tail: where a launch's last wave is at most half full and tiles run 32 "
-                            "iterations or more, tg_kernel_ws_split runs its tiles in up to 32 parts each, joined by "
-                            "the spec's combine in two levels (" + std::to_string(split_state_bytes()) +
+                            "iterations or more, tg_kernel_ws_split runs its tiles in up to 64 parts each, joined by "
+                            "the spec's combine in a tree of groups of " + std::to_string(kSplitGroup) + " (" +
+                            std::to_string(split_state_bytes()) +
                             " bytes per part through the stream's workspace)");
     for (const auto* list : {&ws_pipe_.prologue, &ws_pipe_.producers})
       for (const StmtNode* s : *list)
@@ -764,18 +765,18 @@ std::string CudaEmitter::run() {
 const char* const kSplitShapeSource =
     "/* Split tail (docs/hopper.md): of T equal tiles of n iterations on P SMs, the last\n"
     " * r = T % P run as s parts each on r * s blocks of tg_kernel_ws_split, all parts of a tile\n"
-    " * starting together: s = min(P / r, max(min(n / 4, 8), min(n / 16, 32))), i.e. up to 8\n"
-    " * parts of at least 4 iterations or up to 32 of at least 16, whichever is more (the parts\n"
-    " * join in two levels, groups of 4 then the groups; more parts of fewer iterations cost more\n"
-    " * in joins than they save on the H200), where a tile has at least 32 iterations (what a\n"
-    " * part saves must outweigh a second launch and the join: a 16-iteration GEMM tile in 2\n"
-    " * parts was 12% slower) and s >= 2: the last wave after whole waves (T > P), or every tile\n"
-    " * of a launch of at most P / 2 (split-K); *tail = *parts = 0 (every tile whole) otherwise.\n"
-    " * r * s <= P bounds the parts' registers (r * (s - 1) slots) and the arrival words\n"
-    " * (r * (groups + 1)) in the workspace. */\n"
+    " * starting together: s = min(P / r, max(min(n / 4, 8), min(n / 16, 64))), i.e. up to 8\n"
+    " * parts of at least 4 iterations or up to 64 of at least 16, whichever is more (the parts\n"
+    " * join in a tree of groups of 4; on the H200 more parts of fewer iterations cost more in\n"
+    " * joins than they saved, and 132 parts of a 4096-iteration tile were slower than 64), where\n"
+    " * a tile has at least 32 iterations (what a part saves must outweigh a second launch and\n"
+    " * the join: a 16-iteration GEMM tile in 2 parts was 12% slower) and s >= 2: the last wave\n"
+    " * after whole waves (T > P), or every tile of a launch of at most P / 2 (split-K);\n"
+    " * *tail = *parts = 0 (every tile whole) otherwise. r * s <= P bounds the parts' registers\n"
+    " * (r * (s - 1) slots) and the arrival words (fewer than r * s) in the workspace. */\n"
     "static void tg_split_shape(int64_t T, int64_t n, int64_t P, int64_t* tail, int64_t* parts) {\n"
     "  const int64_t r = P > 0 ? T % P : 0;\n"
-    "  const int64_t short_parts = n / 4 < 8 ? n / 4 : 8, long_parts = n / 16 < 32 ? n / 16 : 32;\n"
+    "  const int64_t short_parts = n / 4 < 8 ? n / 4 : 8, long_parts = n / 16 < 64 ? n / 16 : 64;\n"
     "  const int64_t most = short_parts > long_parts ? short_parts : long_parts;\n"
     "  int64_t s = r > 0 ? P / r : 0;\n"
     "  s = s < most ? s : most;\n"

@@ -5,8 +5,9 @@
  * [p * n / parts, (p + 1) * n / parts) of tile T - tail + c. Every (tile, iteration) must run
  * exactly once; a split leaves whole waves before it (none when it takes every tile of a launch
  * of at most P / 2), fits the grid and the workspace (tail * (parts - 1) partial results of at
- * most P, and tail * (groups + 1) arrival words, groups of 4 parts), and gives every part at
- * least 4 iterations (16 beyond 8 parts). */
+ * most P, and tail * words(parts) arrival words), and gives every part at least 4 iterations
+ * (16 beyond 8 parts). The join's tree (groups of 4 at every level, emit_combine) is checked for
+ * every part count: its slots and arrival words are distinct and within the per-tile counts. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,35 @@ static int fail(const char* what, int64_t T, int64_t n, int64_t P) {
   return 1;
 }
 
+/* Arrival words per split tile: one per group of 4 units at every level of the join. */
+static int64_t words(int64_t parts) {
+  int64_t w = 0;
+  for (int64_t u = parts; u > 1; u = (u + 3) / 4)
+    w += (u + 3) / 4;
+  return w;
+}
+
+/* The join's tree as emit_combine walks it: at a level of u units, group g meets
+ * min(4, u - 4 g) units on word w0 + g and slots parts - u + 3 g + a, a < meet - 1. */
+static int check_tree(int64_t parts) {
+  unsigned char slot[256] = {0}, word[256] = {0};
+  int64_t w0 = 0, used = 0;
+  for (int64_t u = parts; u > 1; w0 += (u + 3) / 4, u = (u + 3) / 4)
+    for (int64_t g = 0; g < (u + 3) / 4; ++g) {
+      const int64_t meet = u - 4 * g < 4 ? u - 4 * g : 4;
+      if (meet == 1)
+        continue;
+      if (w0 + g >= words(parts) || word[w0 + g]++)
+        return fail("arrival word reused or out of range", parts, 0, 0);
+      for (int64_t a = 0; a < meet - 1; ++a, ++used) {
+        const int64_t q = parts - u + 3 * g + a;
+        if (q < 0 || q >= parts - 1 || slot[q]++)
+          return fail("slot reused or out of range", parts, 0, 0);
+      }
+    }
+  return used == parts - 1 ? 0 : fail("not every part but one left a slot", parts, 0, 0);
+}
+
 static int check(int64_t T, int64_t n, int64_t P, long* splits) {
   int64_t tail = -1, parts = -1;
   tg_split_shape(T, n, P, &tail, &parts);
@@ -27,8 +57,8 @@ static int check(int64_t T, int64_t n, int64_t P, long* splits) {
     ++*splits;
     if (tail != T % P || (T <= P && 2 * T > P) || n < 32)
       return fail("split where it must not be", T, n, P);
-    if (parts < 2 || parts > 32 || tail * parts > P || tail * (parts - 1) > P ||
-        (parts > 8 ? n / parts < 16 : n / parts < 4) || tail * ((parts + 3) / 4 + 1) > P)
+    if (parts < 2 || parts > 64 || tail * parts > P || tail * (parts - 1) > P ||
+        (parts > 8 ? n / parts < 16 : n / parts < 4) || tail * words(parts) > P)
       return fail("parts out of range", T, n, P);
     if ((T - tail) % P != 0)
       return fail("the persistent kernel's tiles are not whole waves", T, n, P);
@@ -63,8 +93,11 @@ static void show(int64_t T, int64_t n, int64_t P) {
 
 int main(void) {
   static const int64_t Ps[] = {1, 2, 3, 7, 114, 132, 144};
-  static const int64_t ns[] = {0, 1, 2, 8, 31, 32, 33, 64, 128, 256, 1024};
+  static const int64_t ns[] = {0, 1, 2, 8, 31, 32, 33, 64, 128, 256, 1024, 4096};
   long cases = 0, splits = 0;
+  for (int64_t parts = 2; parts <= 200; ++parts)
+    if (check_tree(parts))
+      return 1;
   for (size_t pi = 0; pi < sizeof Ps / sizeof Ps[0]; ++pi)
     for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ++ni)
       for (int64_t T = 1; T <= 5 * Ps[pi] + 3; T += (Ps[pi] > 16 ? 3 : 1)) {
@@ -82,6 +115,8 @@ int main(void) {
    * a launch over half the SMs */
   show(16, 64, 132);
   show(2, 1024, 132);
+  show(1, 1024, 132);
+  show(1, 4096, 132);
   show(64, 32, 132);
   show(100, 64, 132);
   printf("ok: %ld launch shapes, %ld with split tiles\n", cases, splits);
