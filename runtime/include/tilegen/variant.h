@@ -61,8 +61,8 @@ int tg_cuda_stream_slot(void* stream);
 /* Device memory of stream slot `slot` (tg_cuda_stream_slot of `stream`, on the current device)
  * for persistent kernels that run their last tiles in parts on several blocks (docs/hopper.md,
  * split tail): at least `bytes`, of which the first TG_CUDA_SPLIT_FLAG_BYTES are words the parts
- * meet on (TG_CUDA_SPLIT_CUTS arrival words, one per split tile, then as many ready words, one
- * per part's registers), zero between launches (each launch leaves the words it used at zero),
+ * meet on (TG_CUDA_SPLIT_CUTS arrival words, one per group of every level of a split tile's
+ * join tree, then as many ready words, one per part's registers), zero between launches (each launch leaves the words it used at zero),
  * and the rest the parts' registers. Allocated on the first call and grown when a larger size is
  * asked for (the stream is synchronized before the old memory is freed); kept until the process
  * exits or tg_cuda_free_split_workspaces (tilegen/cuda.h). The zeroing is queued on `stream`, so
