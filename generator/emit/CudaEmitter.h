@@ -157,7 +157,7 @@ private:
 
   // ---- Hopper: wgmma, TMA pipelines, warp specialization (CudaHopper.cpp) -----------------
   void emit_producer_branch();                      // at the top of a warp-specialized kernel
-  void emit_launch_order();                         // griddepcontrol after the prologue (PDL)
+  void emit_launch_order();                         // griddepcontrol after the prologue (PDL, cc 9.0+)
   void emit_lets_before(const ir::For* f);          // top-level lets preceding loop f
   void emit_ws_consumer_loop(const ir::For* f, const passes::TmaPipeline& tp);
   void emit_ws_body(const std::vector<ir::Stmt>& consumers, bool only_wgmma,

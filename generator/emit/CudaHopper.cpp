@@ -1259,12 +1259,13 @@ void CudaEmitter::decode_tile() {
 }
 
 // Programmatic dependent launch (docs/hopper.md point 8): the host launches the kernels of cc 9.0+
-// targets with cudaLaunchAttributeProgrammaticStreamSerialization (tg_launch_kernel), so a launch may start while the stream's
-// previous kernel is still running, once each of that kernel's blocks has executed
-// griddepcontrol.launch_dependents (or exited). Every block of tg_kernel_ws therefore waits
-// (griddepcontrol.wait: the previous grids complete, their writes visible) before its first
-// access to global memory, and only then lets the next launch go: the overlap is its prologue
-// (shared memory, barriers, tensor-map prefetch) and the launch latency. tg_kernel_ws_split,
+// targets with cudaLaunchAttributeProgrammaticStreamSerialization (tg_launch_kernel), so a
+// launch may start while the stream's previous kernel is still running, once each of that
+// kernel's blocks has executed griddepcontrol.launch_dependents (or exited). Every block of
+// tg_kernel_ws and tg_kernel therefore waits (griddepcontrol.wait: the previous grids complete,
+// their writes visible) before its first access to global memory, and only then lets the next
+// launch go: the overlap is its prologue (shared memory, barriers, tensor-map prefetch) and the
+// launch latency. tg_kernel_ws_split,
 // launched with the attribute only right after tg_kernel_ws, does not wait at its start: every
 // block of tg_kernel_ws has passed its wait when it starts, so what the stream ran before is
 // complete and visible, and its tiles are disjoint from tg_kernel_ws's. It waits at its end
@@ -1276,7 +1277,7 @@ void CudaEmitter::emit_launch_order() {
     line("// their wait, so no wait here; the next launch may start its prologue");
   } else {
     line("// programmatic dependent launch (emit_launch_order): the stream's previous kernels are");
-    line("// complete and their writes visible from here; the next launch may start its prologue");
+    line("// complete and their writes visible from here; the next launch may start");
     line(need("tg_grid_wait") + "();");
   }
   line(need("tg_grid_launch_dependents") + "();");

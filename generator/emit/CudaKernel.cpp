@@ -558,13 +558,8 @@ std::string CudaEmitter::kernel_text() {
   line("const int tg_tid = (int)threadIdx.x;");
   line("(void)tg_smem; (void)tg_tid;");
   kernel_preamble();
-  if (t_.gpu.dependent_launch) {
-    // Programmatic dependent launch (emit_launch_order): nothing above touches global memory.
-    line("// programmatic dependent launch: the stream's previous kernels are complete and their");
-    line("// writes visible from here; the next launch may start once every block is here");
-    line(need("tg_grid_wait") + "();");
-    line(need("tg_grid_launch_dependents") + "();");
-  }
+  if (t_.gpu.dependent_launch)
+    emit_launch_order(); // nothing above touches global memory
   stmt(k_.body);
   std::ostringstream os;
   os << "/* TG_VEC: the widest vector, in bytes, every tensor allows (16, 4 or 0): each pointer is\n"

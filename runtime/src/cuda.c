@@ -363,13 +363,16 @@ int tg_cuda_stream_slot(void* stream) {
   return slot_of(stream);
 }
 
+/* A feature switch that is on unless the environment sets it to 0. */
+static int env_off(const char* name) {
+  const char* v = getenv(name);
+  return v && strcmp(v, "0") == 0;
+}
+
 static pthread_once_t pdl_once = PTHREAD_ONCE_INIT;
 static int pdl_disabled;
 
-static void pdl_read_env(void) {
-  const char* v = getenv("TILEGEN_GPU_PDL");
-  pdl_disabled = v && strcmp(v, "0") == 0;
-}
+static void pdl_read_env(void) { pdl_disabled = env_off("TILEGEN_GPU_PDL"); }
 
 int tg_cuda_pdl(void) {
   pthread_once(&pdl_once, pdl_read_env);
@@ -382,9 +385,8 @@ static int realign_disabled;
 static pthread_mutex_t realign_lock[TG_CUDA_STREAM_SLOTS];
 
 static void realign_init(void) {
-  const char* v = getenv("TILEGEN_GPU_REALIGN");
   int i;
-  realign_disabled = v && strcmp(v, "0") == 0;
+  realign_disabled = env_off("TILEGEN_GPU_REALIGN");
   for (i = 0; i < TG_CUDA_STREAM_SLOTS; ++i)
     pthread_mutex_init(&realign_lock[i], NULL);
 }
