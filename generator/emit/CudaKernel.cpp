@@ -1002,8 +1002,10 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
                   "    " + launch("tg_kernel_ws_split", "dim3((unsigned)(p.tg_tail * p.tg_parts), 1, 1)", fast_threads,
                                   "tg_smem_bytes", "tg_pdl && " + whole)
                 : "")
-     << (pdl ? "  if (tg_e != cudaSuccess)\n    return TG_ERR_DEVICE;\n" : "")
-     << "  return cudaGetLastError() == cudaSuccess ? TG_OK : TG_ERR_DEVICE;\n}\n\n";
+     << (pdl ? "  /* the last error is read (and cleared) whatever tg_e says: a later call must not see it */\n"
+               "  const bool tg_ok = cudaGetLastError() == cudaSuccess && tg_e == cudaSuccess;\n"
+               "  return tg_ok ? TG_OK : TG_ERR_DEVICE;\n}\n\n"
+             : "  return cudaGetLastError() == cudaSuccess ? TG_OK : TG_ERR_DEVICE;\n}\n\n");
   // Only calls with a tensor off a 16-byte boundary look further (one OR of the pointers).
   std::string any_off;
   for (size_t i = 0; i < k_.tensors.size(); ++i)
