@@ -5,6 +5,7 @@
 # gemm_fp8 e4m3 sm_90a variant against cuBLASLt:
 #   bash bench/cuda/hopper/build.sh [TILEGEN]     -> build-hopper/gemm_check, build-hopper/fp8_check
 # then on the device: build-hopper/gemm_check --time 4096x4096x4096 ...; build-hopper/fp8_check
+# (GEMM_CHECK_SPECS, GEMM_CHECK_BASE, FP8_CHECK_SPECS: experiments, see below)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 tg=${1:-$root/build-lead/generator/tools/tilegen}
@@ -38,6 +39,11 @@ compile() {
 # GEMM_CHECK_SPECS: more gemm-like specs (same tensors A, B, C and dims M, N, K) to compare,
 # e.g. schedule experiments; library hx<i> each, for GEMM_CHECK_TARGETS (default sm_90a).
 experiments hx "${GEMM_CHECK_TARGETS:-sm_90a}" ${GEMM_CHECK_SPECS:-}
+# GEMM_CHECK_BASE: another tilegen binary (e.g. an earlier commit's) whose sm_90a variants of
+# kernels/gemm.yaml go in as library ho, for A/B timings in one process.
+if [[ -n ${GEMM_CHECK_BASE:-} ]]; then
+  "$GEMM_CHECK_BASE" generate --lib ho --targets sm_90a --out "$out/gen" "$root/kernels/gemm.yaml"
+fi
 compile "$out"/gen/h*__gemm__bf16__sm_90*.cu
 gcc -std=c11 -O2 -c -I "$root/runtime/include" -I "$(dirname "$nvcc")/../include" \
   "$root/runtime/src/cuda.c" -o "$out/rt_cuda.o"

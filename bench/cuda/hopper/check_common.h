@@ -1,11 +1,12 @@
 // Shared by the standalone checks of bench/cuda/hopper (gemm_check, fp8_check): CUDA error
-// checks and the timing of a launch.
+// checks and the timing of launches.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <vector>
 
 #define CK(x)                                                                                  \
@@ -27,25 +28,41 @@ __device__ inline float check_uniform(size_t i, unsigned seed) {
   return (x & 0xFFFF) / 32768.0f - 1.0f;
 }
 
-template <class F> float time_ms(F&& f, int reps) {
+// Median per-call ms of each of `fns`, timed interleaved: `rounds` rounds, each one batch of
+// `reps` back-to-back calls of every fn, in an order that rotates by one each round and runs
+// backwards every other round. Timing one fn after another was biased by position: under
+// load the H200's clock drifts within a second (power-bound), and in one process the first
+// variant after a pause ran 4096^3 in 0.175 ms where the same kernel later in the list took
+// 0.198 (bench/RESULTS.md, 2026-11-30 session 15). Every fn runs once first (warm-up).
+inline std::vector<float> time_interleaved(const std::vector<std::function<void()>>& fns, int reps,
+                                           int rounds = 9) {
+  const size_t n = fns.size();
+  std::vector<std::vector<float>> t(n);
+  for (const auto& f : fns)
+    f();
+  CK(cudaDeviceSynchronize());
   cudaEvent_t a, b;
   CK(cudaEventCreate(&a));
   CK(cudaEventCreate(&b));
-  f(); // warm-up
-  CK(cudaDeviceSynchronize());
-  // Batches of `reps` back-to-back launches: the host stays ahead of the GPU, so the time is
-  // the kernels' (host cost per call is bench/cuda/host_cost's subject); median of 7 batches.
-  std::vector<float> t;
-  for (int r = 0; r < 7; ++r) {
-    CK(cudaEventRecord(a));
-    for (int i = 0; i < reps; ++i)
-      f();
-    CK(cudaEventRecord(b));
-    CK(cudaEventSynchronize(b));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms / reps);
+  for (int r = 0; r < rounds; ++r)
+    for (size_t j = 0; j < n; ++j) {
+      const size_t pos = r % 2 ? n - 1 - j : j;
+      const size_t i = (pos + (size_t)r / 2) % n;
+      CK(cudaEventRecord(a));
+      for (int k = 0; k < reps; ++k)
+        fns[i]();
+      CK(cudaEventRecord(b));
+      CK(cudaEventSynchronize(b));
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, a, b));
+      t[i].push_back(ms / reps);
+    }
+  CK(cudaEventDestroy(a));
+  CK(cudaEventDestroy(b));
+  std::vector<float> med(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::sort(t[i].begin(), t[i].end());
+    med[i] = t[i][t[i].size() / 2];
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return med;
 }

@@ -132,13 +132,17 @@ int main(int argc, char** argv) {
     CK(cudaDeviceSynchronize());
     printf("%-40s max|C - cuBLASLt| %.4g (max|cuBLASLt| %.4g)\n", v.name, *w, *mr);
   }
+  // Each round times cuBLASLt and every variant interleaved (time_interleaved), so no variant
+  // gains from its place in the order.
+  std::vector<std::function<void()>> fns{ref};
+  for (const V& v : kV)
+    fns.push_back([&, fn = v.fn] { fn(&launch, &args); });
   for (int r = 0; r < rounds; ++r) {
-    float c = time_ms(ref, 20);
+    const std::vector<float> t = time_interleaved(fns, 20, 5);
+    const float c = t[0];
     printf("round %d: cublasLt %.4f ms %.0f TF", r, c, fl / c / 1e9);
-    for (const V& v : kV) {
-      float t = time_ms([&] { v.fn(&launch, &args); }, 20);
-      printf(" | %s %.4f ms %.0f TF %.3fx", v.name + 4, t, fl / t / 1e9, c / t);
-    }
+    for (size_t i = 0; i < sizeof kV / sizeof kV[0]; ++i)
+      printf(" | %s %.4f ms %.0f TF %.3fx", kV[i].name + 4, t[i + 1], fl / t[i + 1] / 1e9, c / t[i + 1]);
     printf("\n");
   }
   return 0;

@@ -1,7 +1,8 @@
 // Standalone check of generated GEMM variants on one GPU, without the dispatch library:
 // every variant function named on the command line runs on each shape, is compared with a
 // float64-accumulated reference of the same bf16 inputs (computed on the GPU), and is timed
-// against cuBLAS (cublasGemmEx, bf16 in, f32 compute) in the same process.
+// against cuBLAS (cublasGemmEx, bf16 in, f32 compute) in the same process, interleaved
+// (time_interleaved: medians of rounds in rotating order).
 //
 //   gemm_check [--time] SHAPE...     SHAPE = MxNxK[+o[E]] (+oE: A, B, C start E elements,
 //                                    default 1, past 16 bytes, so the TMA path falls back:
@@ -137,23 +138,25 @@ int main(int argc, char** argv) {
     float* worst;
     CK(cudaMallocManaged(&bad, 8));
     CK(cudaMallocManaged(&worst, 4));
-    float cublas_ms = 0;
-    if (timing && nc && s.K) {
+    auto cublas = [&] {
       float alpha = 1, beta = 0;
       // Row-major C = A B is column-major C^T = B^T A^T.
-      cublas_ms = time_ms(
-          [&] {
-            cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s.N, s.M, s.K, &alpha, B + o, CUDA_R_16BF,
-                         s.N, A + o, CUDA_R_16BF, s.K, &beta, Cb, CUDA_R_16BF, s.N,
-                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-          },
-          20);
-    }
+      cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s.N, s.M, s.K, &alpha, B + o, CUDA_R_16BF, s.N,
+                   A + o, CUDA_R_16BF, s.K, &beta, Cb, CUDA_R_16BF, s.N, CUBLAS_COMPUTE_32F,
+                   CUBLAS_GEMM_DEFAULT);
+    };
+    void* tensors[3] = {A + o, B + o, C + o};
+    int64_t dims[3] = {s.M, s.N, s.K};
+    tg_variant_args args{tensors, dims, nullptr, nullptr};
+    tg_launch launch{sizeof(tg_launch), 0, nullptr, 0};
+    // Every variant checked first; then cuBLAS and the variants that ran timed interleaved.
+    std::vector<int> status;
+    std::vector<float> worsts;
+    std::vector<unsigned long long> bads;
+    std::vector<std::function<void()>> fns;
+    if (timing && nc && s.K)
+      fns.push_back(cublas);
     for (const Variant& v : kVariants) {
-      void* tensors[3] = {A + o, B + o, C + o};
-      int64_t dims[3] = {s.M, s.N, s.K};
-      tg_variant_args args{tensors, dims, nullptr, nullptr};
-      tg_launch launch{sizeof(tg_launch), 0, nullptr, 0};
       CK(cudaMemset(C, 0xFF, (nc + 8) * 2)); // NaN: unwritten outputs fail
       int st = v.fn(&launch, &args);
       CK(cudaDeviceSynchronize());
@@ -162,19 +165,30 @@ int main(int argc, char** argv) {
       if (nc)
         compare<<<1024, 256>>>(C + o, R, nc, s.K, bad, worst);
       CK(cudaDeviceSynchronize());
-      float ms = 0;
+      status.push_back(st);
+      worsts.push_back(*worst);
+      bads.push_back(*bad);
       if (timing && st == 0)
-        ms = time_ms([&] { v.fn(&launch, &args); }, 20);
+        fns.push_back([&, fn = v.fn] { fn(&launch, &args); });
+    }
+    std::vector<float> ms_all = fns.empty() ? std::vector<float>() : time_interleaved(fns, 20);
+    const bool with_cublas = timing && nc && s.K;
+    const float cublas_ms = with_cublas ? ms_all[0] : 0.0f;
+    size_t next = with_cublas ? 1 : 0;
+    for (size_t vi = 0; vi < sizeof kVariants / sizeof kVariants[0]; ++vi) {
+      const Variant& v = kVariants[vi];
+      const int st = status[vi];
+      const float ms = timing && st == 0 ? ms_all[next++] : 0.0f;
       char shape[64];
       char off[16] = "";
       if (s.offset)
         std::snprintf(off, sizeof off, "+o%d", s.offset);
       std::snprintf(shape, sizeof shape, "%dx%dx%d%s", s.M, s.N, s.K, off);
-      bool ok = st == 0 && *bad == 0;
+      bool ok = st == 0 && bads[vi] == 0;
       failures += !ok;
-      std::printf("%-44s %-18s %10.3f %10llu %8.4f %9.4f %9.3f %s%s\n", v.name, shape, *worst, *bad,
-                  ms, cublas_ms, ms > 0 && cublas_ms > 0 ? cublas_ms / ms : 0.0, ok ? "ok" : "FAIL",
-                  st ? " (status)" : "");
+      std::printf("%-44s %-18s %10.3f %10llu %8.4f %9.4f %9.3f %s%s\n", v.name, shape, worsts[vi],
+                  bads[vi], ms, cublas_ms, ms > 0 && cublas_ms > 0 ? cublas_ms / ms : 0.0,
+                  ok ? "ok" : "FAIL", st ? " (status)" : "");
       if (timing && ms > 0)
         std::printf("  %.1f TFLOP/s (cuBLAS %.1f)\n", 2.0 * s.M * s.N * s.K / ms / 1e9,
                     cublas_ms > 0 ? 2.0 * s.M * s.N * s.K / cublas_ms / 1e9 : 0.0);
