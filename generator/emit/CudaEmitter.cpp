@@ -491,7 +491,8 @@ void CudaEmitter::stmt(const Stmt& s) {
     // The split kernel (one tile, no loop around it): without a fence between the zeroing and
     // the first wgmma, ptxas serialized every wgmma of the kernel (C7515, bf16 GEMM); the
     // persistent kernel's tile loop keeps them apart already, and its code stays as it was.
-    if (split_kernel_ && wgmma_accumulator(f->dst.get()))
+    // A fill the first wgmma does instead (plan_accumulator_clear) writes nothing here.
+    if (split_kernel_ && wgmma_accumulator(f->dst.get()) && f != folded_fill_)
       fence_registers(name(f->dst->name), frag(f->dst.get()).num_regs());
     return;
   }

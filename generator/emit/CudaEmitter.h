@@ -167,6 +167,11 @@ private:
   void plan_rotation(); // sets rot_split_ and late_producers_ for the warp-specialized loop
   size_t rot_split_ = 0; // 0: no rotation; else the first consumer after the wait
   std::set<const ir::StmtNode*> late_producers_; // TMA copies on the second barrier set
+  // A zero fill of the accumulator of the warp-specialized loop's first gemm, done instead by
+  // that gemm's first wgmma in each tile (scale-d 0 on the first iteration): CudaHopper.cpp.
+  void plan_accumulator_clear();
+  const ir::Fill* folded_fill_ = nullptr;   // emitted only for a loop of no iterations
+  const ir::Gemm* clearing_gemm_ = nullptr; // its first wgmma overwrites at tg_it == 0
   void emit_rotated_body(const std::vector<ir::Stmt>& consumers, size_t split,
                          const passes::TmaPipeline& tp);
   void emit_rotated_tail(const std::vector<ir::Stmt>& consumers, const passes::TmaPipeline& tp);

@@ -15,6 +15,7 @@
 
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
 #include "support/InternalError.h"
 
 #include <algorithm>
@@ -88,11 +89,12 @@ std::vector<Stmt> ws_consumers(const For* f, const passes::TmaPipeline& tp) {
 using WgmmaStep = std::pair<std::string, int64_t>;
 
 // The call of wgmma helper `fn` for step `s` into accumulator `d`, B `b_bytes` further on
-// (a column chunk of B), scale-d 0 (overwrite) or 1 (accumulate).
+// (a column chunk of B), with scale-d `scale`: 0 overwrites, 1 accumulates (a run-time value
+// is a predicate).
 std::string wgmma_call(const std::string& fn, const std::string& d, const WgmmaStep& s,
-                       int64_t b_bytes, bool accumulate) {
+                       int64_t b_bytes, const std::string& scale) {
   return fn + "(" + d + ", " + s.first + ", tg_db + " + std::to_string((s.second + b_bytes) >> 4) +
-         ", " + (accumulate ? "1" : "0") + ");";
+         ", " + scale + ");";
 }
 
 // k steps of a wgmma gemm: its K over one instruction's k (32 bytes of the operand type).
@@ -411,6 +413,14 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   if (!tp.prologue.empty())
     line("if (tg_tid % 32 == 0) " + need("tg_mbar_arrive") +
          "(&tg_pro[1]); // the prologue buffers: the loop's gemms are done with them");
+  if (const Fill* fill = folded_fill_) {
+    line("// without an iteration no wgmma zeroed " + name(fill->dst->name));
+    open("if (tg_n == 0)");
+    folded_fill_ = nullptr;
+    emit_fill(fill);
+    folded_fill_ = fill;
+    close();
+  }
   close();
   for (const Buffer* b : staged)
     stage_expr_.erase(b);
@@ -514,6 +524,46 @@ void CudaEmitter::plan_rotation() {
     return;
   rot_split_ = split;
   late_producers_ = std::move(late);
+}
+
+// The consumers zero a GEMM's accumulator between tiles (128 registers a thread for 128x256)
+// while the tensor cores wait for them. Where the spec fills the accumulator with zero right
+// before the warp-specialized loop (statements between do not mention it), and the loop's
+// first consumer statement that mentions it is a wgmma gemm accumulating into it (not
+// promoted, not rotated), that gemm's first wgmma of iteration 0 overwrites it instead
+// (scale-d is a predicate: tg_it != 0); the fill runs only if the loop has no iteration.
+void CudaEmitter::plan_accumulator_clear() {
+  folded_fill_ = nullptr;
+  clearing_gemm_ = nullptr;
+  auto* top = k_.body->as<Seq>();
+  if (!ws_loop_ || rot_split_ > 0 || !top)
+    return;
+  auto at = std::find_if(top->stmts.begin(), top->stmts.end(),
+                         [&](const Stmt& s) { return s.get() == ws_loop_; });
+  const Fill* fill = nullptr;
+  for (auto it = at; !fill && it != top->stmts.begin();) {
+    --it;
+    auto* f = (*it)->as<Fill>();
+    if (f && f->dst->scope == MemScope::Fragment && is_const_zero(f->value) && wgmma_accumulator(f->dst.get())) {
+      fill = f;
+      for (auto j = it + 1; j != at; ++j)
+        if (mentions_buffer(*j, f->dst.get()))
+          return;
+    }
+  }
+  if (!fill)
+    return;
+  for (const Stmt& c : ws_consumers(ws_loop_, ws_pipe_)) {
+    if (!mentions_buffer(c, fill->dst.get()))
+      continue;
+    auto* g = c->as<Gemm>();
+    if (!g || !wgmma_gemm(g) || g->c != fill->dst || g->clear || plan_.gemms.at(g).promote_n > 0 ||
+        g->a == g->c || g->b == g->c)
+      return;
+    folded_fill_ = fill;
+    clearing_gemm_ = g;
+    return;
+  }
 }
 
 void CudaEmitter::emit_rotated_body(const std::vector<Stmt>& consumers, size_t split,
@@ -718,7 +768,8 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
   }
   std::vector<std::string> calls;
   for (size_t kk = 0; kk < steps.size(); ++kk)
-    calls.push_back(wgmma_call(fn, name(g->c->name), steps[kk], 0, !(g->clear && kk == 0)));
+    calls.push_back(wgmma_call(fn, name(g->c->name), steps[kk], 0,
+                               kk > 0 ? "1" : g->clear ? "0" : g == clearing_gemm_ ? "tg_it != 0" : "1"));
   const bool turn = turn_pending_;
   turn_pending_ = false;
   if (turn)
@@ -767,7 +818,7 @@ void CudaEmitter::gemm_wgmma_promoted(const Gemm* g, const passes::GemmPlan& p,
     line(need("tg_wgmma_fence") + "();");
     for (size_t kk = 0; kk < steps.size(); ++kk)
       // the chunk starts n*c rows down B's K-major panels (a multiple of the 8-row atom)
-      line(wgmma_call(fn, part(c), steps[kk], c * n * b_row_bytes, kk > 0));
+      line(wgmma_call(fn, part(c), steps[kk], c * n * b_row_bytes, kk > 0 ? "1" : "0"));
     line(need("tg_wgmma_commit") + "();");
   };
   if (pairs)

@@ -607,6 +607,7 @@ std::string CudaEmitter::run() {
     for (const auto* list : {&ws_pipe_.prologue, &ws_pipe_.producers})
       for (const StmtNode* s : *list)
         tma_maps_.push_back({s->as<Copy>(), "tg_tm_" + name(s->as<Copy>()->dst.buffer->name)});
+    plan_accumulator_clear();
   }
   plan_epilogue_store(); // the epilogue's staging tile (TMA store, or 16-byte rows without TMA)
   // Kernels first: they record which helpers are needed.
