@@ -34,8 +34,10 @@ __device__ inline float check_uniform(size_t i, unsigned seed) {
 // load the H200's clock drifts within a second (power-bound), and in one process the first
 // variant after a pause ran 4096^3 in 0.175 ms where the same kernel later in the list took
 // 0.198 (bench/RESULTS.md, 2026-11-30 session 15). Every fn runs once first (warm-up).
+// With `flush` set, each call instead runs alone after it (bench.py's one call at a time after
+// an L2 flush): the time of a call is between two events around it, a batch's the mean.
 inline std::vector<float> time_interleaved(const std::vector<std::function<void()>>& fns, int reps,
-                                           int rounds = 9) {
+                                           int rounds = 9, const std::function<void()>& flush = {}) {
   const size_t n = fns.size();
   std::vector<std::vector<float>> t(n);
   for (const auto& f : fns)
@@ -48,14 +50,20 @@ inline std::vector<float> time_interleaved(const std::vector<std::function<void(
     for (size_t j = 0; j < n; ++j) {
       const size_t pos = r % 2 ? n - 1 - j : j;
       const size_t i = (pos + (size_t)r / 2) % n;
-      CK(cudaEventRecord(a));
-      for (int k = 0; k < reps; ++k)
-        fns[i]();
-      CK(cudaEventRecord(b));
-      CK(cudaEventSynchronize(b));
-      float ms = 0;
-      CK(cudaEventElapsedTime(&ms, a, b));
-      t[i].push_back(ms / reps);
+      float sum = 0;
+      for (int k = 0; k < (flush ? reps : 1); ++k) {
+        if (flush)
+          flush();
+        CK(cudaEventRecord(a));
+        for (int c = 0; c < (flush ? 1 : reps); ++c)
+          fns[i]();
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        sum += ms;
+      }
+      t[i].push_back(sum / reps);
     }
   CK(cudaEventDestroy(a));
   CK(cudaEventDestroy(b));

@@ -4,7 +4,12 @@
 // against cuBLAS (cublasGemmEx, bf16 in, f32 compute) in the same process, interleaved
 // (time_interleaved: medians of rounds in rotating order).
 //
-//   gemm_check [--time] SHAPE...     SHAPE = MxNxK[+o[E]] (+oE: A, B, C start E elements,
+//   gemm_check [--time] [--sets N] [--flush] SHAPE...
+//                                    --flush: each timed call alone after a 256 MB memset
+//                                    (bench.py's one call at a time)
+//                                    --sets N: timed calls rotate among N copies of A, B and
+//                                    C (cold L2, as bench.py's rotation); default 1
+//                                    SHAPE = MxNxK[+o[E]] (+oE: A, B, C start E elements,
 //                                    default 1, past 16 bytes, so the TMA path falls back:
 //                                    +o2 to tg_kernel<4>, +o1 to tg_kernel<0>)
 //
@@ -103,10 +108,16 @@ Shape parse(const char* s) {
 
 int main(int argc, char** argv) {
   bool timing = false;
+  int sets = 1;
+  bool flush = false;
   std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--time"))
       timing = true;
+    else if (!std::strcmp(argv[i], "--flush"))
+      flush = true;
+    else if (!std::strcmp(argv[i], "--sets") && i + 1 < argc && std::atoi(argv[i + 1]) >= 1)
+      sets = std::atoi(argv[++i]);
     else
       shapes.push_back(parse(argv[i]));
   }
@@ -115,6 +126,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cublasCreate failed\n");
     return 1;
   }
+  void* scratch = nullptr; // --flush: written before each timed call, evicting the L2
+  const size_t kFlushBytes = size_t(256) << 20;
+  unsigned flushes = 0;
   int failures = 0;
   std::printf("%-44s %-18s %10s %10s %8s %9s %9s\n", "variant", "shape", "worst/tol", "bad", "ms",
               "cublas_ms", "ratio");
@@ -138,17 +152,37 @@ int main(int argc, char** argv) {
     float* worst;
     CK(cudaMallocManaged(&bad, 8));
     CK(cudaMallocManaged(&worst, 4));
+    // Timing sets: set 0 is the checked one; the others are copies (same values, other memory).
+    std::vector<__nv_bfloat16*> As{A}, Bs{B}, Cs{C}, Cbs{Cb};
+    for (int i = 1; i < (timing ? sets : 1); ++i) {
+      __nv_bfloat16 *a, *b, *c, *cb;
+      CK(cudaMalloc(&a, (na + 8) * 2));
+      CK(cudaMalloc(&b, (nb + 8) * 2));
+      CK(cudaMalloc(&c, (nc + 8) * 2));
+      CK(cudaMalloc(&cb, (nc + 8) * 2));
+      CK(cudaMemcpy(a, A, (na + 8) * 2, cudaMemcpyDeviceToDevice));
+      CK(cudaMemcpy(b, B, (nb + 8) * 2, cudaMemcpyDeviceToDevice));
+      As.push_back(a), Bs.push_back(b), Cs.push_back(c), Cbs.push_back(cb);
+    }
+    size_t cur_cublas = 0, cur_ours = 0; // the set of the next timed call
     auto cublas = [&] {
+      const size_t i = cur_cublas++ % As.size();
       float alpha = 1, beta = 0;
       // Row-major C = A B is column-major C^T = B^T A^T.
-      cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s.N, s.M, s.K, &alpha, B + o, CUDA_R_16BF, s.N,
-                   A + o, CUDA_R_16BF, s.K, &beta, Cb, CUDA_R_16BF, s.N, CUBLAS_COMPUTE_32F,
+      cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s.N, s.M, s.K, &alpha, Bs[i] + o, CUDA_R_16BF, s.N,
+                   As[i] + o, CUDA_R_16BF, s.K, &beta, Cbs[i], CUDA_R_16BF, s.N, CUBLAS_COMPUTE_32F,
                    CUBLAS_GEMM_DEFAULT);
     };
     void* tensors[3] = {A + o, B + o, C + o};
     int64_t dims[3] = {s.M, s.N, s.K};
     tg_variant_args args{tensors, dims, nullptr, nullptr};
     tg_launch launch{sizeof(tg_launch), 0, nullptr, 0};
+    auto ours = [&](tg_variant_fn fn) {
+      const size_t i = cur_ours++ % As.size();
+      void* t[3] = {As[i] + o, Bs[i] + o, Cs[i] + o};
+      tg_variant_args a{t, dims, nullptr, nullptr};
+      fn(&launch, &a);
+    };
     // Every variant checked first; then cuBLAS and the variants that ran timed interleaved.
     std::vector<int> status;
     std::vector<float> worsts;
@@ -169,9 +203,16 @@ int main(int argc, char** argv) {
       worsts.push_back(*worst);
       bads.push_back(*bad);
       if (timing && st == 0)
-        fns.push_back([&, fn = v.fn] { fn(&launch, &args); });
+        fns.push_back([&, fn = v.fn] { ours(fn); });
     }
-    std::vector<float> ms_all = fns.empty() ? std::vector<float>() : time_interleaved(fns, 20);
+    std::function<void()> flusher;
+    if (flush) {
+      if (!scratch)
+        CK(cudaMalloc(&scratch, kFlushBytes));
+      flusher = [&] { CK(cudaMemsetAsync(scratch, (int)(++flushes & 0xFF), kFlushBytes)); };
+    }
+    std::vector<float> ms_all =
+        fns.empty() ? std::vector<float>() : time_interleaved(fns, flush ? 10 : 20, 9, flusher);
     const bool with_cublas = timing && nc && s.K;
     const float cublas_ms = with_cublas ? ms_all[0] : 0.0f;
     size_t next = with_cublas ? 1 : 0;
@@ -193,10 +234,12 @@ int main(int argc, char** argv) {
         std::printf("  %.1f TFLOP/s (cuBLAS %.1f)\n", 2.0 * s.M * s.N * s.K / ms / 1e9,
                     cublas_ms > 0 ? 2.0 * s.M * s.N * s.K / cublas_ms / 1e9 : 0.0);
     }
-    cudaFree(A);
-    cudaFree(B);
-    cudaFree(C);
-    cudaFree(Cb);
+    for (size_t i = 0; i < As.size(); ++i) {
+      cudaFree(As[i]);
+      cudaFree(Bs[i]);
+      cudaFree(Cs[i]);
+      cudaFree(Cbs[i]);
+    }
     cudaFree(R);
     cudaFree(bad);
     cudaFree(worst);
