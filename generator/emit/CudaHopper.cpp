@@ -526,8 +526,9 @@ void CudaEmitter::plan_rotation() {
   late_producers_ = std::move(late);
 }
 
-// The consumers zero a GEMM's accumulator between tiles (128 registers a thread for 128x256)
-// while the tensor cores wait for them. Where the spec fills the accumulator with zero right
+// The consumers zeroed a GEMM's accumulator between tiles (64 register writes a thread for a
+// 128x256 tile) while the tensor cores waited (H200: within +-1%, ahead in most interleaved
+// pairs; bench/RESULTS.md, 2026-11-30 session 15). Where the spec fills the accumulator with zero right
 // before the warp-specialized loop (statements between do not mention it), and the loop's
 // first consumer statement that mentions it is a wgmma gemm accumulating into it (not
 // promoted, not rotated), that gemm's first wgmma of iteration 0 overwrites it instead
