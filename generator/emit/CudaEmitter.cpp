@@ -487,12 +487,15 @@ void CudaEmitter::stmt(const Stmt& s) {
   case StmtKind::Fill: {
     op_comment(s);
     const Fill* f = s->as<Fill>();
+    if (f == folded_fill_) { // emitted after the loop, for no iterations (emit_ws_consumer_loop)
+      line("// zeroed by the first wgmma of the loop below (plan_accumulator_clear)");
+      return;
+    }
     emit_fill(f);
     // The split kernel (one tile, no loop around it): without a fence between the zeroing and
     // the first wgmma, ptxas serialized every wgmma of the kernel (C7515, bf16 GEMM); the
     // persistent kernel's tile loop keeps them apart already, and its code stays as it was.
-    // A fill the first wgmma does instead (plan_accumulator_clear) writes nothing here.
-    if (split_kernel_ && wgmma_accumulator(f->dst.get()) && f != folded_fill_)
+    if (split_kernel_ && wgmma_accumulator(f->dst.get()))
       fence_registers(name(f->dst->name), frag(f->dst.get()).num_regs());
     return;
   }

@@ -416,9 +416,7 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
   if (const Fill* fill = folded_fill_) {
     line("// without an iteration no wgmma zeroed " + name(fill->dst->name));
     open("if (tg_n == 0)");
-    folded_fill_ = nullptr;
     emit_fill(fill);
-    folded_fill_ = fill;
     close();
   }
   close();

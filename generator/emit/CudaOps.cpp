@@ -93,10 +93,6 @@ void CudaEmitter::declare_thread_coords(const layout::FragmentLayout& L) {
 
 void CudaEmitter::emit_fill(const Fill* f) {
   const Buffer& b = *f->dst;
-  if (f == folded_fill_) {
-    line("// zeroed by the first wgmma of the loop below (plan_accumulator_clear)");
-    return;
-  }
   std::string v = from_float(expr(f->value), b.dtype);
   if (b.scope == MemScope::Fragment) {
     line("#pragma unroll");
