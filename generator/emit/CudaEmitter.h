@@ -265,7 +265,16 @@ private:
   // Tensors, dims, scalars and (unless a persistent kernel derives them) grid indices.
   void kernel_preamble(bool grid_indices = true);
   void decode_tile(); // a persistent kernel's grid indices from tg_tile (L2-friendly order)
-  int64_t group_rows() const; // rows of tiles per L2 group of the persistent walk
+  // The persistent walk's groups of tile rows (decode_tile): `rows` is the square group's
+  // height; where the loop's copies split into operands that move with x only (x_bytes per
+  // iteration, a GEMM's B) and with y only (y_bytes, A), the host may choose whole-width bands
+  // at run time instead (tg_walk_rows, in tg_p.tg_group).
+  struct TileWalk {
+    int64_t rows = 8;
+    int64_t x_bytes = 0, y_bytes = 0;
+    bool banded() const { return x_bytes > 0 && y_bytes > 0; }
+  };
+  TileWalk tile_walk() const;
   void emit_tile_scheduler();
   void take_ring_tile(const std::string& counter, bool consumers);
   // Tiles drawn at run time (passes::ws_dynamic_tiles; docs/hopper.md "tile order at run time"),
@@ -281,7 +290,7 @@ private:
   std::string ws_trip_count(const ir::For* f); // `const int64_t tg_n = ...;` for this tile or part
   std::string ws_iteration(const ir::For* f);  // the loop variable at iteration tg_it
   bool split_kernel_ = false; // printing tg_kernel_ws_split (the split parts), not tg_kernel_ws
-  std::string split_extent_host_; // the loop's extent, printed for tg_setup
+  std::string loop_extent_host_; // the loop's extent, printed for tg_setup (split tail, tile walk)
   void split_part_head();     // a split_kernel block's tile, iterations and cut
   bool wgmma_accumulator(const ir::Buffer* b) const; // the C of a wgmma gemm
   void emit_combine(const ir::Combine* c);

@@ -1256,18 +1256,24 @@ void CudaEmitter::emit_combine(const Combine* c) {
 
 // ---- the kernel --------------------------------------------------------------------------------
 
-// Rows of tiles (along y) per group. The P blocks resident at once span about `rows` rows and
-// P / rows columns, so the pipelined copies whose source moves with y only (a GEMM's A row
-// panels) read `rows` panels per k step and those that move with x only (B column panels)
-// P / rows: the fewest bytes in flight through L2 at rows = sqrt(P * x_bytes / y_bytes) (16 for
-// 128x256 GEMM tiles on 132 SMs: 32 MB of a 4096^3 bf16 GEMM's panels per wave, against 41 MB
-// with 8). 8 when the copies are not of that shape (attention: K and V move with y only).
-int64_t CudaEmitter::group_rows() const {
+// The persistent walk's groups (decode_tile). The P blocks resident at once span about `rows`
+// rows of tiles and P / rows columns, so the pipelined copies whose source moves with y only (a
+// GEMM's A row panels) read `rows` panels per k step and those that move with x only (B column
+// panels) P / rows: the fewest bytes in flight through L2 at rows = sqrt(P * x_bytes / y_bytes)
+// (16 for 128x256 GEMM tiles on 132 SMs). That square group is the walk where x_bytes or
+// y_bytes is 0 (attention: K and V move with y only; then 8 rows) and, for the others, where the
+// host finds no band that fits (tg_walk_rows): a band of P / gx whole rows is the walk when the
+// x operands of all gx columns and the y operands of one band fit in the L2 over the whole loop,
+// so each operand panel comes from DRAM once. On the H200 (bench/RESULTS.md, 2026-11-30
+// session 16) bands of 8 rows ran 4096x4096x512 1.5% faster back to back and 3.5% faster after
+// an L2 flush than groups of 16, 4096^3 and 8192x8192x1024 (bands of 4) 0-2.5% faster; 8192^3,
+// where B (128 MB) does not fit, ran 2-3% slower in bands of 4-8 rows than in groups of 12-16.
+CudaEmitter::TileWalk CudaEmitter::tile_walk() const {
+  TileWalk w;
   if (k_.grid.size() < 2 || !ws_loop_ || t_.gpu.sm_count <= 0)
-    return 8;
+    return w;
   const passes::TileVars x{{k_.grid[0].index.get(), passes::Interval{}}};
   const passes::TileVars y{{k_.grid[1].index.get(), passes::Interval{}}};
-  int64_t x_bytes = 0, y_bytes = 0;
   for (const StmtNode* s : ws_pipe_.producers) {
     const Copy* c = as_copy(s);
     bool mx = false, my = false;
@@ -1276,21 +1282,28 @@ int64_t CudaEmitter::group_rows() const {
       my = my || passes::mentions(o, y);
     }
     if (mx != my)
-      (mx ? x_bytes : y_bytes) += tile_bytes(*c->dst.buffer);
+      (mx ? w.x_bytes : w.y_bytes) += tile_bytes(*c->dst.buffer);
   }
-  if (x_bytes == 0 || y_bytes == 0)
-    return 8;
-  return std::max<int64_t>(1, std::llround(std::sqrt(double(t_.gpu.sm_count) * double(x_bytes) / double(y_bytes))));
+  if (!w.banded()) {
+    w.x_bytes = w.y_bytes = 0;
+    return w;
+  }
+  w.rows = std::max<int64_t>(
+      1, std::llround(std::sqrt(double(t_.gpu.sm_count) * double(w.x_bytes) / double(w.y_bytes))));
+  return w;
 }
 
-// Grid indices of tile tg_tile. Tiles run in groups of group_rows() rows along y, column-major
-// inside a group, so the blocks resident at once share few rows of tiles along y and few along
-// x (for a GEMM: A row panels and B column panels stay in L2 while the group runs); z is
-// outermost.
+// Grid indices of tile tg_tile. Tiles run in groups of R rows along y (tile_walk: a constant, or
+// the host's tg_p.tg_group), column-major inside a group, so the blocks resident at once share
+// few rows of tiles along y and few along x (for a GEMM: A row panels and B column panels stay
+// in L2 while the group runs); z is outermost.
 void CudaEmitter::decode_tile() {
   const char* v[3] = {"tg_bx", "tg_by", "tg_bz"};
-  const std::string R = std::to_string(group_rows());
+  const TileWalk walk = tile_walk();
+  const std::string R = walk.banded() ? "tg_gr" : std::to_string(walk.rows);
   line("const int64_t tg_gx = tg_p.tg_tiles[0], tg_gy = tg_p.tg_tiles[1];");
+  if (walk.banded())
+    line("const int64_t tg_gr = tg_p.tg_group; // rows of tiles per group (tg_walk_rows)");
   line("const int64_t tg_plane = tg_tile % (tg_gx * tg_gy);");
   line("const int64_t tg_bz = tg_tile / (tg_gx * tg_gy);");
   line("const int64_t tg_first = tg_plane / (" + R + " * tg_gx) * " + R + ";");

@@ -657,8 +657,8 @@ std::string CudaEmitter::run() {
     line("const int64_t tg_g" + std::string(axes[i]) + " = " +
          (i < k_.grid.size() ? expr(k_.grid[i].extent) : std::string("1")) + ";");
   std::string grid_code = out_.str();
-  if (split_)
-    split_extent_host_ = expr(ws_loop_->extent);
+  if (ws())
+    loop_extent_host_ = expr(ws_loop_->extent);
   out_.str("");
   // The widest vector every tensor allows (TG_VEC): its pointer aligned to W bytes and its rows
   // whole W-byte chunks.
@@ -707,10 +707,15 @@ std::string CudaEmitter::run() {
     os << "  int64_t tg_tiles[3]; // the spec's grid: tiles a persistent block walks\n";
   if (dynamic_tiles())
     os << "  unsigned* tg_sched; // the stream's tile counters {drawn, blocks done}, or NULL: fixed order\n";
+  const TileWalk walk = ws() ? tile_walk() : TileWalk{};
   if (split_)
-    os << "  unsigned char* tg_split; // the stream's split workspace (arrivals, then the parts' registers)\n"
-          "  int64_t tg_nk;             // the pipelined loop's iterations (every tile's)\n"
-          "  int64_t tg_tail, tg_parts; // the last tg_tail tiles run as tg_parts parts each (0: none)\n";
+    os << "  unsigned char* tg_split; // the stream's split workspace (arrivals, then the parts' registers)\n";
+  if (split_ || walk.banded())
+    os << "  int64_t tg_nk;             // the pipelined loop's iterations (every tile's)\n";
+  if (split_)
+    os << "  int64_t tg_tail, tg_parts; // the last tg_tail tiles run as tg_parts parts each (0: none)\n";
+  if (walk.banded())
+    os << "  int64_t tg_group;          // rows of tiles per group of the walk (tg_walk_rows)\n";
   os << tma_params_source() << "};\n\n";
   if (dynamic_tiles())
     os << "/* The persistent kernel's tile counters, a pair {drawn, blocks done} per stream slot\n"
@@ -740,8 +745,10 @@ std::string CudaEmitter::run() {
   for (const auto& s : k_.scalars)
     os << "  tg_p->" << name(s->name) << " = (" << type_name(s->type) << ")args->scalars[" << si++ << "];\n";
   os << grid_code;
-  if (split_)
-    os << "  tg_p->tg_nk = " << split_extent_host_ << ";\n";
+  if (split_ || walk.banded())
+    os << "  tg_p->tg_nk = " << loop_extent_host_ << ";\n";
+  if (walk.banded())
+    os << "  tg_p->tg_group = " << walk.rows << "; // tg_run: tg_walk_rows\n";
   os << "  if (tg_gx <= 0 || tg_gy <= 0 || tg_gz <= 0)\n    return 1;\n";
   os << "  if (tg_gx > 2147483647 || tg_gy > 65535 || tg_gz > 65535)\n    return TG_ERR_UNSUPPORTED_SHAPE;\n";
   os << "  *grid = dim3((unsigned)tg_gx, (unsigned)tg_gy, (unsigned)tg_gz);\n";
@@ -870,19 +877,41 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
   std::ostringstream os;
   if (split_)
     os << kSplitShapeSource;
+  const TileWalk walk = ws() ? tile_walk() : TileWalk{};
   if (ws())
     os << "/* SMs of the current device (set by tg_prepare_device): the persistent grid. */\n"
           "static thread_local int tg_sms = 1;\nstatic int tg_sm_count[64];\n\n";
+  if (walk.banded())
+    os << "/* L2 bytes of the current device (set by tg_prepare_device; 0: unknown). */\n"
+          "static thread_local int tg_l2 = 0;\nstatic int tg_l2_size[64];\n\n"
+          "/* Rows of tiles per group of the persistent walk (decode_tile, docs/hopper.md \"Tile\n"
+          " * order\"): bands of blocks / gx whole rows where the operands that move with x for\n"
+          " * all gx columns (" << walk.x_bytes << " bytes an iteration each) and those that move with y for\n"
+          " * one band (" << walk.y_bytes << " each) fit in the L2 over the loop's nk iterations, so each\n"
+          " * panel comes from DRAM once; else groups of " << walk.rows << " rows, the fewest bytes in flight\n"
+          " * per iteration. */\n"
+          "static int64_t tg_walk_rows(int64_t gx, int64_t nk, int64_t blocks, int64_t l2_bytes) {\n"
+          "  const int64_t band = blocks / gx;\n"
+          "  if (band >= 1 && l2_bytes > 0 && nk <= l2_bytes / (gx * " << walk.x_bytes << " + band * " << walk.y_bytes << "))\n"
+          "    return band;\n"
+          "  return " << walk.rows << ";\n}\n\n";
   os << "/* Raises the dynamic shared memory limit of the kernels once per device (> 48 KB). */\n"
         "static int tg_prepare_device() {\n";
   if (smem_bytes_ > t_.gpu.smem_default || ws()) {
     os << "  static int tg_done[64];\n  int dev = 0;\n"
           "  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0)\n    return TG_ERR_DEVICE;\n"
-          "  if (dev < 64 && __atomic_load_n(&tg_done[dev], __ATOMIC_ACQUIRE))" << (ws() ? " {\n    tg_sms = tg_sm_count[dev];\n    return TG_OK;\n  }\n" : "\n    return TG_OK;\n");
+          "  if (dev < 64 && __atomic_load_n(&tg_done[dev], __ATOMIC_ACQUIRE))"
+       << (!ws() ? "\n    return TG_OK;\n"
+                 : std::string(" {\n    tg_sms = tg_sm_count[dev];\n") +
+                       (walk.banded() ? "    tg_l2 = tg_l2_size[dev];\n" : "") + "    return TG_OK;\n  }\n");
     if (ws())
       os << "  if (cudaDeviceGetAttribute(&tg_sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || tg_sms < 1) {\n"
             "    (void)cudaGetLastError();\n    return TG_ERR_DEVICE;\n  }\n"
             "  if (dev < 64)\n    tg_sm_count[dev] = tg_sms;\n";
+    if (walk.banded())
+      os << "  if (cudaDeviceGetAttribute(&tg_l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess || tg_l2 < 0) {\n"
+            "    (void)cudaGetLastError();\n    tg_l2 = 0; /* unknown: square groups */\n  }\n"
+            "  if (dev < 64)\n    tg_l2_size[dev] = tg_l2;\n";
     std::vector<std::pair<std::string, std::string>> attrs; // kernel, its shared bytes
     if (ws())
       attrs.push_back({"tg_kernel_ws", "tg_smem_bytes"});
@@ -904,8 +933,9 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
   const std::string persist =
       ws() ? "  if (tma) {\n"
              "    const uint64_t tg_n = (uint64_t)grid.x * grid.y * grid.z;\n"
-             "    grid = dim3((unsigned)(tg_n < (uint64_t)tg_sms ? tg_n : (uint64_t)tg_sms), 1, 1);\n"
-             "  }\n"
+             "    grid = dim3((unsigned)(tg_n < (uint64_t)tg_sms ? tg_n : (uint64_t)tg_sms), 1, 1);\n" +
+                 std::string(walk.banded() ? "    p.tg_group = tg_walk_rows(p.tg_tiles[0], p.tg_nk, (int64_t)grid.x, (int64_t)tg_l2);\n" : "") +
+                 "  }\n"
            : "";
   // Launch statements: with programmatic dependent launch where the target has it (tg_launch_kernel,
   // its error kept in tg_e), else the triple-chevron launch (its error read back at the end).
