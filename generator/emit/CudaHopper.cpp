@@ -1261,13 +1261,15 @@ void CudaEmitter::emit_combine(const Combine* c) {
 // GEMM's A row panels) read `rows` panels per k step and those that move with x only (B column
 // panels) P / rows: the fewest bytes in flight through L2 at rows = sqrt(P * x_bytes / y_bytes)
 // (16 for 128x256 GEMM tiles on 132 SMs). That square group is the walk where x_bytes or
-// y_bytes is 0 (attention: K and V move with y only; then 8 rows) and, for the others, where the
-// host finds no band that fits (tg_walk_rows): a band of P / gx whole rows is the walk when the
-// x operands of all gx columns and the y operands of one band fit in the L2 over the whole loop,
-// so each operand panel comes from DRAM once. On the H200 (bench/RESULTS.md, 2026-11-30
-// session 16) bands of 8 rows ran 4096x4096x512 1.5% faster back to back and 3.5% faster after
-// an L2 flush than groups of 16, 4096^3 and 8192x8192x1024 (bands of 4) 0-2.5% faster; 8192^3,
-// where B (128 MB) does not fit, ran 2-3% slower in bands of 4-8 rows than in groups of 12-16.
+// y_bytes is 0 (attention: K and V move with y only; then 8 rows) and, for the others, unless
+// the host finds that a band of P / gx whole rows is small (tg_walk_rows): the x operands of all
+// gx columns and the y operands of one band, over the whole loop, within an eighth of the L2.
+// Then the resident blocks read each B panel once per band, in whole rows of B. H200
+// (bench/RESULTS.md, 2026-11-30 session 16; tile_walk.test), interleaved against groups of 16:
+// 4096x4096x512 (a band's operands 5 MB) 3.5-4.4% faster after an L2 flush or with inputs
+// rotating through two copies, 0.7-1.4% back to back; 8192x8192x1024 (17 MB) and
+// 16384x4096x1024 (10 MB) within +-2% either way; 6144x6144x2048 (27 MB) and 4096^3 (40 MB)
+// 6% slower with rotating inputs, although those fit in the 50 MB L2.
 CudaEmitter::TileWalk CudaEmitter::tile_walk() const {
   TileWalk w;
   if (k_.grid.size() < 2 || !ws_loop_ || t_.gpu.sm_count <= 0)

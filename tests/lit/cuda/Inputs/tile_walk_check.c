@@ -1,9 +1,10 @@
 /* Checks the persistent kernels' tile walk as generated into an sm_90a GEMM variant
  * (tile_walk.test extracts tg_walk_rows and the kernel's index decode): over many grids and
  * every group height the host may pass, tile t -> (bx, by, bz) must be a bijection onto the
- * grid; tg_walk_rows must choose whole-width bands (blocks / gx rows) exactly where a band's
- * operands fit in the L2 over the whole loop, else the square group, and never 0 rows. Prints
- * the choices for the H200 shapes of issue #4's bars (132 SMs, 50 and 60 MB of L2). */
+ * grid; tg_walk_rows must never choose 0 rows, must choose the square group without an L2 figure
+ * or a whole row of tiles per block, and a band that it chooses must stay chosen with more L2 or
+ * fewer iterations. Prints the choices for the shapes of issue #4's GEMM bars and a few more
+ * on an H200 (132 SMs, 50 and 60 MB of L2 as bounds). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +79,7 @@ int main(void) {
         }
   /* issue #4's bar shapes on an H200 (128x256 tiles, BK 64: gx = N / 256, nk = K / 64) */
   const int64_t shapes[][3] = {{4096, 4096, 512}, {4096, 4096, 4096}, {8192, 8192, 1024},
-                               {8192, 8192, 8192}, {4096, 4096, 16384}};
+                               {8192, 8192, 8192}, {4096, 4096, 16384}, {2048, 8192, 256}};
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i)
     for (int64_t mb = 50; mb <= 60; mb += 10)
       printf("%lldx%lldx%lld, %lld MB L2: %lld rows\n", (long long)shapes[i][0], (long long)shapes[i][1],
