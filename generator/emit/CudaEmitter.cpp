@@ -320,12 +320,20 @@ std::string CudaEmitter::print_load(const Load* l, int& prec) {
     return to_float(shared_ptr(&b) + "[" + shared_offset(&b, row, col) + "]", b.dtype);
   }
   case MemScope::Global: {
+    if (auto h = hoisted_loads_.find(l); h != hoisted_loads_.end())
+      return h->second;
     std::vector<std::string> idx;
-    for (const auto& i : l->indices)
-      idx.push_back(expr(i));
+    std::string in; // per dim: a register-coordinate threshold (declare_load_indices) or tg_inb
+    for (size_t d = 0; d < l->indices.size(); ++d) {
+      auto it = load_indices_.find({l, d});
+      idx.push_back(it != load_indices_.end() ? it->second.index : expr(l->indices[d]));
+      in += (d ? " && " : "") + (it != load_indices_.end() && !it->second.in_bounds.empty()
+                                     ? it->second.in_bounds
+                                     : need("tg_inb") + "(" + idx[d] + ", " + expr(b.shape[d]) + ")");
+    }
     prec = kCond;
     std::string zero = b.dtype.is_float() ? "0.0f" : "0";
-    return "(" + global_in_bounds(b, idx) + " ? " +
+    return "(" + (in.empty() ? std::string("true") : in) + " ? " +
            to_float(name(b.name) + "[" + global_index(b, idx) + "]", b.dtype) + " : " + zero + ")";
   }
   }

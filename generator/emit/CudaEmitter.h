@@ -98,8 +98,21 @@ private:
   void parallel_body(const ir::Stmt& s);
   // Comparisons of the innermost variable that are thresholds on its register coordinate:
   // their bounds declared once per row, their spelling for print_binary (CudaKernel.cpp).
-  void declare_thresholds(const ir::Parallel* p, const layout::FragmentLayout& L, size_t d,
-                          int64_t extent, const std::string& reg);
+  void declare_thresholds(const ir::Parallel* p, const ir::Var* inner, const layout::FragmentLayout& L,
+                          size_t d, int64_t extent, const std::string& reg);
+  std::vector<size_t> parallel_loop_order(const ir::Parallel* p) const; // register loops, outermost first
+  // Global loads' indices as a base (declared before the loops) plus the register coordinate,
+  // and their bounds checks as register-coordinate thresholds where they can be.
+  void declare_load_indices(const ir::Parallel* p, const layout::FragmentLayout& L,
+                            const std::vector<size_t>& dim_of, const ir::Buffer* driver);
+  struct LoadIndex {
+    std::string index;     // the index's spelling
+    std::string in_bounds; // its bounds check's, or "" (tg_inb on the index)
+  };
+  std::map<std::pair<const ir::Load*, size_t>, LoadIndex> load_indices_; // (load, dim)
+  // Global loads printed before inner register loops that do not change them (their variables).
+  void hoist_loads(const ir::Parallel* p, const std::vector<size_t>& open);
+  std::map<const ir::Load*, std::string> hoisted_loads_;
   std::map<const ir::Binary*, std::string> thresholds_;
   std::set<const ir::Var*> dead_lets_; // lets only the replaced comparisons read
   std::string print_binary(const ir::Binary* b, int& prec) override;
