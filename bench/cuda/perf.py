@@ -3,16 +3,13 @@
 Method (/work/.library/device/METHOD.md): random inputs (never zeros); one warm-up batch;
 then, per measurement, `rounds` batches of k back-to-back calls between two CUDA events on
 one stream, k chosen so a batch lasts ~20 ms; the per-call time of a batch is its elapsed
-time / k and the figure is the median over batches. Ours and the case's anchors are timed
-together, batch by batch in rotating order (time_batches_interleaved), so a drift of the
-clocks during the measurement weighs on all alike. The cases with a bar against an anchor are
-timed a second way too, as the anchors in ../shared/anchors were (time_isolated_interleaved:
-one call at a time after an L2 flush, triton.testing.do_bench's method, ours and the anchors
-alternating call by call); the bar must hold both ways. Back-to-back calls hide the host cost
-of a call (ctypes, torch's dispatcher) behind the previous kernel, for ours and the anchors
+time / k and the figure is the median over batches. The cases with a bar against an anchor are
+timed a second way too, as the anchors in ../shared/anchors were (time_isolated: one call at a
+time after an L2 flush, triton.testing.do_bench's method); the bar must hold both ways. Back-to-back calls hide the host cost of
+a call (ctypes, torch's dispatcher) behind the previous kernel, for ours and the anchors
 alike. Where one input set fits in 2x the L2 (60 MB on the H200), calls rotate among enough
-sets to exceed it. Every measurement is taken twice and both figures are kept: their spread is
-the noise floor.
+sets to exceed it. Every measurement is taken twice, ours and the anchors interleaved
+(ours, anchors, ours, anchors), and both figures are kept: their spread is the noise floor.
 """
 import math
 import os
@@ -56,85 +53,38 @@ FLUSH_BYTES = 256 * 2 ** 20
 SLEEP_CYCLES = int(os.environ.get("TGB_SLEEP_CYCLES", 150_000))  # ~90 us at 1.6-1.98 GHz: the flush's time
 
 
-def interleaved_order(n, r):
-    """Round r's order of n timed functions: rotated by r, reversed every other round, so that
-    over the rounds each function runs in every position, after every other one."""
-    order = [(i + r) % n for i in range(n)]
-    return order[::-1] if r % 2 else order
-
-
-def time_batches_interleaved(entries, rounds=15, target_ms=20.0):
-    """time_batches for several functions at once (ours and the anchors of a case): each round
-    times one batch of every entry, in interleaved_order, and each entry's figure is the median
-    of its rounds. A clock or temperature drift during the measurement (seconds) then weighs on
-    every entry alike, where timing one entry's rounds after another's let it favour whichever
-    ran first (2026-11-30: one kernel in two places of one process differed by up to 12%)."""
-    stream = torch.cuda.current_stream()
-    for fns in entries:
-        for f in fns:
-            f()
-    stream.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    ks = []
-    for fns in entries:
-        start.record()
-        for i in range(3):
-            fns[i % len(fns)]()
-        end.record()
-        end.synchronize()
-        ks.append(int(min(max(target_ms / max(start.elapsed_time(end) / 3, 1e-3), 3), 2000)))
-    per_call = [[] for _ in entries]
-    for r in range(rounds):
-        for j in interleaved_order(len(entries), r):
-            fns, k = entries[j], ks[j]
-            start.record()
-            for i in range(k):
-                fns[i % len(fns)]()
-            end.record()
-            end.synchronize()
-            per_call[j].append(start.elapsed_time(end) / k)
-    return [statistics.median(p) for p in per_call]
-
-
-def time_isolated_interleaved(entries, target_ms=100.0):
+def time_isolated(fns, target_ms=100.0):
     """Median ms of single calls, each alone between two events after a 256 MB write that
-    flushes the L2 (triton.testing.do_bench's method, which measured ../shared/anchors), for
-    several functions at once: call i of every entry, each after its own flush, in
-    interleaved_order(i), so that the clocks and the GPU's state between calls are alike for
-    all. The flush also keeps the GPU busy while the host enqueues the call, so host overhead
-    stays out. Calls do not run back to back: the clocks see a lighter load than in batches.
+    flushes the L2 (triton.testing.do_bench's method, which measured ../shared/anchors). The
+    flush also keeps the GPU busy while the host enqueues the call, so host overhead stays out.
+    Calls do not run back to back: the clocks see a lighter load than in time_batches.
     TGB_ISOLATE=sleep replaces the flush by a GPU busy-wait of about the same length
     (torch.cuda._sleep: no memory traffic, the L2 keeps the previous call's data), to tell a cold
     cache from the gap between calls (a diagnostic; the bars use the flush)."""
     sleep = os.environ.get("TGB_ISOLATE", "flush") == "sleep"
     cache = torch.empty(FLUSH_BYTES if not sleep else 1, dtype=torch.int8, device="cuda")
-    for fns in entries:
-        fns[0]()
+    for f in fns:
+        f()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    longest = 1e-3
-    for fns in entries:
-        start.record()
-        fns[0]()
-        end.record()
-        end.synchronize()
-        longest = max(longest, start.elapsed_time(end))
-    reps = int(min(max(target_ms / longest, 10), 200))
-    events = [[(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-               for _ in range(reps)] for _ in entries]
+    start.record()
+    fns[0]()
+    end.record()
+    end.synchronize()
+    reps = int(min(max(target_ms / max(start.elapsed_time(end), 1e-3), 10), 200))
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
     for i in range(reps):
-        for j in interleaved_order(len(entries), i):
-            if sleep:
-                torch.cuda._sleep(SLEEP_CYCLES)
-            else:
-                cache.zero_()
-            a, b = events[j][i]
-            a.record()
-            entries[j][i % len(entries[j])]()
-            b.record()
+        if sleep:
+            torch.cuda._sleep(SLEEP_CYCLES)
+        else:
+            cache.zero_()
+        starts[i].record()
+        fns[i % len(fns)]()
+        ends[i].record()
     torch.cuda.synchronize()
     del cache
-    return [statistics.median(a.elapsed_time(b) for a, b in ev) for ev in events]
+    return statistics.median(a.elapsed_time(b) for a, b in zip(starts, ends))
 
 
 class Case:
@@ -339,52 +289,56 @@ def run_case(api, case, launch, gen, log=print):
         except Exception as e:
             anchors[a] = (None, f"{type(e).__name__}: {e}")
     del x64, ref
-    # Twice, ours and every anchor interleaved batch by batch (time_batches_interleaved): the two
-    # figures' spread is the noise floor.
+    # Two rounds in mirrored order (ours, anchors; then the anchors reversed, ours): whatever
+    # drifts during a case (clocks, temperature after the previous case) weighs on both sides
+    # alike. Seen before this order (2026-11-30, three runs): the first one-call-at-a-time run
+    # of ours, which came right after the back-to-back phase, was 3-8% slower than its second.
     ours_ms = []
-    for a in anchors:
-        res["anchors"].setdefault(a, {"how": anchors[a][1], "ms": []})
-        if anchors[a][0] is not None:
-            try:  # every input set's call once: an anchor that fails is reported, not timed
-                for f in anchors[a][0]:
-                    f()
-                torch.cuda.synchronize()
-            except Exception as e:
-                res["anchors"][a]["how"] = f"{type(e).__name__}: {e}"
-                anchors[a] = (None, res["anchors"][a]["how"])
-    timed = [a for a in anchors if anchors[a][0] is not None]
-    for _ in range(2):
-        try:
-            ms = time_batches_interleaved([ours] + [anchors[a][0] for a in timed])
-        except Exception as e:
-            res["why"] = res["why"] or f"timing: {type(e).__name__}: {e}"
-            break
-        ours_ms.append(ms[0])
-        for a, m in zip(timed, ms[1:]):
-            res["anchors"][a]["ms"].append(m)
+    for r in range(2):
+        for a in mirrored(list(anchors), r):
+            if a is None:
+                ours_ms.append(time_batches(ours))
+                continue
+            fn, how = anchors[a]
+            entry = res["anchors"].setdefault(a, {"how": how, "ms": []})
+            if fn is not None:
+                try:
+                    entry["ms"].append(time_batches(fn))
+                except Exception as e:
+                    entry["how"] = f"{type(e).__name__}: {e}"
     res["ms"] = ours_ms
-    # The bars' anchors again the way ../shared/anchors measured them (time_isolated_interleaved),
-    # ours alternating with them: both methods' ratios are reported, a bar passes on both.
+    # The bars' anchors again the way ../shared/anchors measured them (time_isolated), ours
+    # interleaved with them: both methods' ratios are reported, a bar passes on both.
     bar_anchors = [w.split(":", 1)[1] for w, _ in case.targets if w.startswith("anchor:")]
     if bar_anchors:
         res["iso_ms"] = []
-        iso = [a for a in bar_anchors if anchors.get(a, (None, ""))[0] is not None]
-        entries = [ours] + [anchors[a][0] for a in iso]
         # A discarded round first: the first one-call-at-a-time timing after the back-to-back
         # phase (ours, in every run of 2026-11-30) ran 5-10% slower than the later ones
         # (bench/RESULTS.md): the GPU settling after a second of full load.
-        time_isolated_interleaved(entries, target_ms=50.0)
-        for _ in range(2):
-            ms = time_isolated_interleaved(entries)
-            res["iso_ms"].append(ms[0])
-            for a, m in zip(iso, ms[1:]):
-                res["anchors"][a].setdefault("iso_ms", []).append(m)
+        for a in [None] + bar_anchors:
+            fn = ours if a is None else anchors.get(a, (None, ""))[0]
+            if fn is not None:
+                time_isolated(fn, target_ms=50.0)
+        for r in range(2): # mirrored, as above
+            for a in mirrored(bar_anchors, r):
+                if a is None:
+                    res["iso_ms"].append(time_isolated(ours))
+                    continue
+                fn = anchors.get(a, (None, ""))[0]
+                if fn is not None:
+                    res["anchors"][a].setdefault("iso_ms", []).append(time_isolated(fn))
     res["ok"] = not res["why"]
     log(f"timed {case.label()}: ours {ours_ms} ms; " +
         ", ".join(f"{a} {e['ms']}" for a, e in res["anchors"].items()))
     del sets, outs, one
     torch.cuda.empty_cache()
     return res
+
+
+def mirrored(anchors, r):
+    """Round r's order of a case's timings: None (ours) then the anchors in round 0, the
+    anchors reversed then None in round 1."""
+    return [None] + anchors if r == 0 else anchors[::-1] + [None]
 
 
 def median_ms(ms):
