@@ -242,6 +242,28 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
 
 // ---- parallel loops --------------------------------------------------------------------------
 
+namespace {
+
+// The global-memory loads of a statement, in order (parallel_loop_order, declare_load_indices,
+// hoist_loads).
+std::vector<const Load*> global_loads(const Stmt& s) {
+  class Loads : public IRVisitor {
+  public:
+    std::vector<const Load*> loads;
+
+  protected:
+    void visit_Load(const Load* l) override {
+      if (l->buffer->scope == MemScope::Global)
+        loads.push_back(l);
+      IRVisitor::visit_Load(l);
+    }
+  } g;
+  g.visit(s);
+  return g.loads;
+}
+
+} // namespace
+
 void CudaEmitter::emit_parallel(const Parallel* p) {
   SharedUse use;
   use.visit(p->body);
@@ -331,18 +353,7 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
 // the loop order below, none with both.
 void CudaEmitter::declare_load_indices(const Parallel* p, const layout::FragmentLayout& L,
                                        const std::vector<size_t>& dim_of, const Buffer* driver) {
-  class GlobalLoads : public IRVisitor {
-  public:
-    std::vector<const Load*> loads;
-
-  protected:
-    void visit_Load(const Load* l) override {
-      if (l->buffer->scope == MemScope::Global)
-        loads.push_back(l);
-      IRVisitor::visit_Load(l);
-    }
-  } g;
-  g.visit(p->body);
+  const std::vector<const Load*> loads = global_loads(p->body);
   class Outside : public IRVisitor { // rest's variables: all defined before the loops
   public:
     bool ok = true;
@@ -357,7 +368,7 @@ void CudaEmitter::declare_load_indices(const Parallel* p, const layout::Fragment
   for (const auto& v : p->vars)
     tile[v.get()] = passes::Interval{};
   int count = 0;
-  for (const Load* l : g.loads)
+  for (const Load* l : loads)
     for (size_t d = 0; d < l->indices.size(); ++d) {
       const auto a = passes::linearize(l->indices[d], tile);
       if (!a || a->coeffs.size() != 1 || a->coeffs.begin()->second != 1)
@@ -392,18 +403,7 @@ void CudaEmitter::declare_load_indices(const Parallel* p, const layout::Fragment
 // body would not have). ptxas kept a 128x256 f16 tile's bias values live across the inner loop
 // otherwise (4 bytes of spills in gemm_bias_gelu; parallel_loop_order).
 void CudaEmitter::hoist_loads(const Parallel* p, const std::vector<size_t>& open) {
-  class Loads : public IRVisitor {
-  public:
-    std::vector<const Load*> loads;
-
-  protected:
-    void visit_Load(const Load* l) override {
-      if (l->buffer->scope == MemScope::Global)
-        loads.push_back(l);
-      IRVisitor::visit_Load(l);
-    }
-  } g;
-  g.visit(p->body);
+  const std::vector<const Load*> loads = global_loads(p->body);
   std::set<const Var*> opened;
   for (size_t v : open)
     opened.insert(p->vars[v].get());
@@ -421,7 +421,7 @@ void CudaEmitter::hoist_loads(const Parallel* p, const std::vector<size_t>& open
     }
     void visit_Load(const Load*) override { ok = false; }
   };
-  for (const Load* l : g.loads) {
+  for (const Load* l : loads) {
     if (hoisted_loads_.count(l))
       continue;
     Available a;
@@ -449,21 +449,10 @@ std::vector<size_t> CudaEmitter::parallel_loop_order(const Parallel* p) const {
   std::vector<size_t> order(p->vars.size());
   for (size_t v = 0; v < order.size(); ++v)
     order[v] = v;
-  class GlobalLoads : public IRVisitor {
-  public:
-    std::vector<const Load*> loads;
-
-  protected:
-    void visit_Load(const Load* l) override {
-      if (l->buffer->scope == MemScope::Global)
-        loads.push_back(l);
-      IRVisitor::visit_Load(l);
-    }
-  } g;
-  g.visit(p->body);
+  const std::vector<const Load*> loads = global_loads(p->body);
   std::vector<bool> outer(p->vars.size(), false);
   bool any = false;
-  for (const Load* l : g.loads) {
+  for (const Load* l : loads) {
     std::vector<bool> m(p->vars.size(), false);
     size_t count = 0;
     for (size_t v = 0; v < p->vars.size(); ++v) {
