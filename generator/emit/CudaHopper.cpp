@@ -1266,10 +1266,10 @@ void CudaEmitter::emit_combine(const Combine* c) {
 // gx columns and the y operands of one band, over the whole loop, within an eighth of the L2.
 // Then the resident blocks read each B panel once per band, in whole rows of B. H200
 // (bench/RESULTS.md, 2026-11-30 session 16; tile_walk.test), interleaved against groups of 16:
-// 4096x4096x512 (a band's operands 5 MB) 3.5-4.4% faster after an L2 flush or with inputs
-// rotating through two copies, 0.7-1.4% back to back; 8192x8192x1024 (17 MB) and
+// 4096x4096x512 (a band's operands 5 MB) 3.6-4.9% faster after an L2 flush or with inputs
+// rotating through two copies, 1-1.7% back to back; 8192x8192x1024 (17 MB) and
 // 16384x4096x1024 (10 MB) within +-2% either way; 6144x6144x2048 (27 MB) and 4096^3 (40 MB)
-// 6% slower with rotating inputs, although those fit in the 50 MB L2.
+// 6% slower with rotating inputs, although those fit in the 60 MB L2.
 CudaEmitter::TileWalk CudaEmitter::tile_walk() const {
   TileWalk w;
   if (k_.grid.size() < 2 || !ws_loop_ || t_.gpu.sm_count <= 0)
