@@ -108,7 +108,7 @@ def perf_markdown(perf_res):
     lines = [f"Device-to-device copy: {' / '.join(f'{g:.0f}' for g in perf_res['copy_GBps'])} "
              f"GB/s (read + write bytes, two runs; the bars use the higher, {copy:.0f}).", "",
              "| case | variant | err/tol | ours ms (2 runs) | ours | anchor | anchor ms | "
-             "anchor | anchor/ours | isolated (ours, anchor ms: ratio) | note |",
+             "anchor | anchor/ours | isolated (ours, anchor ms: ratio; kernels alone) | note |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in perf_res["cases"]:
         case = cases.get(r["case"])
@@ -134,6 +134,8 @@ def perf_markdown(perf_res):
                 if e.get("iso_ms") and r.get("iso_ms"):
                     oi, ai = perf.median_ms(r["iso_ms"]), perf.median_ms(e["iso_ms"])
                     iso = f"{fmt_ms(r['iso_ms'])}, {fmt_ms(e['iso_ms'])}: **{ai / oi:.2f}x**"
+                    if r.get("kernel_ms") and e.get("kernel_ms"):  # the kernels alone (perf.kernel_spans_isolated)
+                        iso += f"; kernels {r['kernel_ms']:.4f}, {e['kernel_ms']:.4f}: {e['kernel_ms'] / r['kernel_ms']:.3f}x"
                 lines.append(f"| {r['case']} | {r['target']} {r['instance']} | {et} | "
                              f"{fmt_ms(r['ms'])} | {val:.1f} {unit} | {acol} | {fmt_ms(e['ms'])} | "
                              f"{av:.1f} {au} | **{am / ours:.2f}x** | {iso} | {note} |")

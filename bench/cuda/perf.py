@@ -87,6 +87,58 @@ def time_isolated(fns, target_ms=100.0):
     return statistics.median(a.elapsed_time(b) for a, b in zip(starts, ends))
 
 
+def kernel_spans_isolated(entries, reps=30):
+    """Median span of the kernels one call launches (first kernel's start to last kernel's end,
+    CUPTI timestamps through torch.profiler), for several functions (ours, then the bar's
+    anchors), one call at a time after the 256 MB flush, the functions alternating call by call
+    in one profiled session so that drift weighs on all alike: the kernels' own time, without
+    the launch gap that the events around a call include. Each function's kernels per call and
+    the flush's are counted alone first. None for all when the records do not add up."""
+    import json
+    import tempfile
+    cache = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+
+    def kernels(run):
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            run()
+            torch.cuda.synchronize()
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            prof.export_chrome_trace(f.name)
+            trace = json.load(open(f.name))
+        return sorted((e for e in trace.get("traceEvents", []) if e.get("cat") == "kernel"),
+                      key=lambda e: e["ts"])
+
+    for fns in entries:
+        fns[0]()
+    torch.cuda.synchronize()
+    flush = len(kernels(lambda: cache.zero_()))
+    counts = [len(kernels(fns[0])) for fns in entries]
+    order = [j for i in range(reps) for j in interleaved_order(len(entries), i)]
+
+    def calls():
+        for n, j in enumerate(order):
+            cache.zero_()
+            entries[j][n % len(entries[j])]()
+
+    ks = kernels(calls)
+    del cache
+    if flush < 1 or min(counts) < 1 or len(ks) != sum(flush + counts[j] for j in order):
+        return [None] * len(entries)
+    spans = [[] for _ in entries]
+    at = 0
+    for j in order:
+        own = ks[at + flush:at + flush + counts[j]]
+        at += flush + counts[j]
+        spans[j].append((max(e["ts"] + e["dur"] for e in own) - own[0]["ts"]) / 1000.0)
+    return [statistics.median(x) for x in spans]
+
+
+def interleaved_order(n, r):
+    """Call r's order of n functions: rotated by r, reversed every other call."""
+    order = [(i + r) % n for i in range(n)]
+    return order[::-1] if r % 2 else order
+
+
 class Case:
     """One timed problem: our kernel, its anchors, and how to rate it."""
 
@@ -327,6 +379,16 @@ def run_case(api, case, launch, gen, log=print):
                 fn = anchors.get(a, (None, ""))[0]
                 if fn is not None:
                     res["anchors"][a].setdefault("iso_ms", []).append(time_isolated(fn))
+        # The kernels alone (kernel_spans_isolated): what the events' figures include besides
+        # them is each launch's gap after the flush, which differs between callers.
+        try:
+            timed = [a for a in bar_anchors if anchors.get(a, (None, ""))[0] is not None]
+            spans = kernel_spans_isolated([ours] + [anchors[a][0] for a in timed])
+            res["kernel_ms"] = spans[0]
+            for a, sp in zip(timed, spans[1:]):
+                res["anchors"][a]["kernel_ms"] = sp
+        except Exception as e:  # a diagnostic: the bars do not depend on it
+            log(f"kernel spans of {case.label()}: {type(e).__name__}: {e}")
     res["ok"] = not res["why"]
     log(f"timed {case.label()}: ours {ours_ms} ms; " +
         ", ".join(f"{a} {e['ms']}" for a, e in res["anchors"].items()))
