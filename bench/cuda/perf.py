@@ -11,9 +11,11 @@ alike. Where one input set fits in 2x the L2 (60 MB on the H200), calls rotate a
 sets to exceed it. Every measurement is taken twice, ours and the anchors interleaved
 (ours, anchors, ours, anchors), and both figures are kept: their spread is the noise floor.
 """
+import json
 import math
 import os
 import statistics
+import tempfile
 
 import torch
 import torch.nn.functional as F
@@ -94,8 +96,6 @@ def kernel_spans_isolated(entries, reps=30):
     in one profiled session so that drift weighs on all alike: the kernels' own time, without
     the launch gap that the events around a call include. Each function's kernels per call and
     the flush's are counted alone first. None for all when the records do not add up."""
-    import json
-    import tempfile
     cache = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
 
     def kernels(run):

@@ -291,10 +291,13 @@ std::string CudaEmitter::global_index(const Buffer& b, const std::vector<std::st
   return s.empty() ? "0" : s;
 }
 
-std::string CudaEmitter::global_in_bounds(const Buffer& b, const std::vector<std::string>& idx) {
+std::string CudaEmitter::global_in_bounds(const Buffer& b, const std::vector<std::string>& idx,
+                                          const std::vector<std::string>& checks) {
   std::string s;
   for (size_t d = 0; d < idx.size(); ++d)
-    s += (d ? " && " : "") + need("tg_inb") + "(" + idx[d] + ", " + expr(b.shape[d]) + ")";
+    s += (d ? " && " : "") + (d < checks.size() && !checks[d].empty()
+                                  ? checks[d]
+                                  : need("tg_inb") + "(" + idx[d] + ", " + expr(b.shape[d]) + ")");
   return s.empty() ? "true" : s;
 }
 
@@ -322,18 +325,15 @@ std::string CudaEmitter::print_load(const Load* l, int& prec) {
   case MemScope::Global: {
     if (auto h = hoisted_loads_.find(l); h != hoisted_loads_.end())
       return h->second;
-    std::vector<std::string> idx;
-    std::string in; // per dim: a register-coordinate threshold (declare_load_indices) or tg_inb
+    std::vector<std::string> idx, checks; // split indices and thresholds: declare_load_indices
     for (size_t d = 0; d < l->indices.size(); ++d) {
       auto it = load_indices_.find({l, d});
       idx.push_back(it != load_indices_.end() ? it->second.index : expr(l->indices[d]));
-      in += (d ? " && " : "") + (it != load_indices_.end() && !it->second.in_bounds.empty()
-                                     ? it->second.in_bounds
-                                     : need("tg_inb") + "(" + idx[d] + ", " + expr(b.shape[d]) + ")");
+      checks.push_back(it != load_indices_.end() ? it->second.in_bounds : "");
     }
     prec = kCond;
     std::string zero = b.dtype.is_float() ? "0.0f" : "0";
-    return "(" + (in.empty() ? std::string("true") : in) + " ? " +
+    return "(" + global_in_bounds(b, idx, checks) + " ? " +
            to_float(name(b.name) + "[" + global_index(b, idx) + "]", b.dtype) + " : " + zero + ")";
   }
   }

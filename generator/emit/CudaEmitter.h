@@ -100,18 +100,22 @@ private:
   // their bounds declared once per row, their spelling for print_binary (CudaKernel.cpp).
   void declare_thresholds(const ir::Parallel* p, const ir::Var* inner, const layout::FragmentLayout& L,
                           size_t d, int64_t extent, const std::string& reg);
-  std::vector<size_t> parallel_loop_order(const ir::Parallel* p) const; // register loops, outermost first
+  // The helpers of emit_parallel below take `loads`, the body's global loads in order.
+  std::vector<size_t> parallel_loop_order(const ir::Parallel* p,
+                                          const std::vector<const ir::Load*>& loads) const; // outermost first
   // Global loads' indices as a base (declared before the loops) plus the register coordinate,
   // and their bounds checks as register-coordinate thresholds where they can be.
-  void declare_load_indices(const ir::Parallel* p, const layout::FragmentLayout& L,
-                            const std::vector<size_t>& dim_of, const ir::Buffer* driver);
+  void declare_load_indices(const ir::Parallel* p, const std::vector<const ir::Load*>& loads,
+                            const layout::FragmentLayout& L, const std::vector<size_t>& dim_of,
+                            const ir::Buffer* driver);
   struct LoadIndex {
     std::string index;     // the index's spelling
     std::string in_bounds; // its bounds check's, or "" (tg_inb on the index)
   };
   std::map<std::pair<const ir::Load*, size_t>, LoadIndex> load_indices_; // (load, dim)
   // Global loads printed before inner register loops that do not change them (their variables).
-  void hoist_loads(const ir::Parallel* p, const std::vector<size_t>& open);
+  void hoist_loads(const ir::Parallel* p, const std::vector<const ir::Load*>& loads,
+                   const std::vector<size_t>& open);
   std::map<const ir::Load*, std::string> hoisted_loads_;
   std::map<const ir::Binary*, std::string> thresholds_;
   std::set<const ir::Var*> dead_lets_; // lets only the replaced comparisons read
@@ -146,7 +150,9 @@ private:
                                   const std::string& c_row, const std::string& c_col);
   std::string shared_ptr(const ir::Buffer* b); // base pointer of the current stage
   std::string global_index(const ir::Buffer& b, const std::vector<std::string>& idx);
-  std::string global_in_bounds(const ir::Buffer& b, const std::vector<std::string>& idx);
+  // "every index in bounds": tg_inb per dim, or checks[d] where the caller has a cheaper one
+  std::string global_in_bounds(const ir::Buffer& b, const std::vector<std::string>& idx,
+                               const std::vector<std::string>& checks = {});
   std::string to_float(const std::string& storage_value, ir::DType t) const;
   std::string from_float(const std::string& float_value, ir::DType t) const;
 
@@ -288,6 +294,7 @@ private:
     bool banded() const { return x_bytes > 0 && y_bytes > 0; }
   };
   TileWalk tile_walk() const;
+  TileWalk walk_; // tile_walk(), decided with ws_loop_ (run)
   void emit_tile_scheduler();
   void take_ring_tile(const std::string& counter, bool consumers);
   // Tiles drawn at run time (passes::ws_dynamic_tiles; docs/hopper.md "tile order at run time"),

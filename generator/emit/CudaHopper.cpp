@@ -1301,10 +1301,9 @@ CudaEmitter::TileWalk CudaEmitter::tile_walk() const {
 // in L2 while the group runs); z is outermost.
 void CudaEmitter::decode_tile() {
   const char* v[3] = {"tg_bx", "tg_by", "tg_bz"};
-  const TileWalk walk = tile_walk();
-  const std::string R = walk.banded() ? "tg_gr" : std::to_string(walk.rows);
+  const std::string R = walk_.banded() ? "tg_gr" : std::to_string(walk_.rows);
   line("const int64_t tg_gx = tg_p.tg_tiles[0], tg_gy = tg_p.tg_tiles[1];");
-  if (walk.banded())
+  if (walk_.banded())
     line("const int64_t tg_gr = tg_p.tg_group; // rows of tiles per group (tg_walk_rows)");
   line("const int64_t tg_plane = tg_tile % (tg_gx * tg_gy);");
   line("const int64_t tg_bz = tg_tile / (tg_gx * tg_gy);");

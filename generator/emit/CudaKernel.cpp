@@ -244,8 +244,12 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
 
 namespace {
 
-// The global-memory loads of a statement, in order (parallel_loop_order, declare_load_indices,
-// hoist_loads).
+// A band walk's operands (tg_walk_rows) may take 1 / kBandL2Share of the L2: at 27 and 40 MB of
+// the H200's 60 MB bands ran 6% slower than the square group, at 5 MB 3.6-4.9% faster
+// (CudaEmitter::tile_walk, bench/RESULTS.md).
+constexpr int kBandL2Share = 8;
+
+// The global-memory loads of a statement, in order (emit_parallel's helpers).
 std::vector<const Load*> global_loads(const Stmt& s) {
   class Loads : public IRVisitor {
   public:
@@ -260,6 +264,26 @@ std::vector<const Load*> global_loads(const Stmt& s) {
   } g;
   g.visit(s);
   return g.loads;
+}
+
+// True when e can be evaluated before a parallel loop's register loops, or inside those of
+// `opened`: no let of the body, no other loop variable of the parallel loop, no load.
+bool available(const Expr& e, const std::set<const Var*>& opened) {
+  class Check : public IRVisitor {
+  public:
+    const std::set<const Var*>* opened = nullptr;
+    bool ok = true;
+
+  protected:
+    void visit_VarRef(const VarRef* r) override {
+      ok = ok && r->var->kind != VarKind::Let &&
+           (r->var->kind != VarKind::ParallelVar || opened->count(r->var.get()));
+    }
+    void visit_Load(const Load*) override { ok = false; }
+  } c;
+  c.opened = &opened;
+  c.visit(e);
+  return c.ok;
 }
 
 } // namespace
@@ -309,11 +333,12 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
   TG_ASSERT(driver, "CUDA emitter: parallel loop at line " + std::to_string(p->loc.line) +
                         " has no fragment indexed by all of its variables");
   const auto& L = frag(driver);
-  const std::vector<size_t> order = parallel_loop_order(p);
+  const std::vector<const Load*> loads = global_loads(p->body);
+  const std::vector<size_t> order = parallel_loop_order(p, loads);
   open("");
   for (size_t v = 0; v < p->vars.size(); ++v)
     line("const int tg_t_" + name(p->vars[v]->name) + " = " + thread_coord(L, dim_of[v]) + ";");
-  declare_load_indices(p, L, dim_of, driver);
+  declare_load_indices(p, loads, L, dim_of, driver);
   for (size_t n = 0; n < order.size(); ++n) {
     const size_t v = order[n];
     std::string c = "tg_r_" + name(p->vars[v]->name);
@@ -327,7 +352,7 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
          reg_coord(L, dim_of[v], c) + ";");
     line("(void)" + name(p->vars[v]->name) + ";");
     if (n + 1 < order.size())
-      hoist_loads(p, std::vector<size_t>(order.begin(), order.begin() + n + 1));
+      hoist_loads(p, loads, std::vector<size_t>(order.begin(), order.begin() + n + 1));
   }
   parallel_body(p->body);
   thresholds_.clear();
@@ -351,19 +376,9 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
 // fragment's extent along v's dim), one 32-bit compare with a constant; other dims keep tg_inb.
 // gemm_bias_gelu's bias[bx * BN + j] in a 128x256 tile: 348 bytes of spills without this and
 // the loop order below, none with both.
-void CudaEmitter::declare_load_indices(const Parallel* p, const layout::FragmentLayout& L,
-                                       const std::vector<size_t>& dim_of, const Buffer* driver) {
-  const std::vector<const Load*> loads = global_loads(p->body);
-  class Outside : public IRVisitor { // rest's variables: all defined before the loops
-  public:
-    bool ok = true;
-
-  protected:
-    void visit_VarRef(const VarRef* r) override {
-      ok = ok && r->var->kind != VarKind::Let && r->var->kind != VarKind::ParallelVar;
-    }
-    void visit_Load(const Load*) override { ok = false; }
-  };
+void CudaEmitter::declare_load_indices(const Parallel* p, const std::vector<const Load*>& loads,
+                                       const layout::FragmentLayout& L, const std::vector<size_t>& dim_of,
+                                       const Buffer* driver) {
   passes::TileVars tile;
   for (const auto& v : p->vars)
     tile[v.get()] = passes::Interval{};
@@ -373,9 +388,7 @@ void CudaEmitter::declare_load_indices(const Parallel* p, const layout::Fragment
       const auto a = passes::linearize(l->indices[d], tile);
       if (!a || a->coeffs.size() != 1 || a->coeffs.begin()->second != 1)
         continue;
-      Outside o;
-      o.visit(a->rest);
-      if (!o.ok)
+      if (!available(a->rest, {}))
         continue;
       size_t v = 0;
       while (p->vars[v].get() != a->coeffs.begin()->first)
@@ -402,34 +415,19 @@ void CudaEmitter::declare_load_indices(const Parallel* p, const layout::Fragment
 // is the same in every inner iteration (the load is bounds-guarded, so it may run where the
 // body would not have). ptxas kept a 128x256 f16 tile's bias values live across the inner loop
 // otherwise (4 bytes of spills in gemm_bias_gelu; parallel_loop_order).
-void CudaEmitter::hoist_loads(const Parallel* p, const std::vector<size_t>& open) {
-  const std::vector<const Load*> loads = global_loads(p->body);
+void CudaEmitter::hoist_loads(const Parallel* p, const std::vector<const Load*>& loads,
+                              const std::vector<size_t>& open) {
   std::set<const Var*> opened;
   for (size_t v : open)
     opened.insert(p->vars[v].get());
-  class Available : public IRVisitor {
-  public:
-    const std::set<const Var*>* opened = nullptr;
-    bool ok = true, newest = false;
-    const Var* last = nullptr;
-
-  protected:
-    void visit_VarRef(const VarRef* r) override {
-      if (r->var->kind == VarKind::Let || (r->var->kind == VarKind::ParallelVar && !opened->count(r->var.get())))
-        ok = false;
-      newest = newest || r->var.get() == last;
-    }
-    void visit_Load(const Load*) override { ok = false; }
-  };
+  const passes::TileVars last{{p->vars[open.back()].get(), passes::Interval{}}};
   for (const Load* l : loads) {
-    if (hoisted_loads_.count(l))
-      continue;
-    Available a;
-    a.opened = &opened;
-    a.last = p->vars[open.back()].get();
-    for (const auto& e : l->indices)
-      a.visit(e);
-    if (!a.ok || !a.newest)
+    bool ok = !hoisted_loads_.count(l), newest = false;
+    for (const auto& e : l->indices) {
+      ok = ok && available(e, opened);
+      newest = newest || passes::mentions(e, last);
+    }
+    if (!ok || !newest)
       continue; // needs an inner loop's variable or a let, or could have gone further out
     int prec = 0;
     const std::string v = "tg_ld" + std::to_string(hoisted_loads_.size());
@@ -445,11 +443,11 @@ void CudaEmitter::hoist_loads(const Parallel* p, const std::vector<size_t>& open
 // one inner loop instead of the whole loop nest: ptxas kept all 64 of a 128x256 tile's bias
 // values of a thread (and their 64-bit bounds checks) live beside 128 accumulators and spilled
 // 348 bytes; in this order, none.
-std::vector<size_t> CudaEmitter::parallel_loop_order(const Parallel* p) const {
+std::vector<size_t> CudaEmitter::parallel_loop_order(const Parallel* p,
+                                                     const std::vector<const Load*>& loads) const {
   std::vector<size_t> order(p->vars.size());
   for (size_t v = 0; v < order.size(); ++v)
     order[v] = v;
-  const std::vector<const Load*> loads = global_loads(p->body);
   std::vector<bool> outer(p->vars.size(), false);
   bool any = false;
   for (const Load* l : loads) {
@@ -771,6 +769,7 @@ std::string CudaEmitter::run() {
       for (const StmtNode* s : *list)
         tma_maps_.push_back({s->as<Copy>(), "tg_tm_" + name(s->as<Copy>()->dst.buffer->name)});
     plan_accumulator_clear();
+    walk_ = tile_walk();
   }
   plan_epilogue_store(); // the epilogue's staging tile (TMA store, or 16-byte rows without TMA)
   // Kernels first: they record which helpers are needed.
@@ -870,7 +869,7 @@ std::string CudaEmitter::run() {
     os << "  int64_t tg_tiles[3]; // the spec's grid: tiles a persistent block walks\n";
   if (dynamic_tiles())
     os << "  unsigned* tg_sched; // the stream's tile counters {drawn, blocks done}, or NULL: fixed order\n";
-  const TileWalk walk = ws() ? tile_walk() : TileWalk{};
+  const TileWalk& walk = walk_;
   if (split_)
     os << "  unsigned char* tg_split; // the stream's split workspace (arrivals, then the parts' registers)\n";
   if (split_ || walk.banded())
@@ -1040,7 +1039,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
   std::ostringstream os;
   if (split_)
     os << kSplitShapeSource;
-  const TileWalk walk = ws() ? tile_walk() : TileWalk{};
+  const TileWalk& walk = walk_;
   if (ws())
     os << "/* SMs of the current device (set by tg_prepare_device): the persistent grid. */\n"
           "static thread_local int tg_sms = 1;\nstatic int tg_sm_count[64];\n\n";
@@ -1054,7 +1053,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
           " * of the L2; else groups of " << walk.rows << " rows, the fewest bytes in flight per iteration. */\n"
           "static int64_t tg_walk_rows(int64_t gx, int64_t nk, int64_t blocks, int64_t l2_bytes) {\n"
           "  const int64_t band = blocks / gx;\n"
-          "  if (band >= 1 && l2_bytes > 0 && nk <= l2_bytes / 8 / (gx * " << walk.x_bytes << " + band * " << walk.y_bytes << "))\n"
+          "  if (band >= 1 && l2_bytes > 0 && nk <= l2_bytes / " << kBandL2Share << " / (gx * " << walk.x_bytes << " + band * " << walk.y_bytes << "))\n"
           "    return band;\n"
           "  return " << walk.rows << ";\n}\n\n";
   os << "/* Raises the dynamic shared memory limit of the kernels once per device (> 48 KB). */\n"

@@ -188,7 +188,8 @@ int main(int argc, char** argv) {
     std::vector<float> worsts;
     std::vector<unsigned long long> bads;
     std::vector<std::function<void()>> fns;
-    if (timing && nc && s.K)
+    const bool with_cublas = timing && nc && s.K;
+    if (with_cublas)
       fns.push_back(cublas);
     for (const Variant& v : kVariants) {
       CK(cudaMemset(C, 0xFF, (nc + 8) * 2)); // NaN: unwritten outputs fail
@@ -213,7 +214,6 @@ int main(int argc, char** argv) {
     }
     std::vector<float> ms_all =
         fns.empty() ? std::vector<float>() : time_interleaved(fns, flush ? 10 : 20, 9, flusher);
-    const bool with_cublas = timing && nc && s.K;
     const float cublas_ms = with_cublas ? ms_all[0] : 0.0f;
     size_t next = with_cublas ? 1 : 0;
     for (size_t vi = 0; vi < sizeof kVariants / sizeof kVariants[0]; ++vi) {
