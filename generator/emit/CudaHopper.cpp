@@ -1007,6 +1007,59 @@ std::string CudaEmitter::hopper_helpers_source() const {
 
 // ---- tensor maps -------------------------------------------------------------------------------
 
+// A tensor can take a repitched copy (tg_realigned) when every statement of the body that
+// reaches it is one of the TMA copies or the TMA store: the tensor maps then carry its row pitch
+// and no address is computed from its shape in the kernels. Only tensors of rank >= 2 whose
+// rows may be no whole 16-byte chunks (a last dim that is not a constant multiple of the chunk).
+void CudaEmitter::plan_pitched_tensors() {
+  pitched_.assign(k_.tensors.size(), false);
+  if (!ws())
+    return;
+  std::set<const StmtNode*> tma;
+  for (const auto& m : tma_maps_)
+    tma.insert(m.copy);
+  if (tma_store_)
+    tma.insert(tma_store_);
+  class Direct : public IRVisitor {
+  public:
+    const std::set<const StmtNode*>* tma = nullptr;
+    const Buffer* g = nullptr;
+    bool found = false;
+
+  protected:
+    void visit_Copy(const Copy* c) override {
+      if (!tma->count(c))
+        IRVisitor::visit_Copy(c);
+    }
+    void visit_buffer_use(const BufferPtr& b) override { found = found || b.get() == g; }
+  };
+  for (size_t i = 0; i < k_.tensors.size(); ++i) {
+    const Buffer& g = *k_.tensors[i];
+    if (g.rank() < 2)
+      continue;
+    const int64_t chunk = 16 / g.dtype.bytes();
+    const auto* c = g.shape.back()->as<IntImm>();
+    if (c && c->value % chunk == 0)
+      continue; // rows always whole chunks
+    Direct d;
+    d.tma = &tma;
+    d.g = &g;
+    d.visit(k_.body);
+    pitched_[i] = !d.found;
+  }
+}
+
+bool CudaEmitter::any_pitched() const {
+  return std::find(pitched_.begin(), pitched_.end(), true) != pitched_.end();
+}
+
+bool CudaEmitter::pitched(const Buffer& g) const {
+  for (size_t i = 0; i < k_.tensors.size(); ++i)
+    if (k_.tensors[i].get() == &g)
+      return i < pitched_.size() && pitched_[i];
+  return false;
+}
+
 std::string CudaEmitter::tma_params_source() const {
   std::string s;
   for (const auto& m : tma_maps_)
@@ -1033,7 +1086,8 @@ std::string CudaEmitter::encode_tensor_map(const Buffer& g, int64_t pc, int64_t 
     dims += (i ? ", " : "") + d;
     if (i > 0)
       strides += std::string(i > 1 ? ", " : "") + stride;
-    stride = stride + " * " + d;
+    // a repitched tensor's rows are tg_pitch_<name> elements apart (tg_setup)
+    stride = stride + " * " + (i == 0 && pitched(g) ? "(cuuint64_t)tg_pitch_" + name(g.name) : d);
     box += std::string(i ? ", " : "") + (i == 0 ? std::to_string(pc) : i == 1 ? std::to_string(rows) : "1");
     ones += std::string(i ? ", " : "") + "1";
   }

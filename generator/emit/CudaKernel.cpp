@@ -249,6 +249,11 @@ namespace {
 // (CudaEmitter::tile_walk, bench/RESULTS.md).
 constexpr int kBandL2Share = 8;
 
+// Repitched or realigned copies instead of tg_kernel<4> in place where the TMA pipeline loads at
+// least this many times the copies' traffic (tg_realigned; H200: 2.0 won by 26%, 1.5 lost by
+// 28%, docs/cuda-backend.md "Repitched copies").
+constexpr int kRepitchShare = 2;
+
 // The global-memory loads of a statement, in order (emit_parallel's helpers).
 std::vector<const Load*> global_loads(const Stmt& s) {
   class Loads : public IRVisitor {
@@ -772,6 +777,7 @@ std::string CudaEmitter::run() {
     walk_ = tile_walk();
   }
   plan_epilogue_store(); // the epilogue's staging tile (TMA store, or 16-byte rows without TMA)
+  plan_pitched_tensors(); // after the store's plan: tensors that take repitched copies
   // Kernels first: they record which helpers are needed.
   std::string kernels;
   if (ws()) {
@@ -831,7 +837,8 @@ std::string CudaEmitter::run() {
       c += (c.empty() ? "" : " &&\n      ") + std::string("(uintptr_t)tg_p->") + name(t->name) + " % " +
            std::to_string(W) + " == 0";
       if (!t->shape.empty() && v > 1)
-        c += " && (" + expr(t->shape.back()) + ") % " + std::to_string(v) + " == 0";
+        c += " && (" + (pitched(*t) ? "tg_pitch_" + name(t->name) : expr(t->shape.back())) + ") % " +
+             std::to_string(v) + " == 0";
     }
     return c.empty() ? std::string("true") : c;
   };
@@ -894,13 +901,22 @@ std::string CudaEmitter::run() {
     os << "static const size_t tg_smem_bytes = " << smem_bytes_ << ";\n\n";
   }
   os << "/* Fills the kernel parameters and the grid; 1 = empty grid, else a tg_status. */\n";
-  os << "static int tg_setup(const tg_variant_args* args, tg_params* tg_p, dim3* grid, int* vec" << (ws() ? ", bool* tma" : "") << ") {\n";
+  os << "static int tg_setup(const tg_variant_args* args, " << (any_pitched() ? "const int64_t* tg_pitch, " : "")
+     << "tg_params* tg_p, dim3* grid, int* vec" << (ws() ? ", bool* tma" : "") << ") {\n";
   size_t ti = 0, si = 0;
   os << "  *tg_p = tg_params{};\n";
   for (const auto& t : k_.tensors)
     os << "  tg_p->" << name(t->name) << " = (" << (t->access == Access::Read ? "const " : "")
        << storage_type_name(t->dtype) << "*)args->tensors[" << ti++ << "];\n";
   os << host_dims;
+  if (any_pitched()) {
+    os << "  /* rows of the tensors only tensor maps reach, in elements: tg_realigned's repitched copies\n"
+          "   * (16-byte rows), else dense; a pitch makes the call take the TMA kernel or nothing */\n";
+    for (size_t i = 0; i < k_.tensors.size(); ++i)
+      if (pitched_[i])
+        os << "  const int64_t tg_pitch_" << name(k_.tensors[i]->name) << " = tg_pitch ? tg_pitch[" << i
+           << "] : " << expr(k_.tensors[i]->shape.back()) << ";\n";
+  }
   for (const auto& d : k_.dims)
     if (d.var->kind == VarKind::Dim)
       os << "  tg_p->" << name(d.var->name) << " = " << name(d.var->name) << ";\n";
@@ -952,66 +968,172 @@ const char* const kSplitShapeSource =
 
 namespace {
 // Host code around tg_setup: the locals it fills and its arguments (sm_90a files also learn
-// whether the call takes the TMA kernel).
+// whether the call takes the TMA kernel; files with repitched tensors pass the row pitches,
+// `pitch`, first).
 std::string setup_decls(bool tma) {
   return std::string("  tg_params p;\n  dim3 grid;\n  int vec = 0;\n") + (tma ? "  bool tma = false;\n" : "");
 }
-std::string setup_args(bool tma) { return tma ? "&p, &grid, &vec, &tma" : "&p, &grid, &vec"; }
+std::string setup_args(bool tma, const std::string& pitch = "") {
+  return (pitch.empty() ? "" : pitch + ", ") + (tma ? "&p, &grid, &vec, &tma" : "&p, &grid, &vec");
+}
 } // namespace
 
 std::string CudaEmitter::realign_source(const std::string& host_dims) {
-  const std::string setup = setup_args(ws());
-  std::string bytes, outs;
-  for (const auto& t : k_.tensors) {
+  const bool P = any_pitched();
+  const std::string setup = setup_args(ws(), P ? "NULL" : "");
+  const std::string in_place = P ? "tg_run(launch, args, NULL)" : "tg_run(launch, args)";
+  std::string bytes, outs, elems, lasts, rows, pitchable;
+  for (size_t i = 0; i < k_.tensors.size(); ++i) {
+    const auto& t = k_.tensors[i];
+    const std::string sep = bytes.empty() ? "" : ",\n      ";
     std::string b = "(size_t)" + std::to_string(t->dtype.bytes());
     for (const auto& d : t->shape)
       b += " * (size_t)(" + expr(d) + ")";
-    bytes += (bytes.empty() ? "" : ",\n      ") + b;
+    bytes += sep + b;
     outs += (outs.empty() ? "" : ", ") + std::string(t->access == Access::Read ? "false" : "true");
+    // repitched files: each tensor's element size, last dim (1 for a scalar), rows (the product
+    // of the other dims) and whether tensor maps alone reach it
+    std::string r = "(size_t)1";
+    for (size_t d = 0; d + 1 < t->shape.size(); ++d)
+      r += " * (size_t)(" + expr(t->shape[d]) + ")";
+    elems += (i ? ", " : "") + std::to_string(t->dtype.bytes());
+    lasts += (i ? ", " : "") + (t->shape.empty() ? std::string("1") : "(int64_t)(" + expr(t->shape.back()) + ")");
+    rows += sep + r;
+    pitchable += (i ? ", " : "") + std::string(pitched_[i] ? "true" : "false");
   }
   const std::string NT = std::to_string(k_.tensors.size());
   std::ostringstream os;
-  os << "/* Realigned copies (docs/cuda-backend.md): a call that would run tg_kernel<0> (element by\n"
-        " * element) only because tensors start off a 16-byte boundary copies those tensors to the\n"
-        " * stream's realign workspace, runs the vectorized kernel on the copies and copies its outputs\n"
-        " * back, all on the call's stream. Anything else (rows that are no whole 16-byte chunks, a\n"
-        " * graph capture, no workspace) runs in place. */\n"
-        "static int tg_realigned(const tg_launch* launch, const tg_variant_args* args) {\n"
+  if (!P) {
+    os << "/* Realigned copies (docs/cuda-backend.md): a call that would run tg_kernel<0> (element by\n"
+          " * element) only because tensors start off a 16-byte boundary copies those tensors to the\n"
+          " * stream's realign workspace, runs the vectorized kernel on the copies and copies its outputs\n"
+          " * back, all on the call's stream. Anything else (rows that are no whole 16-byte chunks, a\n"
+          " * graph capture, no workspace) runs in place. */\n";
+  } else {
+    os << "/* Realigned and repitched copies (docs/cuda-backend.md): a call that would run\n"
+          " * tg_kernel<0> or tg_kernel<4> because tensors start off a 16-byte boundary or (tensors that\n"
+          " * only tensor maps reach) have rows that are no whole 16-byte chunks copies those tensors to\n"
+          " * the stream's realign workspace, rows padded to whole chunks, runs the TMA kernel on the\n"
+          " * copies (the maps carry the pitch) and copies its outputs back, all on the call's stream.\n"
+          " * Anything else (other tensors with such rows, a graph capture, no workspace) runs in place. */\n";
+  }
+  os << "static int tg_realigned(const tg_launch* launch, const tg_variant_args* args) {\n"
      << setup_decls(ws())
      << "  int s = tg_setup(args, " << setup << ");\n"
-        "  if (s != TG_OK || vec != 0)\n    return tg_run(launch, args);\n"
+     << (P ? "  if (s != TG_OK || vec == 16)\n" : "  if (s != TG_OK || vec != 0)\n")
+     << "    return " << in_place << ";\n"
      << host_dims
-     << "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n"
-        "  const size_t tg_bytes[" << NT << "] = {" << bytes << "};\n"
-        "  const bool tg_out[" << NT << "] = {" << outs << "}; /* written by the kernel: copied back */\n"
-        "  void* tg_t[" << NT << "];\n  bool tg_moved[" << NT << "];\n  size_t tg_at[" << NT << "], tg_total = 0;\n"
-        "  for (int i = 0; i < " << NT << "; ++i) {\n"
-        "    tg_t[i] = args->tensors[i];\n"
-        "    tg_moved[i] = tg_t[i] && (uintptr_t)tg_t[i] % 16 != 0 && tg_bytes[i] > 0;\n"
-        "    tg_at[i] = tg_total;\n"
+     << "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n";
+  if (!P)
+    os << "  const size_t tg_bytes[" << NT << "] = {" << bytes << "};\n";
+  else
+    os << "  const size_t tg_elem[" << NT << "] = {" << elems << "};\n"
+          "  const int64_t tg_last[" << NT << "] = {" << lasts << "};\n"
+          "  const size_t tg_rows[" << NT << "] = {" << rows << "};\n"
+          "  const bool tg_pitchable[" << NT << "] = {" << pitchable << "}; /* only tensor maps reach it */\n";
+  os << "  const bool tg_out[" << NT << "] = {" << outs << "}; /* written by the kernel: copied back */\n"
+        "  void* tg_t[" << NT << "];\n  bool tg_moved[" << NT << "];\n  size_t tg_at[" << NT << "], tg_total = 0;\n";
+  if (P)
+    os << "  int64_t tg_pitch[" << NT << "]; /* elements per row of each copy */\n"
+          "  size_t tg_bytes[" << NT << "];\n"
+          "  bool tg_whole = true; /* every row of whole 16-byte chunks, copied or not */\n";
+  os << "  for (int i = 0; i < " << NT << "; ++i) {\n"
+        "    tg_t[i] = args->tensors[i];\n";
+  if (!P) {
+    os << "    tg_moved[i] = tg_t[i] && (uintptr_t)tg_t[i] % 16 != 0 && tg_bytes[i] > 0;\n";
+  } else {
+    os << "    const int64_t v = 16 / (int64_t)tg_elem[i]; /* elements per 16-byte chunk */\n"
+          "    const bool uneven = tg_pitchable[i] && tg_last[i] % v != 0;\n"
+          "    tg_pitch[i] = uneven ? (tg_last[i] + v - 1) / v * v : tg_last[i];\n"
+          "    tg_bytes[i] = tg_elem[i] * (size_t)tg_pitch[i] * tg_rows[i];\n"
+          "    tg_moved[i] = tg_t[i] && tg_last[i] > 0 && tg_rows[i] > 0 &&\n"
+          "                  ((uintptr_t)tg_t[i] % 16 != 0 || uneven) &&\n"
+          "                  tg_elem[i] * (size_t)tg_pitch[i] <= (size_t)2147483647; /* cudaMemcpy2D's pitch */\n"
+          "    if (!tg_moved[i])\n      tg_pitch[i] = tg_last[i];\n"
+          "    tg_whole = tg_whole && tg_pitch[i] % v == 0;\n";
+  }
+  os << "    tg_at[i] = tg_total;\n"
         "    tg_total += tg_moved[i] ? (tg_bytes[i] + 255) / 256 * 256 : 0;\n"
-        "  }\n"
-        "  /* held until tg_cuda_realign_release: another thread's call on the stream waits */\n"
+        "  }\n";
+  if (P) {
+    os << "  if (!tg_whole) /* rows no copy fixes (a tensor the kernel addresses itself) */\n"
+          "    return " << in_place << ";\n";
+    int64_t stage = 0; // bytes the pipeline loads per iteration
+    for (const StmtNode* st : ws_pipe_.producers)
+      stage += tile_bytes(*st->as<Copy>()->dst.buffer);
+    os << "  /* In place, tg_kernel<4> (4-byte asynchronous copies) runs at 0.55-0.8x the TMA kernel's\n"
+          "   * speed; the copies cost their traffic (read and write, outputs both ways). They pay\n"
+          "   * where the pipeline loads at least " << kRepitchShare << " times the copies' bytes (tiles x iterations\n"
+          "   * x " << stage << " bytes)" << (split_ ? ", or where every tile runs in parts (split-K: in place, a long\n"
+                                                   "   * loop on few SMs)" : "") << ". H200: docs/cuda-backend.md, \"Repitched copies\". */\n"
+          "  if (vec == 4) {\n"
+          "    size_t tg_traffic = 0;\n"
+          "    for (int i = 0; i < " << NT << "; ++i)\n"
+          "      tg_traffic += tg_moved[i] ? (tg_out[i] ? 4 : 2) * tg_bytes[i] : 0;\n"
+          "    const int64_t tg_tiles = p.tg_tiles[0] * p.tg_tiles[1] * p.tg_tiles[2];\n"
+          "    const int64_t tg_nk = " << loop_extent_host_ << ";\n"
+          "    bool tg_pays = (double)tg_tiles * (double)tg_nk * " << stage << ".0 >= " << kRepitchShare
+       << ".0 * (double)tg_traffic;\n";
+    if (split_)
+      os << "    if (!tg_pays && tg_prepare_device() == TG_OK) {\n"
+            "      int64_t tg_tail = 0, tg_parts = 0;\n"
+            "      tg_split_shape(tg_tiles, tg_nk, (int64_t)tg_sms, &tg_tail, &tg_parts);\n"
+            "      tg_pays = tg_tail == tg_tiles;\n"
+            "    }\n";
+    os << "    if (!tg_pays)\n      return " << in_place << ";\n  }\n";
+  }
+  os << "  /* held until tg_cuda_realign_release: another thread's call on the stream waits */\n"
         "  int tg_slot = -1;\n"
         "  unsigned char* tg_ws = tg_total > TG_CUDA_REALIGN_MIN_BYTES\n"
         "      ? (unsigned char*)tg_cuda_realign_workspace((void*)stream, tg_total, &tg_slot) : NULL;\n"
-        "  if (!tg_ws)\n    return tg_run(launch, args);\n"
+        "  if (!tg_ws)\n    return " << in_place << ";\n"
         "  for (int i = 0; i < " << NT << "; ++i)\n"
         "    if (tg_moved[i])\n      tg_t[i] = tg_ws + tg_at[i];\n"
-        "  tg_variant_args tg_a = *args;\n  tg_a.tensors = tg_t;\n"
-        "  /* the copies must take the widest kernel: their rows are whole 16-byte chunks */\n"
-        "  s = tg_setup(&tg_a, " << setup << ");\n"
-        "  if (s != TG_OK || vec != 16) {\n    tg_cuda_realign_release(tg_slot);\n    return tg_run(launch, args);\n  }\n"
-        "  /* outputs too: what the kernel does not write keeps its contents */\n"
+        "  tg_variant_args tg_a = *args;\n  tg_a.tensors = tg_t;\n";
+  if (!P)
+    os << "  /* the copies must take the widest kernel: their rows are whole 16-byte chunks */\n"
+          "  s = tg_setup(&tg_a, " << setup << ");\n"
+          "  if (s != TG_OK || vec != 16) {\n    tg_cuda_realign_release(tg_slot);\n    return " << in_place << ";\n  }\n";
+  else
+    os << "  /* the copies must take the TMA kernel: every row a whole number of 16-byte chunks */\n"
+          "  s = tg_setup(&tg_a, " << setup_args(ws(), "tg_pitch") << ");\n"
+          "  if (s != TG_OK || vec != 16 || !tma) {\n    tg_cuda_realign_release(tg_slot);\n    return " << in_place << ";\n  }\n";
+  // A copy of tensor i in (to the workspace) or back: linear, or row by row into the pitch.
+  auto copy = [&](const std::string& dst, const std::string& src, bool in) {
+    if (!P)
+      return "cudaMemcpyAsync(" + dst + ", " + src + ", tg_bytes[i], cudaMemcpyDeviceToDevice, stream)";
+    const std::string wide = "tg_elem[i] * (size_t)tg_pitch[i]", narrow = "tg_elem[i] * (size_t)tg_last[i]";
+    return "(tg_pitch[i] == tg_last[i]\n"
+           "             ? cudaMemcpyAsync(" + dst + ", " + src + ", tg_bytes[i], cudaMemcpyDeviceToDevice, stream)\n"
+           "             : cudaMemcpy2DAsync(" + dst + ", " + (in ? wide : narrow) + ", " + src + ", " + (in ? narrow : wide) +
+           ",\n                                 " + narrow + ", tg_rows[i], cudaMemcpyDeviceToDevice, stream))";
+  };
+  os << "  /* outputs too: what the kernel does not write keeps its contents */\n"
         "  for (int i = 0; i < " << NT << " && s == TG_OK; ++i)\n"
-        "    if (tg_moved[i] && cudaMemcpyAsync(tg_t[i], args->tensors[i], tg_bytes[i], cudaMemcpyDeviceToDevice, stream) != cudaSuccess)\n"
+        "    if (tg_moved[i] && " << copy("tg_t[i]", "args->tensors[i]", true) << " != cudaSuccess)\n"
         "      s = TG_ERR_DEVICE;\n"
-        "  if (s == TG_OK)\n    s = tg_run(launch, &tg_a);\n"
+        "  if (s == TG_OK)\n    s = " << (P ? "tg_run(launch, &tg_a, tg_pitch)" : "tg_run(launch, &tg_a)") << ";\n"
         "  for (int i = 0; i < " << NT << " && s == TG_OK; ++i)\n"
-        "    if (tg_moved[i] && tg_out[i] && cudaMemcpyAsync(args->tensors[i], tg_t[i], tg_bytes[i], cudaMemcpyDeviceToDevice, stream) != cudaSuccess)\n"
+        "    if (tg_moved[i] && tg_out[i] && " << copy("args->tensors[i]", "tg_t[i]", false) << " != cudaSuccess)\n"
         "      s = TG_ERR_DEVICE;\n"
         "  tg_cuda_realign_release(tg_slot);\n"
         "  return s;\n}\n\n";
+  if (P) { // tgv_'s test: tg_uneven_rows
+    os << "/* Whether a tensor that only tensor maps reach has rows that are no whole 16-byte chunks. */\n"
+          "static bool tg_uneven_rows(const tg_variant_args* args) {\n";
+    for (size_t i = 0; i < k_.dims.size(); ++i)
+      os << "  const int64_t " << name(k_.dims[i].var->name) << " = args->dims[" << i << "];\n  (void)"
+         << name(k_.dims[i].var->name) << ";\n";
+    std::string uneven;
+    std::set<std::string> seen; // C's rows are B's: one test
+    for (size_t i = 0; i < k_.tensors.size(); ++i) {
+      const std::string test = "(" + expr(k_.tensors[i]->shape.back()) + ") % " +
+                               std::to_string(16 / k_.tensors[i]->dtype.bytes()) + " != 0";
+      if (pitched_[i] && seen.insert(test).second)
+        uneven += (uneven.empty() ? "" : " ||\n         ") + test;
+    }
+    os << "  return " << uneven << ";\n}\n\n";
+  }
   return os.str();
 }
 
@@ -1157,9 +1279,14 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
           "    e = cudaLaunchKernelEx(&tg_c, kernel, p);\n"
           "  }\n"
           "  return e;\n}\n\n";
-  os << "static int tg_run(const tg_launch* launch, const tg_variant_args* args) {\n"
+  const bool P = any_pitched();
+  os << "static int tg_run(const tg_launch* launch, const tg_variant_args* args" << (P ? ", const int64_t* tg_pitch" : "")
+     << ") {\n"
      << setup_decls(ws())
-     << "  int s = tg_setup(args, " << setup_args(ws()) << ");\n  if (s != TG_OK)\n    return s == 1 ? TG_OK : s;\n"
+     << "  int s = tg_setup(args, " << setup_args(ws(), P ? "tg_pitch" : "") << ");\n  if (s != TG_OK)\n    return s == 1 ? TG_OK : s;\n"
+     << (P ? "  if (tg_pitch && !tma) /* repitched copies: the fallback kernels assume dense rows */\n"
+             "    return TG_ERR_DEVICE;\n"
+           : "")
      << no_slow
      << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
      << persist
@@ -1198,15 +1325,17 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
                "  const bool tg_ok = cudaGetLastError() == cudaSuccess && tg_e == cudaSuccess;\n"
                "  return tg_ok ? TG_OK : TG_ERR_DEVICE;\n}\n\n"
              : "  return cudaGetLastError() == cudaSuccess ? TG_OK : TG_ERR_DEVICE;\n}\n\n");
-  // Only calls with a tensor off a 16-byte boundary look further (one OR of the pointers).
+  // Only calls with a tensor off a 16-byte boundary look further (one OR of the pointers), or,
+  // with repitched tensors, one whose rows are no whole 16-byte chunks.
   std::string any_off;
   for (size_t i = 0; i < k_.tensors.size(); ++i)
     any_off += (i ? " | " : "") + std::string("(uintptr_t)args->tensors[") + std::to_string(i) + "]";
-  os << realign
-     << "extern \"C\" int " << fn << "(const tg_launch* launch, const tg_variant_args* args) {\n"
-     << "  if (((" << (any_off.empty() ? "0" : any_off) << ") & 15) != 0) /* a tensor off a 16-byte boundary */\n"
+  os << realign;
+  os << "extern \"C\" int " << fn << "(const tg_launch* launch, const tg_variant_args* args) {\n"
+     << "  if (((" << (any_off.empty() ? "0" : any_off) << ") & 15) != 0" << (P ? " || tg_uneven_rows(args)" : "")
+     << ") /* a tensor off a 16-byte boundary" << (P ? ", or uneven rows" : "") << " */\n"
      << "    return tg_realigned(launch, args);\n"
-     << "  return tg_run(launch, args);\n}\n\n";
+     << "  return " << (P ? "tg_run(launch, args, NULL)" : "tg_run(launch, args)") << ";\n}\n\n";
   std::string func = "  out->func = ";
   if (!slow_exists) {
     func += "(const void*)tg_kernel_ws";
@@ -1220,7 +1349,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
   os << "extern \"C\" int " << fn << "_desc(const tg_launch* launch, const tg_variant_args* args,\n"
      << "                     tg_gpu_launch_desc* out) {\n  (void)launch;\n"
      << setup_decls(ws())
-     << "  int s = tg_setup(args, " << setup_args(ws()) << ");\n  if (s != TG_OK)\n    return s == 1 ? TG_ERR_INVALID_ARGUMENT : s;\n"
+     << "  int s = tg_setup(args, " << setup_args(ws(), P ? "NULL" : "") << ");\n  if (s != TG_OK)\n    return s == 1 ? TG_ERR_INVALID_ARGUMENT : s;\n"
      << no_slow
      << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
      << persist
