@@ -16,6 +16,7 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%tilegen", os.path.join(config.tilegen_bin_dir, "tilegen")))
 config.substitutions.append(("%kernels", os.path.join(config.tilegen_src_root, "kernels")))
 config.substitutions.append(("%cc", config.c_compiler))
+config.substitutions.append(("%cxx", config.cxx_compiler))
 config.substitutions.append(("%runtime_include", os.path.join(config.tilegen_src_root, "runtime", "include")))
 
 # nvcc (CUDA toolkit), for the PTX golden tests of tests/lit/cuda: `%if nvcc %{ ... %}`.
