@@ -967,6 +967,95 @@ const char* const kSplitShapeSource =
     "}\n\n";
 
 namespace {
+// Whether the kernel writes every element of the global tensor g on every call, so that a
+// realigned or repitched copy of it need not be copied in first: its only write is a copy from
+// a fragment outside every loop and condition whose tile, over the grid, covers g (each dim the
+// whole extent from 0, or a grid index times the tile over cdiv(dim, tile) blocks, or a grid
+// index alone over dim blocks; a grid index in one dim only). gemm's C, attention's O.
+bool writes_whole(const Kernel& k, const Buffer& g) {
+  class Writes : public IRVisitor {
+  public:
+    const Buffer* g = nullptr;
+    int writes = 0, nest = 0;
+    const Copy* copy = nullptr;
+
+  protected:
+    void visit_For(const For* f) override {
+      ++nest;
+      IRVisitor::visit_For(f);
+      --nest;
+    }
+    void visit_Parallel(const Parallel* p) override {
+      ++nest;
+      IRVisitor::visit_Parallel(p);
+      --nest;
+    }
+    void visit_IfThenElse(const IfThenElse* i) override {
+      ++nest;
+      IRVisitor::visit_IfThenElse(i);
+      --nest;
+    }
+    void visit_Copy(const Copy* c) override {
+      if (c->dst.buffer.get() == g) {
+        ++writes;
+        if (nest == 0 && c->src.buffer->scope == MemScope::Fragment)
+          copy = c;
+      }
+      IRVisitor::visit_Copy(c);
+    }
+    void visit_Store(const Store* st) override {
+      writes += st->buffer.get() == g;
+      IRVisitor::visit_Store(st);
+    }
+    void visit_AtomicAdd(const AtomicAdd* a) override {
+      writes += a->dst.buffer.get() == g;
+      IRVisitor::visit_AtomicAdd(a);
+    }
+    void visit_Fill(const Fill* f) override {
+      writes += f->dst.get() == g;
+      IRVisitor::visit_Fill(f);
+    }
+  } w;
+  w.g = &g;
+  w.visit(k.body);
+  if (g.access != Access::Write || w.writes != 1 || !w.copy)
+    return false;
+  const Region& r = w.copy->dst;
+  const size_t R = g.rank(), t = r.tile_rank();
+  if (r.offsets.size() != R || t > R)
+    return false;
+  std::set<const Var*> used;
+  for (size_t d = 0; d < R; ++d) {
+    const Expr one = make_i64(1);
+    const Expr& e = d < R - t ? one : r.extents[d - (R - t)];
+    const Expr& o = r.offsets[d];
+    const auto* zero = o->as<IntImm>();
+    if (zero && zero->value == 0 && to_string(e) == to_string(g.shape[d]))
+      continue;
+    const Var* v = nullptr;
+    std::string tile = "1";
+    if (const auto* ref = o->as<VarRef>()) {
+      v = ref->var.get();
+    } else if (const auto* b = o->as<Binary>(); b && b->op == BinaryOp::Mul) {
+      if (const auto* l = b->a->as<VarRef>())
+        v = l->var.get(), tile = to_string(b->b);
+      else if (const auto* rr = b->b->as<VarRef>())
+        v = rr->var.get(), tile = to_string(b->a);
+    }
+    if (!v || v->kind != VarKind::BlockIndex || tile != to_string(e) || !used.insert(v).second)
+      return false;
+    const GridDim* gd = nullptr;
+    for (const auto& x : k.grid)
+      if (x.index.get() == v)
+        gd = &x;
+    const std::string blocks = tile == "1" ? to_string(g.shape[d])
+                                           : to_string(Binary::make(BinaryOp::CeilDiv, g.shape[d], e));
+    if (!gd || to_string(gd->extent) != blocks)
+      return false;
+  }
+  return true;
+}
+
 // Host code around tg_setup: the locals it fills and its arguments (sm_90a files also learn
 // whether the call takes the TMA kernel; files with repitched tensors pass the row pitches,
 // `pitch`, first).
@@ -982,7 +1071,7 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
   const bool P = any_pitched();
   const std::string setup = setup_args(ws(), P ? "NULL" : "");
   const std::string in_place = P ? "tg_run(launch, args, NULL)" : "tg_run(launch, args)";
-  std::string bytes, outs, elems, lasts, rows, pitchable;
+  std::string bytes, outs, ins, elems, lasts, rows, pitchable;
   for (size_t i = 0; i < k_.tensors.size(); ++i) {
     const auto& t = k_.tensors[i];
     const std::string sep = bytes.empty() ? "" : ",\n      ";
@@ -991,6 +1080,7 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
       b += " * (size_t)(" + expr(d) + ")";
     bytes += sep + b;
     outs += (outs.empty() ? "" : ", ") + std::string(t->access == Access::Read ? "false" : "true");
+    ins += (ins.empty() ? "" : ", ") + std::string(writes_whole(k_, *t) ? "false" : "true");
     // repitched files: each tensor's element size, last dim (1 for a scalar), rows (the product
     // of the other dims) and whether tensor maps alone reach it
     std::string r = "(size_t)1";
@@ -1032,6 +1122,7 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
           "  const size_t tg_rows[" << NT << "] = {" << rows << "};\n"
           "  const bool tg_pitchable[" << NT << "] = {" << pitchable << "}; /* only tensor maps reach it */\n";
   os << "  const bool tg_out[" << NT << "] = {" << outs << "}; /* written by the kernel: copied back */\n"
+        "  const bool tg_in[" << NT << "] = {" << ins << "}; /* copied in: all but outputs the kernel writes whole */\n"
         "  void* tg_t[" << NT << "];\n  bool tg_moved[" << NT << "];\n  size_t tg_at[" << NT << "], tg_total = 0;\n";
   if (P)
     os << "  int64_t tg_pitch[" << NT << "]; /* elements per row of each copy */\n"
@@ -1062,14 +1153,14 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
     for (const StmtNode* st : ws_pipe_.producers)
       stage += tile_bytes(*st->as<Copy>()->dst.buffer);
     os << "  /* In place, tg_kernel<4> (4-byte asynchronous copies) runs at 0.55-0.8x the TMA kernel's\n"
-          "   * speed; the copies cost their traffic (read and write, outputs both ways). They pay\n"
+          "   * speed; the copies cost their traffic (read and write, each way a tensor goes). They pay\n"
           "   * where the pipeline loads at least " << kRepitchShare << " times the copies' bytes (tiles x iterations\n"
           "   * x " << stage << " bytes)" << (split_ ? ", or where every tile runs in parts (split-K: in place, a long\n"
                                                    "   * loop on few SMs)" : "") << ". H200: docs/cuda-backend.md, \"Repitched copies\". */\n"
           "  if (vec == 4) {\n"
           "    size_t tg_traffic = 0;\n"
           "    for (int i = 0; i < " << NT << "; ++i)\n"
-          "      tg_traffic += tg_moved[i] ? (tg_out[i] ? 4 : 2) * tg_bytes[i] : 0;\n"
+          "      tg_traffic += tg_moved[i] ? ((tg_in[i] ? 2 : 0) + (tg_out[i] ? 2 : 0)) * tg_bytes[i] : 0;\n"
           "    const int64_t tg_tiles = p.tg_tiles[0] * p.tg_tiles[1] * p.tg_tiles[2];\n"
           "    const int64_t tg_nk = " << loop_extent_host_ << ";\n"
           "    bool tg_pays = (double)tg_tiles * (double)tg_nk * " << stage << ".0 >= " << kRepitchShare
@@ -1108,9 +1199,9 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
            "             : cudaMemcpy2DAsync(" + dst + ", " + (in ? wide : narrow) + ", " + src + ", " + (in ? narrow : wide) +
            ",\n                                 " + narrow + ", tg_rows[i], cudaMemcpyDeviceToDevice, stream))";
   };
-  os << "  /* outputs too: what the kernel does not write keeps its contents */\n"
+  os << "  /* outputs too, but those the kernel writes whole: what it does not write keeps its contents */\n"
         "  for (int i = 0; i < " << NT << " && s == TG_OK; ++i)\n"
-        "    if (tg_moved[i] && " << copy("tg_t[i]", "args->tensors[i]", true) << " != cudaSuccess)\n"
+        "    if (tg_moved[i] && tg_in[i] && " << copy("tg_t[i]", "args->tensors[i]", true) << " != cudaSuccess)\n"
         "      s = TG_ERR_DEVICE;\n"
         "  if (s == TG_OK)\n    s = " << (P ? "tg_run(launch, &tg_a, tg_pitch)" : "tg_run(launch, &tg_a)") << ";\n"
         "  for (int i = 0; i < " << NT << " && s == TG_OK; ++i)\n"
