@@ -182,13 +182,16 @@ def default_cases():
                  dict(B=1, H=32, S=16384, D=128, sm_scale=1.0 / math.sqrt(128), causal=0),
                  anchors=("flash", "cudnn"), targets=fa_bar),
             # not bars: launches of at most half the SMs' tiles, every tile split in parts
-            # (docs/hopper.md, split tail), and rows of 4-byte multiples (tg_kernel<4>, no TMA)
+            # (docs/hopper.md, split tail), and rows that are no whole 16 bytes (N = 4300: 4-byte
+            # multiples; N = 4301: odd), which take repitched copies (docs/cuda-backend.md)
             Case("gemm", "bf16", (128, 4096, 4096), anchors=("cublas",)),
             Case("gemm", "bf16", (256, 256, 65536), anchors=("cublas",)),
             Case("flash_attention_fwd", "bf16", (1, 2, 4096, 128),
                  dict(B=1, H=2, S=4096, D=128, sm_scale=1.0 / math.sqrt(128), causal=0),
                  anchors=("cudnn",)),
             Case("gemm", "bf16", (1000, 4300, 2048), anchors=("cublas",)),
+            Case("gemm", "bf16", (1000, 4301, 2048), anchors=("cublas",)),
+            Case("gemm_bias_gelu", "bf16", (1000, 4300, 2048), anchors=("torch",)),
         ]
     else:
         # issue #3, point 10: the sm_80-style path

@@ -238,11 +238,11 @@ private:
   // 16-byte rows (threads_store_), where the staging tile leaves room for two blocks per SM.
   const ir::Copy* tma_store_ = nullptr;
   const ir::Copy* threads_store_ = nullptr;
-  // Repitched copies (docs/cuda-backend.md): per tensor of k_.tensors, whether the
-  // warp-specialized kernels reach it through tensor maps alone (TMA loads, the TMA store), so
-  // that a copy with a 16-byte row pitch can stand in for rows that are no whole 16-byte chunks
-  // (the maps carry the pitch; nothing else addresses the tensor). Tensors of rank >= 2 whose
-  // last dim is not a constant of whole chunks; set by plan_pitched_tensors().
+  // Repitched copies (docs/cuda-backend.md): per tensor of k_.tensors, whether a copy with a
+  // 16-byte row pitch can stand in for rows that are no whole 16-byte chunks: the
+  // warp-specialized kernels reach it through tensor maps alone (TMA loads, the TMA store; the
+  // maps carry the pitch), or it has rank 1 (no pitch in its addresses; the copy pads its end).
+  // Tensors whose last dim is not a constant of whole chunks; set by plan_pitched_tensors().
   std::vector<bool> pitched_;
   void plan_pitched_tensors();
   bool any_pitched() const;

@@ -1009,8 +1009,11 @@ std::string CudaEmitter::hopper_helpers_source() const {
 
 // A tensor can take a repitched copy (tg_realigned) when every statement of the body that
 // reaches it is one of the TMA copies or the TMA store: the tensor maps then carry its row pitch
-// and no address is computed from its shape in the kernels. Only tensors of rank >= 2 whose
-// rows may be no whole 16-byte chunks (a last dim that is not a constant multiple of the chunk).
+// and no address is computed from its shape in the kernels. A tensor of rank 1 can too, however
+// the kernels reach it: its addresses do not involve a pitch, and the copy only pads its end to
+// a whole chunk (gemm_bias_gelu's bias; the kernels check their accesses against the logical
+// length). Only tensors whose rows may be no whole 16-byte chunks (a last dim that is not a
+// constant multiple of the chunk).
 void CudaEmitter::plan_pitched_tensors() {
   pitched_.assign(k_.tensors.size(), false);
   if (!ws())
@@ -1035,12 +1038,16 @@ void CudaEmitter::plan_pitched_tensors() {
   };
   for (size_t i = 0; i < k_.tensors.size(); ++i) {
     const Buffer& g = *k_.tensors[i];
-    if (g.rank() < 2)
+    if (g.rank() < 1)
       continue;
     const int64_t chunk = 16 / g.dtype.bytes();
     const auto* c = g.shape.back()->as<IntImm>();
     if (c && c->value % chunk == 0)
       continue; // rows always whole chunks
+    if (g.rank() == 1) {
+      pitched_[i] = true;
+      continue;
+    }
     Direct d;
     d.tma = &tma;
     d.g = &g;

@@ -911,8 +911,9 @@ std::string CudaEmitter::run() {
        << storage_type_name(t->dtype) << "*)args->tensors[" << ti++ << "];\n";
   os << host_dims;
   if (any_pitched()) {
-    os << "  /* rows of the tensors only tensor maps reach, in elements: tg_realigned's repitched copies\n"
-          "   * (16-byte rows), else dense; a pitch makes the call take the TMA kernel or nothing */\n";
+    os << "  /* rows of the tensors only tensor maps reach (and of those of rank 1), in elements:\n"
+          "   * tg_realigned's repitched copies (16-byte rows), else dense; a pitch makes the call take\n"
+          "   * the TMA kernel or nothing */\n";
     for (size_t i = 0; i < k_.tensors.size(); ++i)
       if (pitched_[i])
         os << "  const int64_t tg_pitch_" << name(k_.tensors[i]->name) << " = tg_pitch ? tg_pitch[" << i
@@ -1108,10 +1109,11 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
   } else {
     os << "/* Realigned and repitched copies (docs/cuda-backend.md): a call that would run\n"
           " * tg_kernel<0> or tg_kernel<4> because tensors start off a 16-byte boundary or (tensors that\n"
-          " * only tensor maps reach) have rows that are no whole 16-byte chunks copies those tensors to\n"
-          " * the stream's realign workspace, rows padded to whole chunks, runs the TMA kernel on the\n"
-          " * copies (the maps carry the pitch) and copies its outputs back, all on the call's stream.\n"
-          " * Anything else (other tensors with such rows, a graph capture, no workspace) runs in place. */\n";
+          " * only tensor maps reach, and those of rank 1) have rows that are no whole 16-byte chunks\n"
+          " * copies those tensors to the stream's realign workspace, rows padded to whole chunks, runs\n"
+          " * the TMA kernel on the copies (the maps carry the pitch) and copies its outputs back, all on\n"
+          " * the call's stream. Anything else (other tensors with such rows, a graph capture, no\n"
+          " * workspace) runs in place. */\n";
   }
   os << "static int tg_realigned(const tg_launch* launch, const tg_variant_args* args) {\n"
      << setup_decls(ws())
@@ -1126,7 +1128,7 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
     os << "  const size_t tg_elem[" << NT << "] = {" << elems << "};\n"
           "  const int64_t tg_last[" << NT << "] = {" << lasts << "};\n"
           "  const size_t tg_rows[" << NT << "] = {" << rows << "};\n"
-          "  const bool tg_pitchable[" << NT << "] = {" << pitchable << "}; /* only tensor maps reach it */\n";
+          "  const bool tg_pitchable[" << NT << "] = {" << pitchable << "}; /* a copy may pad its rows */\n";
   os << "  const bool tg_out[" << NT << "] = {" << outs << "}; /* written by the kernel: copied back */\n"
         "  const bool tg_in[" << NT << "] = {" << ins << "}; /* copied in: all but outputs the kernel writes whole */\n"
         "  void* tg_t[" << NT << "];\n  bool tg_moved[" << NT << "];\n  size_t tg_at[" << NT << "], tg_total = 0;\n";
@@ -1216,7 +1218,7 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
         "  tg_cuda_realign_release(tg_slot);\n"
         "  return s;\n}\n\n";
   if (P) { // tgv_'s test: tg_uneven_rows
-    os << "/* Whether a tensor that only tensor maps reach has rows that are no whole 16-byte chunks. */\n"
+    os << "/* Whether a tensor that copies may pad has rows that are no whole 16-byte chunks. */\n"
           "static bool tg_uneven_rows(const tg_variant_args* args) {\n";
     for (size_t i = 0; i < k_.dims.size(); ++i)
       os << "  const int64_t " << name(k_.dims[i].var->name) << " = args->dims[" << i << "];\n  (void)"

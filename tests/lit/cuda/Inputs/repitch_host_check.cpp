@@ -14,7 +14,9 @@
 //
 // Each case prints which kernels ran, the copies made and the largest error against a
 // double-precision reference computed from the original (dense, possibly unaligned) tensors.
-// Compiled with -DTG_FP8 for gemm_fp8 (A [M, K], B [N, K] e4m3, two scales), else bf16 gemm.
+// Compiled with -DTG_FP8 for gemm_fp8 (A [M, K], B [N, K] e4m3, two scales), -DTG_GELU for
+// gemm_bias_gelu (bf16, C = gelu(A @ B + bias), bias read through its pointer by the kernels),
+// else bf16 gemm.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -212,6 +214,18 @@ double scale(const tg_params& p) {
 #endif
 }
 
+// The epilogue: gemm_bias_gelu adds bias[n] (through the kernel's pointer, which may be a
+// padded copy) and applies the exact GELU.
+double epilogue(const tg_params& p, double s, int64_t n) {
+#ifdef TG_GELU
+  const double y = s + value_of(p.bias[n]);
+  return 0.5 * y * (1.0 + std::erf(y / std::sqrt(2.0)));
+#else
+  (void)n;
+  return s * scale(p);
+#endif
+}
+
 // The TMA kernels: A, B and C through their maps only.
 void tma_gemm(const tg_params& p) {
   const Map2 a(p.tg_tm_A_s), b(p.tg_tm_B_s), c(p.tg_tm_store);
@@ -224,7 +238,7 @@ void tma_gemm(const tg_params& p) {
 #else
         s += (double)value_of(*a.at<In>(m, k)) * value_of(*b.at<In>(k, n));
 #endif
-      *c.at<__nv_bfloat16>(m, n) = bf16_of((float)(s * scale(p)));
+      *c.at<__nv_bfloat16>(m, n) = bf16_of((float)epilogue(p, s, n));
     }
 }
 void tg_kernel_ws(tg_params p) {
@@ -247,7 +261,7 @@ template <int V> void tg_kernel(tg_params p) {
 #else
         s += (double)value_of(p.A[m * p.K + k]) * value_of(p.B[k * p.N + n]);
 #endif
-      p.C[m * p.N + n] = bf16_of((float)(s * scale(p)));
+      p.C[m * p.N + n] = bf16_of((float)epilogue(p, s, n));
     }
 }
 } // namespace
@@ -276,6 +290,9 @@ void run(int64_t M, int64_t N, int64_t K, int off) {
   char* a = (char*)host_alloc(na * sizeof(In) + 64) + off;
   char* b = (char*)host_alloc(nb * sizeof(In) + 64) + off;
   char* c = (char*)host_alloc(nc * 2 + 64) + off;
+  char* bias = (char*)host_alloc((size_t)N * 2 + 64) + off;
+  for (int64_t i = 0; i < N; ++i)
+    ((__nv_bfloat16*)bias)[i] = bf16_of((float)(i % 7) * 0.125f - 0.375f);
   In* A = (In*)a;
   In* B = (In*)b;
   __nv_bfloat16* C = (__nv_bfloat16*)c;
@@ -285,7 +302,12 @@ void run(int64_t M, int64_t N, int64_t K, int off) {
     B[i] = input(i + 7919);
   for (size_t i = 0; i < nc; ++i)
     C[i] = bf16_of(12345.0f); // every element must be overwritten
+#ifdef TG_GELU
+  void* tensors[4] = {a, b, bias, c};
+#else
   void* tensors[3] = {a, b, c};
+  (void)bias;
+#endif
   const int64_t dims[3] = {M, N, K};
   const double scalars[2] = {0.5, 2.0};
   tg_variant_args args{tensors, dims, scalars, nullptr};
@@ -302,6 +324,10 @@ void run(int64_t M, int64_t N, int64_t K, int off) {
       s *= 0.5 * 2.0;
 #else
         s += (double)value_of(A[m * K + k]) * value_of(B[k * N + n]);
+#endif
+#ifdef TG_GELU
+      s += value_of(((const __nv_bfloat16*)bias)[n]);
+      s = 0.5 * s * (1.0 + std::erf(s / std::sqrt(2.0)));
 #endif
       const double e = std::fabs(value_of(C[m * N + n]) - s) / (1.0 + std::fabs(s));
       worst = e > worst ? e : worst;
