@@ -7,6 +7,7 @@
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 #include "passes/IndexThreshold.h"
+#include "passes/OutputCoverage.h"
 #include "passes/LegalizeCuda.h"
 #include "support/InternalError.h"
 
@@ -969,100 +970,6 @@ const char* const kSplitShapeSource =
     "}\n\n";
 
 namespace {
-// Whether the kernel writes every element of the global tensor g on every call, so that a
-// realigned or repitched copy of it need not be copied in first: its only write is a copy from
-// a fragment outside every loop and condition whose tile, over the grid, covers g (each dim the
-// whole extent from 0, or a grid index times the tile over cdiv(dim, tile) blocks, or a grid
-// index alone over dim blocks; a grid index in one dim only). gemm's C, attention's O.
-bool writes_whole(const Kernel& k, const Buffer& g) {
-  class Writes : public IRVisitor {
-  public:
-    const Buffer* g = nullptr;
-    int writes = 0, nest = 0;
-    const Copy* copy = nullptr;
-
-  protected:
-    void visit_For(const For* f) override {
-      ++nest;
-      IRVisitor::visit_For(f);
-      --nest;
-    }
-    void visit_Parallel(const Parallel* p) override {
-      ++nest;
-      IRVisitor::visit_Parallel(p);
-      --nest;
-    }
-    void visit_IfThenElse(const IfThenElse* i) override {
-      ++nest;
-      IRVisitor::visit_IfThenElse(i);
-      --nest;
-    }
-    void visit_Combine(const Combine* c) override { // runs for split tiles only
-      ++nest;
-      IRVisitor::visit_Combine(c);
-      --nest;
-    }
-    void visit_Copy(const Copy* c) override {
-      if (c->dst.buffer.get() == g) {
-        ++writes;
-        if (nest == 0 && c->src.buffer->scope == MemScope::Fragment)
-          copy = c;
-      }
-      IRVisitor::visit_Copy(c);
-    }
-    void visit_Store(const Store* st) override {
-      writes += st->buffer.get() == g;
-      IRVisitor::visit_Store(st);
-    }
-    void visit_AtomicAdd(const AtomicAdd* a) override {
-      writes += a->dst.buffer.get() == g;
-      IRVisitor::visit_AtomicAdd(a);
-    }
-    void visit_Fill(const Fill* f) override {
-      writes += f->dst.get() == g;
-      IRVisitor::visit_Fill(f);
-    }
-  } w;
-  w.g = &g;
-  w.visit(k.body);
-  if (g.access != Access::Write || w.writes != 1 || !w.copy)
-    return false;
-  const Region& r = w.copy->dst;
-  const size_t R = g.rank(), t = r.tile_rank();
-  if (r.offsets.size() != R || t > R)
-    return false;
-  std::set<const Var*> used;
-  for (size_t d = 0; d < R; ++d) {
-    const Expr one = make_i64(1);
-    const Expr& e = d < R - t ? one : r.extents[d - (R - t)];
-    const Expr& o = r.offsets[d];
-    const auto* zero = o->as<IntImm>();
-    if (zero && zero->value == 0 && to_string(e) == to_string(g.shape[d]))
-      continue;
-    const Var* v = nullptr;
-    std::string tile = "1";
-    if (const auto* ref = o->as<VarRef>()) {
-      v = ref->var.get();
-    } else if (const auto* b = o->as<Binary>(); b && b->op == BinaryOp::Mul) {
-      if (const auto* l = b->a->as<VarRef>())
-        v = l->var.get(), tile = to_string(b->b);
-      else if (const auto* rr = b->b->as<VarRef>())
-        v = rr->var.get(), tile = to_string(b->a);
-    }
-    if (!v || v->kind != VarKind::BlockIndex || tile != to_string(e) || !used.insert(v).second)
-      return false;
-    const GridDim* gd = nullptr;
-    for (const auto& x : k.grid)
-      if (x.index.get() == v)
-        gd = &x;
-    const std::string blocks = tile == "1" ? to_string(g.shape[d])
-                                           : to_string(Binary::make(BinaryOp::CeilDiv, g.shape[d], e));
-    if (!gd || to_string(gd->extent) != blocks)
-      return false;
-  }
-  return true;
-}
-
 // Host code around tg_setup: the locals it fills and its arguments (sm_90a files also learn
 // whether the call takes the TMA kernel; files with repitched tensors pass the row pitches,
 // `pitch`, first).
@@ -1087,7 +994,7 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
       b += " * (size_t)(" + expr(d) + ")";
     bytes += sep + b;
     outs += (outs.empty() ? "" : ", ") + std::string(t->access == Access::Read ? "false" : "true");
-    ins += (ins.empty() ? "" : ", ") + std::string(writes_whole(k_, *t) ? "false" : "true");
+    ins += (ins.empty() ? "" : ", ") + std::string(passes::writes_whole(k_, *t) ? "false" : "true");
     // repitched files: each tensor's element size, last dim (1 for a scalar), rows (the product
     // of the other dims) and whether tensor maps alone reach it
     std::string r = "(size_t)1";
@@ -1219,10 +1126,8 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
         "  return s;\n}\n\n";
   if (P) { // tgv_'s test: tg_uneven_rows
     os << "/* Whether a tensor that copies may pad has rows that are no whole 16-byte chunks. */\n"
-          "static bool tg_uneven_rows(const tg_variant_args* args) {\n";
-    for (size_t i = 0; i < k_.dims.size(); ++i)
-      os << "  const int64_t " << name(k_.dims[i].var->name) << " = args->dims[" << i << "];\n  (void)"
-         << name(k_.dims[i].var->name) << ";\n";
+          "static bool tg_uneven_rows(const tg_variant_args* args) {\n"
+       << host_dims;
     std::string uneven;
     std::set<std::string> seen; // C's rows are B's: one test
     for (size_t i = 0; i < k_.tensors.size(); ++i) {
