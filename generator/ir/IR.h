@@ -462,6 +462,8 @@ struct TileConst {
   VarPtr var;                                          // kind TileConst, i64
   std::vector<int64_t> candidates;                     // declared set (ranges expanded)
   std::map<std::string, std::vector<int64_t>> per_target; // schedule.targets overrides
+  // schedule.classes.<class>.targets overrides: class -> target -> candidates
+  std::map<std::string, std::map<std::string, std::vector<int64_t>>> per_class_target;
   SourceLoc loc;
 };
 

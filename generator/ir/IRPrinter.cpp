@@ -346,12 +346,21 @@ std::string to_string(const Kernel& k, const PrintOptions& opts) {
     for (size_t i = 0; i < tc.candidates.size(); ++i)
       out << (i ? ", " : "") << tc.candidates[i];
     out << "}";
-    for (const auto& [target, vals] : tc.per_target) {
-      out << " " << target << ": {";
+    auto list = [&](const std::vector<int64_t>& vals) {
+      out << "{";
       for (size_t i = 0; i < vals.size(); ++i)
         out << (i ? ", " : "") << vals[i];
       out << "}";
+    };
+    for (const auto& [target, vals] : tc.per_target) {
+      out << " " << target << ": ";
+      list(vals);
     }
+    for (const auto& [cls, targets] : tc.per_class_target)
+      for (const auto& [target, vals] : targets) {
+        out << " " << cls << "." << target << ": ";
+        list(vals);
+      }
     out << "\n";
   }
   for (const auto& r : k.requirements)

@@ -57,6 +57,30 @@ const std::vector<int64_t>* target_override(const TileConst& tc, const Target& t
   return nullptr;
 }
 
+const std::vector<int64_t>* class_override(const TileConst& tc, const Target& target,
+                                           const std::string& shape_class, bool* from_class) {
+  auto cls = tc.per_class_target.find(shape_class);
+  std::vector<std::string> chain{target.name};
+  chain.insert(chain.end(), target.fallbacks.begin(), target.fallbacks.end());
+  for (const auto& t : chain) {
+    if (cls != tc.per_class_target.end()) {
+      if (auto it = cls->second.find(t); it != cls->second.end()) {
+        if (from_class)
+          *from_class = true;
+        return &it->second;
+      }
+    }
+    if (auto it = tc.per_target.find(t); it != tc.per_target.end()) {
+      if (from_class)
+        *from_class = false;
+      return &it->second;
+    }
+  }
+  if (from_class)
+    *from_class = false;
+  return nullptr;
+}
+
 VarMap instance_var_map(const Kernel& k, const std::map<std::string, int64_t>& values) {
   VarMap m;
   for (const auto& f : k.flags) {
@@ -101,15 +125,16 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
     c.values.emplace_back(k.tile_consts[i].var->name, e.values[i]);
   c.footprint = e.use.smem_bytes;
   c.budget = target.gpu.smem_per_block;
-  c.configurations = rec->total;
-  c.feasible = rec->eligible;
+  const CandidateSet& set = rec->sets[cls->set];
+  c.configurations = set.total;
+  c.feasible = set.eligible;
   c.shape_class = shape_class;
   c.summary = rec->config_str(best) + ": smem " + std::to_string(e.use.smem_bytes) + " B (" +
               e.use.smem_breakdown() + ") of " + std::to_string(target.gpu.smem_per_block) +
               " B, ~" + std::to_string(e.use.registers) + " registers/thread (estimate: " +
               e.use.register_breakdown() + "), " + std::to_string(e.use.threads) + " threads";
-  c.reason = "fastest of " + std::to_string(rec->eligible) + " eligible configuration" +
-             (rec->eligible == 1 ? "" : "s") + " (of " + std::to_string(rec->total) +
+  c.reason = "fastest of " + std::to_string(set.eligible) + " eligible configuration" +
+             (set.eligible == 1 ? "" : "s") + " (of " + std::to_string(set.total) +
              ") by the analytic model of docs/recommend.md; " + choice_note(*rec, *cls, target);
   return c;
 }

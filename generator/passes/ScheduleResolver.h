@@ -64,6 +64,14 @@ std::optional<ScheduleChoice> resolve_schedule(const ir::Kernel& k,
 // nearest fallback's (c_avx512 -> c_avx2 -> c), else nullptr (use the declared candidates).
 const std::vector<int64_t>* target_override(const ir::TileConst& tc, const Target& target);
 
+// The same for one shape class: along the chain (the target, then its fallbacks, nearest
+// first), the first target that the class's `targets:` or schedule.targets names `tc` for; at
+// one target the class's entry comes first. nullptr: use the declared candidates. `from_class`,
+// if given, says whether the class's entry was the one taken.
+const std::vector<int64_t>* class_override(const ir::TileConst& tc, const Target& target,
+                                           const std::string& shape_class,
+                                           bool* from_class = nullptr);
+
 // Bindings of the kernel's flags and value params as constants (VarRef -> BoolImm/IntImm).
 ir::VarMap instance_var_map(const ir::Kernel& k, const std::map<std::string, int64_t>& values);
 

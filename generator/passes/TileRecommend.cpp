@@ -233,16 +233,28 @@ std::optional<std::vector<ShapeClassRep>> shape_class_reps(
 
 namespace {
 
-// The memory-planning error: nothing eligible. `cands` are the per-constant candidate lists.
+// Where a candidate list came from, for the notes of the errors below.
+std::string candidates_source(const Kernel& k, const CandidateSet& set, size_t i, const Target& t) {
+  if (set.from_class[i])
+    return " (from schedule.classes." + set.owner + ".targets)";
+  return target_override(k.tile_consts[i], t) ? " (from schedule.targets)" : "";
+}
+
+// " in shape class 'x'" for a class's own candidates; "" for the schedule-level ones.
+std::string class_phrase(const CandidateSet& set) {
+  return set.owner.empty() ? "" : " in shape class '" + set.owner + "'";
+}
+
+// The memory-planning error: nothing eligible in `set`.
 void report_over_budget(const Kernel& k, const Recommendation& r, const Target& t,
-                        const std::vector<std::vector<int64_t>>& cands, DiagEngine& diag) {
+                        const CandidateSet& set, DiagEngine& diag) {
   const GpuFacts& g = t.gpu;
   const SourceLoc loc = k.tile_consts.empty() ? k.loc : k.tile_consts.front().loc;
   bool all_smem = true, all_threads = true, all_regs = true;
-  size_t n_smem = 0, n_threads = 0, n_regs = 0, n_sm = 0, n_layout = 0, first_layout = 0;
-  size_t min_smem = 0, min_threads = 0, min_regs = 0, closest = 0;
+  size_t n_smem = 0, n_threads = 0, n_regs = 0, n_sm = 0, n_layout = 0, first_layout = set.first;
+  size_t min_smem = set.first, min_threads = set.first, min_regs = set.first, closest = set.first;
   double closest_ratio = std::numeric_limits<double>::infinity();
-  for (size_t i = 0; i < r.configs.size(); ++i) {
+  for (size_t i = set.first; i < set.end; ++i) {
     const ResourceUse& u = r.configs[i].use;
     bool s = u.smem_bytes > g.smem_per_block, th = u.threads > t.max_threads,
          rg = u.registers > g.regs_per_thread,
@@ -271,13 +283,14 @@ void report_over_budget(const Kernel& k, const Recommendation& r, const Target& 
       closest = i;
     }
   }
-  std::string msg = "unsatisfiable schedule for target '" + t.name + "': ";
+  const size_t n = set.end - set.first;
+  std::string msg = "unsatisfiable schedule for target '" + t.name + "'" + class_phrase(set) + ": ";
   auto detail = [&](size_t i, const std::string& what) {
     return r.config_str(i) + ": " + what;
   };
   if (n_layout > 0) {
     msg += "layout inference rejects every configuration within the block's limits (" +
-           std::to_string(n_layout) + " of " + std::to_string(r.configs.size()) +
+           std::to_string(n_layout) + " of " + std::to_string(n) +
            "); the first, " + r.config_str(first_layout) + ": " +
            r.configs[first_layout].layout_error;
   } else if (all_smem) {
@@ -318,18 +331,15 @@ void report_over_budget(const Kernel& k, const Recommendation& r, const Target& 
         diag.note(d.loc, d.message);
     }
     diag.note(loc, "layout inference rejects every configuration within the block's limits (" +
-                       std::to_string(n_layout) + " of " + std::to_string(r.configs.size()) +
+                       std::to_string(n_layout) + " of " + std::to_string(n) +
                        "); shown for the first, " + r.config_str(first_layout));
   } else {
     diag.error(loc, msg);
   }
-  for (size_t i = 0; i < k.tile_consts.size(); ++i) {
-    bool per = target_override(k.tile_consts[i], t) != nullptr;
+  for (size_t i = 0; i < k.tile_consts.size(); ++i)
     diag.note(k.tile_consts[i].loc, k.tile_consts[i].var->name + " candidates for target '" +
-                                        t.name + "': " + list_str(cands[i]) +
-                                        (per ? " (from schedule.targets)" : ""));
-  }
-  size_t n = r.configs.size();
+                                        t.name + "'" + class_phrase(set) + ": " +
+                                        list_str(set.cands[i]) + candidates_source(k, set, i, t));
   diag.note(loc, std::to_string(n) + " configuration" + (n == 1 ? " meets" : "s meet") +
                      " the requirements: " + std::to_string(n_smem) + " over shared memory, " +
                      std::to_string(n_threads) + " over the thread limit, " +
@@ -350,137 +360,175 @@ std::optional<Recommendation> recommend(const Kernel& k,
   const auto& tcs = k.tile_consts;
   const SourceLoc sched_loc = tcs.empty() ? k.loc : tcs.front().loc;
   Recommendation rec;
-
-  // 1. Candidates and requirements, exactly as the C rule enumerates them.
-  std::vector<std::vector<int64_t>> cands;
-  size_t total = 1;
-  for (const auto& tc : tcs) {
+  for (const auto& tc : tcs)
     rec.const_names.push_back(tc.var->name);
-    const std::vector<int64_t>* over = target_override(tc, target);
-    const auto& c = over ? *over : tc.candidates;
-    if (c.empty()) {
-      diag.error(tc.loc, "tile constant '" + tc.var->name +
-                             "' has no candidate values for target '" + target.name + "'");
-      return std::nullopt;
+
+  // 1. Candidates per class (the schedule's, or the class's own `targets:` entry); classes
+  // with the same lists share a set.
+  std::vector<std::string> class_names;
+  for (const auto& [name, c] : k.shape_classes)
+    class_names.push_back(name);
+  class_names.push_back(kLargeClass);
+  std::vector<size_t> class_set;
+  std::vector<bool> class_own;
+  for (const auto& cls : class_names) {
+    CandidateSet set;
+    bool own = false;
+    for (const auto& tc : tcs) {
+      bool from_class = false;
+      const std::vector<int64_t>* over = class_override(tc, target, cls, &from_class);
+      const auto& c = over ? *over : tc.candidates;
+      if (c.empty()) {
+        diag.error(tc.loc, "tile constant '" + tc.var->name +
+                               "' has no candidate values for target '" + target.name + "'");
+        return std::nullopt;
+      }
+      set.cands.push_back(c);
+      set.from_class.push_back(from_class);
+      own |= from_class;
     }
-    cands.push_back(c);
-    total *= c.size();
-    if (total > kMaxConfigurations) {
-      diag.error(sched_loc, "schedule has more than " + std::to_string(kMaxConfigurations) +
-                                " configurations for target '" + target.name +
-                                "'; narrow the candidate sets");
-      return std::nullopt;
+    class_own.push_back(own);
+    auto same = std::find_if(rec.sets.begin(), rec.sets.end(),
+                             [&](const CandidateSet& o) { return o.cands == set.cands; });
+    if (same != rec.sets.end()) {
+      if (!own)
+        same->owner.clear(); // shown as the schedule's candidates
+      class_set.push_back(same - rec.sets.begin());
+      continue;
     }
+    set.owner = own ? cls : "";
+    class_set.push_back(rec.sets.size());
+    rec.sets.push_back(std::move(set));
   }
-  rec.total = total;
+
   const VarMap inst = instance_var_map(k, instance_values);
-  std::vector<size_t> req_ok(k.requirements.size(), 0);
   std::vector<VarMap> maps;
-  std::vector<size_t> digit(tcs.size(), 0);
-  for (size_t n = 0; n < total; ++n) {
-    VarMap m = inst;
-    std::vector<int64_t> vals(tcs.size());
-    for (size_t i = 0; i < tcs.size(); ++i) {
-      vals[i] = cands[i][digit[i]];
-      m[tcs[i].var.get()] = make_i64(vals[i]);
-    }
-    bool all_ok = true;
-    for (size_t r = 0; r < k.requirements.size(); ++r) {
-      const auto& req = k.requirements[r];
-      auto b = simplify(substitute(req.pred, m))->as<BoolImm>();
-      if (!b) {
-        diag.error(req.loc, "requirement '" + req.text +
-                                "' does not reduce to true/false from tile constants, flags and "
-                                "value params");
+  for (auto& set : rec.sets) {
+    set.total = 1;
+    for (const auto& c : set.cands) {
+      set.total *= c.size();
+      if (set.total > kMaxConfigurations) {
+        diag.error(sched_loc, "schedule has more than " + std::to_string(kMaxConfigurations) +
+                                  " configurations for target '" + target.name + "'" +
+                                  class_phrase(set) + "; narrow the candidate sets");
         return std::nullopt;
       }
-      req_ok[r] += b->value;
-      all_ok &= b->value;
     }
-    if (all_ok) {
-      // 2. Memory planning on the kernel as instantiation will build it: layouts first (a
-      // configuration layout inference rejects is not eligible; its message is kept), then
-      // the block's resources against the target's limits.
-      Kernel ik = simplify(substitute(k, m));
-      std::ostringstream layout_out;
-      DiagEngine layout_diag(layout_out);
-      layout_diag.set_error_limit(1);
-      auto plan = infer_layouts(ik, target, layout_diag);
-      auto use = estimate_resources(ik, {}, target, diag, plan ? &*plan : nullptr);
-      if (!use)
-        return std::nullopt;
-      ConfigEval e;
-      e.values = vals;
-      e.use = std::move(*use);
-      const GpuFacts& g = target.gpu;
-      auto why = [&](const std::string& s) { e.why_not += (e.why_not.empty() ? "" : "; ") + s; };
-      if (e.use.smem_bytes > g.smem_per_block)
-        why("smem " + std::to_string(e.use.smem_bytes) + " B > " +
-            std::to_string(g.smem_per_block) + " B");
-      if (e.use.threads > target.max_threads)
-        why(std::to_string(e.use.threads) + " threads > " + std::to_string(target.max_threads));
-      if (e.use.registers > g.regs_per_thread)
-        why("~" + std::to_string(e.use.registers) + " registers > " +
-            std::to_string(g.regs_per_thread));
-      else if (e.use.register_budget > 0 && !e.use.registers_fit(g))
-        why("~" + std::to_string(e.use.registers) + " registers > the " +
-            std::to_string(e.use.register_budget) +
-            " a warp-specialized consumer thread gets (setmaxnreg)");
-      else if (e.use.threads <= target.max_threads && !e.use.registers_fit(g))
-        why(std::to_string(e.use.threads) + " threads x ~" + std::to_string(e.use.registers) +
-            " registers > " + std::to_string(g.regs_per_sm) + " per SM");
-      if (!plan) {
-        std::string msg = layout_diag.diagnostics().empty()
-                              ? std::string("no layout")
-                              : layout_diag.diagnostics().front().message;
-        why("layout: " + msg);
-        e.layout_error = msg;
-        e.layout_diags = layout_diag.diagnostics();
+    rec.total += set.total;
+    set.first = rec.configs.size();
+    std::vector<size_t> req_ok(k.requirements.size(), 0);
+    std::vector<size_t> digit(tcs.size(), 0);
+    for (size_t n = 0; n < set.total; ++n) {
+      VarMap m = inst;
+      std::vector<int64_t> vals(tcs.size());
+      for (size_t i = 0; i < tcs.size(); ++i) {
+        vals[i] = set.cands[i][digit[i]];
+        m[tcs[i].var.get()] = make_i64(vals[i]);
       }
-      e.eligible = e.why_not.empty();
-      rec.eligible += e.eligible;
-      rec.configs.push_back(std::move(e));
-      maps.push_back(std::move(m));
+      bool all_ok = true;
+      for (size_t r = 0; r < k.requirements.size(); ++r) {
+        const auto& req = k.requirements[r];
+        auto b = simplify(substitute(req.pred, m))->as<BoolImm>();
+        if (!b) {
+          diag.error(req.loc, "requirement '" + req.text +
+                                  "' does not reduce to true/false from tile constants, flags and "
+                                  "value params");
+          return std::nullopt;
+        }
+        req_ok[r] += b->value;
+        all_ok &= b->value;
+      }
+      if (all_ok) {
+        // 2. Memory planning on the kernel as instantiation will build it: layouts first (a
+        // configuration layout inference rejects is not eligible; its message is kept), then
+        // the block's resources against the target's limits.
+        Kernel ik = simplify(substitute(k, m));
+        std::ostringstream layout_out;
+        DiagEngine layout_diag(layout_out);
+        layout_diag.set_error_limit(1);
+        auto plan = infer_layouts(ik, target, layout_diag);
+        auto use = estimate_resources(ik, {}, target, diag, plan ? &*plan : nullptr);
+        if (!use)
+          return std::nullopt;
+        ConfigEval e;
+        e.values = vals;
+        e.use = std::move(*use);
+        const GpuFacts& g = target.gpu;
+        auto why = [&](const std::string& s) { e.why_not += (e.why_not.empty() ? "" : "; ") + s; };
+        if (e.use.smem_bytes > g.smem_per_block)
+          why("smem " + std::to_string(e.use.smem_bytes) + " B > " +
+              std::to_string(g.smem_per_block) + " B");
+        if (e.use.threads > target.max_threads)
+          why(std::to_string(e.use.threads) + " threads > " + std::to_string(target.max_threads));
+        if (e.use.registers > g.regs_per_thread)
+          why("~" + std::to_string(e.use.registers) + " registers > " +
+              std::to_string(g.regs_per_thread));
+        else if (e.use.register_budget > 0 && !e.use.registers_fit(g))
+          why("~" + std::to_string(e.use.registers) + " registers > the " +
+              std::to_string(e.use.register_budget) +
+              " a warp-specialized consumer thread gets (setmaxnreg)");
+        else if (e.use.threads <= target.max_threads && !e.use.registers_fit(g))
+          why(std::to_string(e.use.threads) + " threads x ~" + std::to_string(e.use.registers) +
+              " registers > " + std::to_string(g.regs_per_sm) + " per SM");
+        if (!plan) {
+          std::string msg = layout_diag.diagnostics().empty()
+                                ? std::string("no layout")
+                                : layout_diag.diagnostics().front().message;
+          why("layout: " + msg);
+          e.layout_error = msg;
+          e.layout_diags = layout_diag.diagnostics();
+        }
+        e.eligible = e.why_not.empty();
+        set.eligible += e.eligible;
+        rec.configs.push_back(std::move(e));
+        maps.push_back(std::move(m));
+      }
+      for (size_t i = tcs.size(); i-- > 0;) {
+        if (++digit[i] < set.cands[i].size())
+          break;
+        digit[i] = 0;
+      }
     }
-    for (size_t i = tcs.size(); i-- > 0;) {
-      if (++digit[i] < cands[i].size())
-        break;
-      digit[i] = 0;
+    set.end = rec.configs.size();
+    rec.eligible += set.eligible;
+
+    if (set.end == set.first) {
+      std::string names;
+      for (const auto& tc : tcs)
+        names += (names.empty() ? "" : ", ") + tc.var->name;
+      diag.error(sched_loc, "unsatisfiable schedule for target '" + target.name + "'" +
+                                class_phrase(set) + ": no configuration of " + names +
+                                " satisfies the requirements");
+      for (size_t i = 0; i < tcs.size(); ++i)
+        diag.note(tcs[i].loc, tcs[i].var->name + " candidates for target '" + target.name + "'" +
+                                  class_phrase(set) + ": " + list_str(set.cands[i]) +
+                                  candidates_source(k, set, i, target));
+      for (size_t r = 0; r < k.requirements.size(); ++r)
+        diag.note(k.requirements[r].loc, "requirement '" + k.requirements[r].text +
+                                             "' holds for " + std::to_string(req_ok[r]) + " of " +
+                                             std::to_string(set.total) + " configurations");
+      return std::nullopt;
+    }
+    if (set.eligible == 0) {
+      report_over_budget(k, rec, target, set, diag);
+      return std::nullopt;
     }
   }
 
-  if (rec.configs.empty()) {
-    std::string names;
-    for (const auto& tc : tcs)
-      names += (names.empty() ? "" : ", ") + tc.var->name;
-    diag.error(sched_loc, "unsatisfiable schedule for target '" + target.name +
-                              "': no configuration of " + names + " satisfies the requirements");
-    for (size_t i = 0; i < tcs.size(); ++i)
-      diag.note(tcs[i].loc, tcs[i].var->name + " candidates for target '" + target.name +
-                                "': " + list_str(cands[i]) +
-                                (target_override(tcs[i], target) ? " (from schedule.targets)" : ""));
-    for (size_t r = 0; r < k.requirements.size(); ++r)
-      diag.note(k.requirements[r].loc, "requirement '" + k.requirements[r].text + "' holds for " +
-                                           std::to_string(req_ok[r]) + " of " +
-                                           std::to_string(total) + " configurations");
-    return std::nullopt;
-  }
-  if (rec.eligible == 0) {
-    report_over_budget(k, rec, target, cands, diag);
-    return std::nullopt;
-  }
-
-  // 3. Rank the eligible configurations per class; stable: ties keep enumeration order.
+  // 3. Rank each class's eligible configurations; stable: ties keep enumeration order.
   auto reps = shape_class_reps(k, instance_values, diag);
   if (!reps)
     return std::nullopt;
   // The model sees the code instantiate() emits: a row loop versioned for one trip reads its
   // tile once where the class's shape takes that branch (passes/VersionSingleTrip).
   const Kernel modeled = eliminate_redundant_loads(version_single_trip(k));
-  for (auto& rep : *reps) {
+  for (size_t c = 0; c < reps->size(); ++c) {
     ClassChoice cc;
-    cc.shape = std::move(rep);
-    for (size_t i = 0; i < rec.configs.size(); ++i)
+    cc.shape = std::move((*reps)[c]);
+    cc.set = class_set[c];
+    cc.own_candidates = class_own[c];
+    const CandidateSet& set = rec.sets[cc.set];
+    for (size_t i = set.first; i < set.end; ++i)
       if (rec.configs[i].eligible)
         cc.ranked.emplace_back(i, model_config(modeled, maps[i], rec.configs[i].use, cc.shape, target));
     // Warp-specialized configurations of equal time (compute-bound on the same work): the one
@@ -524,6 +572,15 @@ std::string format_recommendation(const Recommendation& r, const Target& t, size
   for (const auto& c : r.classes) {
     s += "\nclass " + c.shape.name + (c.shape.text.empty() ? "" : " (" + c.shape.text + ")") +
          ": shape " + c.shape.shape_str() + (c.shape.reachable ? "" : " (unreachable)") + "\n";
+    if (r.sets.size() > 1) {
+      const CandidateSet& set = r.sets[c.set];
+      s += "candidates" +
+           (c.own_candidates ? " (schedule.classes." + c.shape.name + ".targets)"
+                             : std::string(" (schedule)")) +
+           ": " + std::to_string(set.total) + ", meeting require: " +
+           std::to_string(set.end - set.first) + ", eligible: " + std::to_string(set.eligible) +
+           "\n";
+    }
     char head[256];
     std::snprintf(head, sizeof head, "%4s  %-40s %7s %5s %5s %7s %-11s %5s %10s %10s %10s  %s\n",
                   "rank", "config", "smem", "regs", "thr", "blocks", "blk/SM(lim)", "waves",

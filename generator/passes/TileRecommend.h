@@ -68,16 +68,30 @@ struct ConfigEval {
   std::vector<Diagnostic> layout_diags; // ... and all its diagnostics, located, to replay
 };
 
+// The candidates of every tile constant for one or more classes (a class's `targets:` entry
+// gives it its own; classes whose lists agree share one set) and the configurations they make.
+struct CandidateSet {
+  std::vector<std::vector<int64_t>> cands; // per tile constant, declaration order
+  std::vector<bool> from_class;            // per tile constant: a class's `targets:` gave it
+  std::string owner;  // "" when some class takes the schedule-level candidates, else the class
+  size_t total = 0;   // size of the product
+  size_t first = 0, end = 0; // its configurations: configs[first, end)
+  size_t eligible = 0;
+};
+
 struct ClassChoice {
   ShapeClassRep shape;
+  size_t set = 0; // index into Recommendation::sets
+  bool own_candidates = false; // the class's `targets:` gave some of them
   std::vector<std::pair<size_t, ModelNumbers>> ranked; // index into configs, best first
 };
 
 struct Recommendation {
   std::vector<std::string> const_names;
   std::vector<ConfigEval> configs; // configurations meeting `require`, enumeration order
-  size_t total = 0;                // size of the product
+  size_t total = 0;                // size of the product (summed over the sets)
   size_t eligible = 0;
+  std::vector<CandidateSet> sets;   // one unless a class has its own candidates
   std::vector<ClassChoice> classes; // spec classes in order, then "large"
 
   const ClassChoice* find(std::string_view cls) const;

@@ -81,6 +81,7 @@ private:
       c.var = ir::make_var(tc.name.name, ir::VarKind::TileConst, DType::i64(), tc.name.loc);
       c.candidates = tc.candidates;
       c.per_target = tc.per_target;
+      c.per_class_target = tc.per_class_target;
       c.loc = tc.loc;
       if (declare(SymKind::TileConst, tc.name, c.var))
         k.tile_consts.push_back(std::move(c));

@@ -69,22 +69,25 @@ struct TileConstDecl {
   SourceLoc loc;                   // the candidate list / range
   std::vector<int64_t> candidates; // ranges expanded
   std::map<std::string, std::vector<int64_t>> per_target;
+  // schedule.classes.<class>.targets: class -> target -> candidates
+  std::map<std::string, std::map<std::string, std::vector<int64_t>>> per_class_target;
 };
 
 
 // schedule.classes entry: a shape class of the tile recommender (docs/spec.md "Shape
 // classes"). The name is not declared in the kernel's namespace.
+struct TargetOverrideDecl {
+  Name target;
+  std::vector<std::pair<Name, std::vector<int64_t>>> consts; // tile const -> candidates
+};
+
 struct ShapeClassDecl {
   Name name;
   SExprPtr pred;    // null for `large` (it has no predicate)
   std::string text; // as written
   SourceLoc loc;    // the predicate
   std::vector<std::pair<Name, IntField>> shape; // pinned representative dims (`shape:`)
-};
-
-struct TargetOverrideDecl {
-  Name target;
-  std::vector<std::pair<Name, std::vector<int64_t>>> consts; // tile const -> candidates
+  std::vector<TargetOverrideDecl> targets;      // the class's own candidates (`targets:`)
 };
 
 struct GridDecl {

@@ -361,7 +361,7 @@ private:
         continue;
       }
       if (k->value == "targets") {
-        targets(v.get(), s);
+        ok_ &= targets(v.get(), s.target_overrides, "schedule.targets");
         continue;
       }
       if (k->value == "classes") {
@@ -378,26 +378,35 @@ private:
         ok_ = false;
         continue;
       }
-      s.tile_consts.push_back({*name, v->loc, std::move(*c), {}});
+      s.tile_consts.push_back({*name, v->loc, std::move(*c), {}, {}});
     }
     // Overrides refer to tile constants declared anywhere in the schedule.
-    for (const auto& o : s.target_overrides) {
-      for (const auto& [cname, vals] : o.consts) {
-        auto it = std::find_if(s.tile_consts.begin(), s.tile_consts.end(),
-                               [&](const TileConstDecl& t) { return t.name.name == cname.name; });
-        if (it == s.tile_consts.end()) {
-          std::vector<std::string> names;
-          for (const auto& t : s.tile_consts)
-            names.push_back(t.name.name);
-          diag_.error(cname.loc, "schedule.targets." + o.target.name +
-                                     " overrides unknown tile constant '" + cname.name + "'" +
-                                     did_you_mean(cname.name, names));
-          ok_ = false;
-          continue;
+    auto bind = [&](const std::vector<TargetOverrideDecl>& overrides, const std::string& where,
+                    const std::string* cls) {
+      for (const auto& o : overrides) {
+        for (const auto& [cname, vals] : o.consts) {
+          auto it = std::find_if(s.tile_consts.begin(), s.tile_consts.end(),
+                                 [&](const TileConstDecl& t) { return t.name.name == cname.name; });
+          if (it == s.tile_consts.end()) {
+            std::vector<std::string> names;
+            for (const auto& t : s.tile_consts)
+              names.push_back(t.name.name);
+            diag_.error(cname.loc, where + "." + o.target.name +
+                                       " overrides unknown tile constant '" + cname.name + "'" +
+                                       did_you_mean(cname.name, names));
+            ok_ = false;
+            continue;
+          }
+          if (cls)
+            it->per_class_target[*cls][o.target.name] = vals;
+          else
+            it->per_target[o.target.name] = vals;
         }
-        it->per_target[o.target.name] = vals;
       }
-    }
+    };
+    bind(s.target_overrides, "schedule.targets", nullptr);
+    for (const auto& c : s.classes)
+      bind(c.targets, "schedule.classes." + c.name.name + ".targets", &c.name.name);
   }
 
   void requires_(const YNode* v, Spec& s) {
@@ -415,7 +424,8 @@ private:
     }
   }
 
-  // classes: {name: "predicate over dims" | {when: predicate, shape: {dim: value}}, ...};
+  // classes: {name: "predicate over dims" | {when: predicate, shape: {dim: value},
+  // targets: {target: {tile constant: candidates}}}, ...};
   // order matters (the first match wins at dispatch). `large`, the implicit rest, may be given
   // a representative shape only.
   void classes(const YNode* v, Spec& s) {
@@ -437,19 +447,21 @@ private:
       }
       const std::string ctx = "shape class '" + name->name + "'";
       const bool large = name->name == "large";
-      const YNode *when = p.get(), *shape = nullptr;
+      const YNode *when = p.get(), *shape = nullptr, *targets_ = nullptr;
       if (p->kind == YKind::Map) {
-        if (!in_.check_fields(p.get(), {"when", "shape"}, {}, ctx)) {
+        if (!in_.check_fields(p.get(), {"when", "shape", "targets"}, {}, ctx)) {
           ok_ = false;
           continue;
         }
         when = p->get("when");
         shape = p->get("shape");
+        targets_ = p->get("targets");
       }
       if (large && when) {
         diag_.error(when->loc, "'large' is the implicit shape class of every shape the declared "
                                "classes do not take; it has no predicate, only a representative "
-                               "'shape' may be given (large: {shape: {...}})");
+                               "'shape' and its own 'targets' may be given (large: {shape: "
+                               "{...}, targets: {...}})");
         ok_ = false;
         continue;
       }
@@ -459,7 +471,25 @@ private:
         ok_ = false;
         continue;
       }
-      ShapeClassDecl d{*name, nullptr, "", k->loc, {}};
+      ShapeClassDecl d{*name, nullptr, "", k->loc, {}, {}};
+      if (targets_ && !targets(targets_, d.targets, "schedule.classes." + name->name + ".targets")) {
+        ok_ = false;
+        continue;
+      }
+      bool gpu_only = true;
+      for (const auto& o : d.targets) {
+        const Target* t = find_target(o.target.name);
+        if (t && !t->is_gpu()) {
+          diag_.error(o.target.loc, "target '" + o.target.name + "' takes one configuration per "
+                                    "instance and no shape classes (they apply to CUDA and HIP "
+                                    "targets); give its candidates in schedule.targets");
+          gpu_only = false;
+        }
+      }
+      if (!gpu_only) {
+        ok_ = false;
+        continue;
+      }
       if (when) {
         d.pred = in_.expr(when, "a shape-class predicate");
         if (!d.pred) {
@@ -494,35 +524,37 @@ private:
     }
   }
 
-  void targets(const YNode* v, Spec& s) {
-    if (!in_.expect(v, YKind::Map, "a mapping target -> {tile constant: candidates}")) {
-      ok_ = false;
-      return;
-    }
+  // schedule.targets, or a shape class's `targets:` (`where` names it in messages): a mapping
+  // target -> {tile constant: candidates}. False after reporting an error.
+  bool targets(const YNode* v, std::vector<TargetOverrideDecl>& out, const std::string& where) {
+    if (!in_.expect(v, YKind::Map, "a mapping target -> {tile constant: candidates}"))
+      return false;
+    bool ok = true;
     for (const auto& [k, m] : v->entries) {
       if (!is_known_target_name(k->value)) {
-        diag_.error(k->loc, "unknown target '" + k->value + "' in schedule.targets" +
+        diag_.error(k->loc, "unknown target '" + k->value + "' in " + where +
                                 did_you_mean(k->value, known_target_names()));
-        ok_ = false;
+        ok = false;
         continue;
       }
       TargetOverrideDecl o{{k->value, k->loc}, {}};
       if (!in_.expect(m.get(), YKind::Map,
                       "a mapping {tile constant: candidates} for target '" + k->value + "'")) {
-        ok_ = false;
+        ok = false;
         continue;
       }
       for (const auto& [ck, cv] : m->entries) {
         auto c = in_.candidates(cv.get(),
                                 "tile constant '" + ck->value + "' on target '" + k->value + "'");
         if (!c) {
-          ok_ = false;
+          ok = false;
           continue;
         }
         o.consts.push_back({Name{ck->value, ck->loc}, std::move(*c)});
       }
-      s.target_overrides.push_back(std::move(o));
+      out.push_back(std::move(o));
     }
+    return ok;
   }
 
   void grid(const YNode* n, Spec& s) {

@@ -220,12 +220,13 @@ std::optional<std::vector<std::string>> Driver::class_plan(const ir::Kernel& k,
   TG_ASSERT(rec->classes.size() == names.size(),
             "recommend() returned " + std::to_string(rec->classes.size()) + " classes for " +
                 std::to_string(names.size()) + " of kernel '" + k.name + "'");
-  // The configuration each class chose (index into rec->configs), then who owns each one.
-  std::vector<size_t> chosen;
+  // The configuration each class chose (its tile constants' values: classes with their own
+  // candidates may choose the same configuration from another set), then who owns each one.
+  std::vector<std::vector<int64_t>> chosen;
   for (size_t c = 0; c < names.size(); ++c) {
     TG_ASSERT(rec->classes[c].shape.name == names[c] && !rec->classes[c].ranked.empty(),
               "recommend() class " + rec->classes[c].shape.name + " out of order or unranked");
-    chosen.push_back(rec->classes[c].ranked.front().first);
+    chosen.push_back(rec->configs[rec->classes[c].ranked.front().first].values);
   }
   std::vector<std::string> serving(names.size());
   for (size_t c = 0; c < names.size(); ++c) {
