@@ -186,6 +186,12 @@ def default_cases():
             # multiples; N = 4301: odd), which take repitched copies (docs/cuda-backend.md)
             Case("gemm", "bf16", (128, 4096, 4096), anchors=("cublas",)),
             Case("gemm", "bf16", (256, 256, 65536), anchors=("cublas",)),
+            # decode-like rows (gemm's small_m and narrow classes, kernels/gemm.yaml); M = 1 is
+            # the GEMV anchor (../shared/anchors: cuBLAS 0.044 ms)
+            Case("gemm", "bf16", (1, 8192, 8192), anchors=("cublas",)),
+            Case("gemm", "bf16", (16, 4096, 4096), anchors=("cublas",)),
+            Case("gemm", "bf16", (64, 8192, 8192), anchors=("cublas",)),
+            Case("gemm", "bf16", (256, 4096, 4096), anchors=("cublas",)),
             Case("flash_attention_fwd", "bf16", (1, 2, 4096, 128),
                  dict(B=1, H=2, S=4096, D=128, sm_scale=1.0 / math.sqrt(128), causal=0),
                  anchors=("cudnn",)),

@@ -1,6 +1,7 @@
 // Shape-class dispatch of the shipped gemm on a real GPU (library g: sm_90 + c, generated from
-// kernels/gemm.yaml): each class reaches its variant (small_m: M <= 64 -> __sm_90__small_m; mid:
-// M * N <= 2097152 -> __sm_90__mid; larger -> the plain sm_90 variant), results match a host reference (ragged shapes too), _query names
+// kernels/gemm.yaml): each class reaches its variant (small_m: M <= 64 -> __sm_90__small_m;
+// narrow: M * N <= 1048576 -> __sm_90__narrow; mid: M * N <= 2097152 -> narrow's variant too, its
+// tiles on sm_90; larger -> the plain sm_90 variant), results match a host reference (ragged shapes too), _query names
 // the class, f32 (whose classes share one variant) and the CPU path; and the host cost of a
 // dispatch call against a raw cudaLaunchKernel of its _desc. Run by run.sh (needs nvcc and a GPU).
 #include "g.h"
@@ -79,8 +80,9 @@ int main() {
   run_bf16(64, 512, 256, p + "__small_m");
   run_bf16(1, 256, 128, p + "__small_m");
   run_bf16(37, 200, 72, p + "__small_m");   // ragged
-  run_bf16(65, 512, 256, p + "__mid");       // M * N <= 2097152
-  run_bf16(300, 264, 136, p + "__mid");      // ragged mid
+  run_bf16(65, 512, 256, p + "__narrow");    // M * N <= 1048576
+  run_bf16(300, 264, 136, p + "__narrow");   // ragged narrow
+  run_bf16(1100, 1500, 72, p + "__narrow");  // mid (M * N <= 2097152): narrow's tiles on sm_90
   run_bf16(1000, 2304, 256, p);              // large
   run_bf16(1030, 2050, 72, p);               // ragged large
   // f32: both classes share the plain variant; the reason still names the class.
