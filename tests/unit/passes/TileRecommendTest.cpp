@@ -381,3 +381,72 @@ TEST(TileRecommend, HopperFp8CountsThePromotedPartials) {
       with(text, "transpose_b: true}", "transpose_b: true, fast_accum: true}");
   EXPECT_EQ(words(fast, 128), std::make_pair(int64_t(64), int64_t(0)));
 }
+
+// A class's own candidates (schedule.classes.<class>.targets): only that class ranks them, in a
+// candidate set of its own; the other classes keep the schedule's; a class whose lists equal
+// another's shares its set.
+TEST(TileRecommend, ClassOwnCandidatesRankOnlyForTheirClass) {
+  Kernel k = binding(
+      kernels_of(gemm_with_classes("{small_m: {when: \"M <= 64\", targets: {sm_80: {BM: [64], "
+                                   "BN: [64]}}}, tiny2: {when: \"M <= 128\", targets: {sm_80: "
+                                   "{BN: [64], BM: [64]}}}}")),
+      "bf16");
+  auto r = rec(k, {}, "sm_90"); // sm_90 falls back to sm_80 for both classes' entries
+  ASSERT_EQ(r.classes.size(), 3u);
+  ASSERT_EQ(r.sets.size(), 2u);
+  const auto *small = r.find("small_m"), *tiny2 = r.find("tiny2"), *large = r.find("large");
+  ASSERT_TRUE(small && tiny2 && large);
+  EXPECT_EQ(small->set, tiny2->set);
+  EXPECT_NE(small->set, large->set);
+  EXPECT_TRUE(small->own_candidates && tiny2->own_candidates);
+  EXPECT_FALSE(large->own_candidates);
+  EXPECT_EQ(r.sets[small->set].owner, "small_m");
+  EXPECT_EQ(r.sets[large->set].owner, "");
+  for (const auto& [i, m] : small->ranked) {
+    EXPECT_EQ(value_of(r, i, "BM"), 64);
+    EXPECT_EQ(value_of(r, i, "BN"), 64);
+    EXPECT_GE(i, r.sets[small->set].first);
+    EXPECT_LT(i, r.sets[small->set].end);
+  }
+  bool large_has_other = false;
+  for (const auto& [i, m] : large->ranked)
+    large_has_other |= value_of(r, i, "BM") != 64 || value_of(r, i, "BN") != 64;
+  EXPECT_TRUE(large_has_other);
+  EXPECT_EQ(r.total, r.sets[0].total + r.sets[1].total);
+}
+
+// Along the fallback chain the nearest target naming a constant wins; at one target the
+// class's entry comes before schedule.targets.
+TEST(TileRecommend, ClassOverrideFollowsTheFallbackChain) {
+  TileConst tc;
+  tc.var = make_var("BM", VarKind::TileConst, DType::i64(), {});
+  tc.candidates = {16, 32, 64};
+  tc.per_target["sm_80"] = {64};
+  tc.per_target["sm_90a"] = {128};
+  tc.per_class_target["small"]["sm_80"] = {32};
+  tc.per_class_target["big"]["sm_90"] = {256};
+  const Target& sm90a = *find_target("sm_90a");
+  const Target& sm90 = *find_target("sm_90");
+  const Target& sm86 = *find_target("sm_86");
+  bool from_class = true;
+  // sm_90a names BM itself: its schedule.targets entry comes before any class entry further
+  // down the chain.
+  ASSERT_TRUE(passes::class_override(tc, sm90a, "small", &from_class));
+  EXPECT_EQ(*passes::class_override(tc, sm90a, "small", &from_class), std::vector<int64_t>{128});
+  EXPECT_FALSE(from_class);
+  // sm_86 -> sm_80: the class's sm_80 entry before schedule.targets.sm_80.
+  EXPECT_EQ(*passes::class_override(tc, sm86, "small", &from_class), std::vector<int64_t>{32});
+  EXPECT_TRUE(from_class);
+  EXPECT_EQ(*passes::class_override(tc, sm86, "large", &from_class), std::vector<int64_t>{64});
+  EXPECT_FALSE(from_class);
+  // A class entry for sm_90 serves sm_90, not sm_86 (not on its chain).
+  EXPECT_EQ(*passes::class_override(tc, sm90, "big", &from_class), std::vector<int64_t>{256});
+  EXPECT_TRUE(from_class);
+  EXPECT_EQ(*passes::class_override(tc, sm86, "big", &from_class), std::vector<int64_t>{64});
+  // No entry anywhere: the declared candidates.
+  TileConst plain;
+  plain.var = tc.var;
+  plain.candidates = {8};
+  EXPECT_EQ(passes::class_override(plain, sm90a, "small", &from_class), nullptr);
+  EXPECT_FALSE(from_class);
+}
