@@ -352,6 +352,50 @@ void report_over_budget(const Kernel& k, const Recommendation& r, const Target& 
                                : std::string()));
 }
 
+// Step 2 for one configuration (`m` binds the instance and the tile constants): memory
+// planning on the kernel as instantiation will build it: layouts first (a configuration layout
+// inference rejects is not eligible; its message is kept), then the block's resources against
+// the target's limits. nullopt after a reported error.
+std::optional<ConfigEval> plan_config(const Kernel& k, const VarMap& m, const Target& target,
+                                      DiagEngine& diag) {
+  Kernel ik = simplify(substitute(k, m));
+  std::ostringstream layout_out;
+  DiagEngine layout_diag(layout_out);
+  layout_diag.set_error_limit(1);
+  auto plan = infer_layouts(ik, target, layout_diag);
+  auto use = estimate_resources(ik, {}, target, diag, plan ? &*plan : nullptr);
+  if (!use)
+    return std::nullopt;
+  ConfigEval e;
+  e.use = std::move(*use);
+  const GpuFacts& g = target.gpu;
+  auto why = [&](const std::string& s) { e.why_not += (e.why_not.empty() ? "" : "; ") + s; };
+  if (e.use.smem_bytes > g.smem_per_block)
+    why("smem " + std::to_string(e.use.smem_bytes) + " B > " + std::to_string(g.smem_per_block) +
+        " B");
+  if (e.use.threads > target.max_threads)
+    why(std::to_string(e.use.threads) + " threads > " + std::to_string(target.max_threads));
+  if (e.use.registers > g.regs_per_thread)
+    why("~" + std::to_string(e.use.registers) + " registers > " +
+        std::to_string(g.regs_per_thread));
+  else if (e.use.register_budget > 0 && !e.use.registers_fit(g))
+    why("~" + std::to_string(e.use.registers) + " registers > the " +
+        std::to_string(e.use.register_budget) +
+        " a warp-specialized consumer thread gets (setmaxnreg)");
+  else if (e.use.threads <= target.max_threads && !e.use.registers_fit(g))
+    why(std::to_string(e.use.threads) + " threads x ~" + std::to_string(e.use.registers) +
+        " registers > " + std::to_string(g.regs_per_sm) + " per SM");
+  if (!plan) {
+    std::string msg = layout_diag.diagnostics().empty() ? std::string("no layout")
+                                                        : layout_diag.diagnostics().front().message;
+    why("layout: " + msg);
+    e.layout_error = msg;
+    e.layout_diags = layout_diag.diagnostics();
+  }
+  e.eligible = e.why_not.empty();
+  return e;
+}
+
 } // namespace
 
 std::optional<Recommendation> recommend(const Kernel& k,
@@ -391,8 +435,10 @@ std::optional<Recommendation> recommend(const Kernel& k,
     auto same = std::find_if(rec.sets.begin(), rec.sets.end(),
                              [&](const CandidateSet& o) { return o.cands == set.cands; });
     if (same != rec.sets.end()) {
-      if (!own)
-        same->owner.clear(); // shown as the schedule's candidates
+      if (!own) { // the schedule's own lists: say so in its messages
+        same->owner.clear();
+        same->from_class.assign(tcs.size(), false);
+      }
       class_set.push_back(same - rec.sets.begin());
       continue;
     }
@@ -439,48 +485,12 @@ std::optional<Recommendation> recommend(const Kernel& k,
         all_ok &= b->value;
       }
       if (all_ok) {
-        // 2. Memory planning on the kernel as instantiation will build it: layouts first (a
-        // configuration layout inference rejects is not eligible; its message is kept), then
-        // the block's resources against the target's limits.
-        Kernel ik = simplify(substitute(k, m));
-        std::ostringstream layout_out;
-        DiagEngine layout_diag(layout_out);
-        layout_diag.set_error_limit(1);
-        auto plan = infer_layouts(ik, target, layout_diag);
-        auto use = estimate_resources(ik, {}, target, diag, plan ? &*plan : nullptr);
-        if (!use)
+        auto e = plan_config(k, m, target, diag);
+        if (!e)
           return std::nullopt;
-        ConfigEval e;
-        e.values = vals;
-        e.use = std::move(*use);
-        const GpuFacts& g = target.gpu;
-        auto why = [&](const std::string& s) { e.why_not += (e.why_not.empty() ? "" : "; ") + s; };
-        if (e.use.smem_bytes > g.smem_per_block)
-          why("smem " + std::to_string(e.use.smem_bytes) + " B > " +
-              std::to_string(g.smem_per_block) + " B");
-        if (e.use.threads > target.max_threads)
-          why(std::to_string(e.use.threads) + " threads > " + std::to_string(target.max_threads));
-        if (e.use.registers > g.regs_per_thread)
-          why("~" + std::to_string(e.use.registers) + " registers > " +
-              std::to_string(g.regs_per_thread));
-        else if (e.use.register_budget > 0 && !e.use.registers_fit(g))
-          why("~" + std::to_string(e.use.registers) + " registers > the " +
-              std::to_string(e.use.register_budget) +
-              " a warp-specialized consumer thread gets (setmaxnreg)");
-        else if (e.use.threads <= target.max_threads && !e.use.registers_fit(g))
-          why(std::to_string(e.use.threads) + " threads x ~" + std::to_string(e.use.registers) +
-              " registers > " + std::to_string(g.regs_per_sm) + " per SM");
-        if (!plan) {
-          std::string msg = layout_diag.diagnostics().empty()
-                                ? std::string("no layout")
-                                : layout_diag.diagnostics().front().message;
-          why("layout: " + msg);
-          e.layout_error = msg;
-          e.layout_diags = layout_diag.diagnostics();
-        }
-        e.eligible = e.why_not.empty();
-        set.eligible += e.eligible;
-        rec.configs.push_back(std::move(e));
+        e->values = vals;
+        set.eligible += e->eligible;
+        rec.configs.push_back(std::move(*e));
         maps.push_back(std::move(m));
       }
       for (size_t i = tcs.size(); i-- > 0;) {
