@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Builds bench/cuda/hopper/gemm_check and fp8_check (no GPU needed). gemm_check: kernels/gemm.yaml's
-# bf16 variants for sm_90a (wgmma + TMA, warp-specialized) and sm_90 (the mma.sync path), linked
-# with the runtime's driver-entry lookup and cuBLAS into one binary to carry; fp8_check: the
-# gemm_fp8 e4m3 sm_90a variant against cuBLASLt:
-#   bash bench/cuda/hopper/build.sh [TILEGEN]     -> build-hopper/gemm_check, build-hopper/fp8_check
+# Builds bench/cuda/hopper/gemm_check, gelu_check and fp8_check (no GPU needed). gemm_check:
+# kernels/gemm.yaml's bf16 variants for sm_90a (wgmma + TMA, warp-specialized) and sm_90 (the
+# mma.sync path), linked with the runtime's driver-entry lookup and cuBLAS into one binary to
+# carry; gelu_check: the same for gemm_bias_gelu's sm_90a variants; fp8_check: the gemm_fp8
+# e4m3 sm_90a variant against cuBLASLt:
+#   bash bench/cuda/hopper/build.sh [TILEGEN]  -> build-hopper/{gemm_check,gelu_check,fp8_check}
 # then on the device: build-hopper/gemm_check --time 4096x4096x4096 ...; build-hopper/fp8_check
-# (GEMM_CHECK_SPECS, GEMM_CHECK_BASE, FP8_CHECK_SPECS: experiments, see below)
+# (GEMM_CHECK_SPECS, GEMM_CHECK_BASE, GELU_CHECK_SPECS, FP8_CHECK_SPECS: experiments, see below)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 tg=${1:-$root/build-lead/generator/tools/tilegen}
@@ -50,6 +51,16 @@ gcc -std=c11 -O2 -c -I "$root/runtime/include" -I "$(dirname "$nvcc")/../include
 "$nvcc" "${flags[@]}" "-DTG_VARIANTS=$variants" "$root/bench/cuda/hopper/gemm_check.cu" \
   "${objs[@]}" "$out/rt_cuda.o" -lcublas -o "$out/gemm_check" 2>&1 | grep -v "^ptxas info" || true
 ls -la "$out/gemm_check"
+
+# gelu_check: the same program for kernels/gemm_bias_gelu.yaml's bf16 sm_90a variants (library
+# gb) and GELU_CHECK_SPECS experiments (gemm_bias_gelu-like specs, library gx<i> each)
+"$tg" generate --lib gb --targets sm_90a --out "$out/gen" "$root/kernels/gemm_bias_gelu.yaml"
+experiments gx sm_90a ${GELU_CHECK_SPECS:-}
+compile "$out"/gen/g[bx]*__gemm_bias_gelu__bf16__sm_90a*.cu
+"$nvcc" "${flags[@]}" -DGEMM_CHECK_BIAS_GELU "-DTG_VARIANTS=$variants" \
+  "$root/bench/cuda/hopper/gemm_check.cu" "${objs[@]}" "$out/rt_cuda.o" -lcublas \
+  -o "$out/gelu_check" 2>&1 | grep -v "^ptxas info" || true
+ls -la "$out/gelu_check"
 
 # fp8_check: kernels/gemm_fp8.yaml's e4m3 sm_90a variant (plus FP8_CHECK_SPECS experiments,
 # library fx<i> each) against cuBLASLt's FP8 matmul -> build-hopper/fp8_check

@@ -15,6 +15,10 @@
 //
 // Built by bench/cuda/hopper/build.sh with the generated variant sources of bench/cuda/hopper
 // (TG_VARIANTS: the functions to check). Prints one line per variant and shape.
+//
+// Built with -DGEMM_CHECK_BIAS_GELU it is gelu_check: the variants are gemm_bias_gelu's
+// (tensors A, B, bias, C; C = gelu(A B + bias) with the exact erf GELU), the reference applies
+// the same epilogue, and cuBLAS still times the GEMM alone (a floor, not an equal).
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -39,6 +43,12 @@ TG_VARIANTS
 
 namespace {
 
+#ifdef GEMM_CHECK_BIAS_GELU
+constexpr bool kBiasGelu = true;
+#else
+constexpr bool kBiasGelu = false;
+#endif
+
 struct Variant {
   const char* name;
   int (*fn)(const tg_launch*, const tg_variant_args*);
@@ -56,9 +66,9 @@ __global__ void fill(__nv_bfloat16* p, size_t n, unsigned seed) {
   }
 }
 
-// C_ref[m, n] = sum_k A[m, k] B[k, n] in double.
-__global__ void reference(const __nv_bfloat16* A, const __nv_bfloat16* B, double* C, int M, int N,
-                          int K) {
+// C_ref[m, n] = sum_k A[m, k] B[k, n] in double (gelu_check: gelu(that + bias[n])).
+__global__ void reference(const __nv_bfloat16* A, const __nv_bfloat16* B, const __nv_bfloat16* bias,
+                          double* C, int M, int N, int K) {
   int m = blockIdx.y * blockDim.y + threadIdx.y, n = blockIdx.x * blockDim.x + threadIdx.x;
   if (m >= M || n >= N)
     return;
@@ -66,6 +76,10 @@ __global__ void reference(const __nv_bfloat16* A, const __nv_bfloat16* B, double
   for (int k = 0; k < K; ++k)
     s += (double)__bfloat162float(A[(size_t)m * K + k]) *
          (double)__bfloat162float(B[(size_t)k * N + n]);
+  if (bias) {
+    s += (double)__bfloat162float(bias[n]);
+    s = 0.5 * s * (1.0 + erf(s * 0.70710678118654752440));
+  }
   C[(size_t)m * N + n] = s;
 }
 
@@ -135,8 +149,12 @@ int main(int argc, char** argv) {
   for (const Shape& s : shapes) {
     const size_t o = (size_t)s.offset;
     size_t na = (size_t)s.M * s.K, nb = (size_t)s.K * s.N, nc = (size_t)s.M * s.N;
-    __nv_bfloat16 *A, *B, *C, *Cb;
+    __nv_bfloat16 *A, *B, *C, *Cb, *bias = nullptr;
     double* R;
+    if (kBiasGelu) {
+      CK(cudaMalloc(&bias, ((size_t)s.N + 8) * 2));
+      fill<<<64, 256>>>(bias + o, (size_t)s.N, 555u + s.N);
+    }
     CK(cudaMalloc(&A, (na + 8) * 2));
     CK(cudaMalloc(&B, (nb + 8) * 2));
     CK(cudaMalloc(&C, (nc + 8) * 2));
@@ -146,7 +164,7 @@ int main(int argc, char** argv) {
     fill<<<1024, 256>>>(B + o, nb, 987u + s.N);
     dim3 rb(16, 16), rg((s.N + 15) / 16, (s.M + 15) / 16);
     if (nc)
-      reference<<<rg, rb>>>(A + o, B + o, R, s.M, s.N, s.K);
+      reference<<<rg, rb>>>(A + o, B + o, bias ? bias + o : nullptr, R, s.M, s.N, s.K);
     CK(cudaGetLastError());
     unsigned long long* bad;
     float* worst;
@@ -173,14 +191,23 @@ int main(int argc, char** argv) {
                    As[i] + o, CUDA_R_16BF, s.K, &beta, Cbs[i], CUDA_R_16BF, s.N, CUBLAS_COMPUTE_32F,
                    CUBLAS_GEMM_DEFAULT);
     };
-    void* tensors[3] = {A + o, B + o, C + o};
+    // gemm's tensors are A, B, C; gemm_bias_gelu's A, B, bias, C (the bias shared by the sets)
+    auto tensor_list = [&](__nv_bfloat16* a, __nv_bfloat16* b, __nv_bfloat16* c) {
+      std::vector<void*> t{a + o, b + o, c + o};
+      if (kBiasGelu)
+        t.insert(t.begin() + 2, bias + o);
+      return t;
+    };
+    std::vector<void*> tensors = tensor_list(A, B, C);
     int64_t dims[3] = {s.M, s.N, s.K};
-    tg_variant_args args{tensors, dims, nullptr, nullptr};
+    tg_variant_args args{tensors.data(), dims, nullptr, nullptr};
     tg_launch launch{sizeof(tg_launch), 0, nullptr, 0};
+    std::vector<std::vector<void*>> set_tensors;
+    for (size_t i = 0; i < As.size(); ++i)
+      set_tensors.push_back(tensor_list(As[i], Bs[i], Cs[i]));
     auto ours = [&](tg_variant_fn fn) {
       const size_t i = cur_ours++ % As.size();
-      void* t[3] = {As[i] + o, Bs[i] + o, Cs[i] + o};
-      tg_variant_args a{t, dims, nullptr, nullptr};
+      tg_variant_args a{set_tensors[i].data(), dims, nullptr, nullptr};
       fn(&launch, &a);
     };
     // Every variant checked first; then cuBLAS and the variants that ran timed interleaved.
@@ -241,6 +268,7 @@ int main(int argc, char** argv) {
       cudaFree(Cbs[i]);
     }
     cudaFree(R);
+    cudaFree(bias);
     cudaFree(bad);
     cudaFree(worst);
   }
