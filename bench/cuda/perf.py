@@ -193,6 +193,7 @@ def default_cases():
             Case("gemm", "bf16", (16, 4096, 4096), anchors=("cublas",)),
             Case("gemm", "bf16", (64, 8192, 8192), anchors=("cublas",)),
             Case("gemm", "bf16", (256, 4096, 4096), anchors=("cublas",)),
+            Case("gemm_bias_gelu", "bf16", (16, 8192, 8192), anchors=("torch",)),
             Case("flash_attention_fwd", "bf16", (1, 2, 4096, 128),
                  dict(B=1, H=2, S=4096, D=128, sm_scale=1.0 / math.sqrt(128), causal=0),
                  anchors=("cudnn",)),
