@@ -74,13 +74,14 @@ struct TileConstDecl {
 };
 
 
-// schedule.classes entry: a shape class of the tile recommender (docs/spec.md "Shape
-// classes"). The name is not declared in the kernel's namespace.
+// schedule.targets, or a shape class's `targets:`: candidates per target.
 struct TargetOverrideDecl {
   Name target;
   std::vector<std::pair<Name, std::vector<int64_t>>> consts; // tile const -> candidates
 };
 
+// schedule.classes entry: a shape class of the tile recommender (docs/spec.md "Shape
+// classes"). The name is not declared in the kernel's namespace.
 struct ShapeClassDecl {
   Name name;
   SExprPtr pred;    // null for `large` (it has no predicate)

@@ -427,7 +427,7 @@ private:
   // classes: {name: "predicate over dims" | {when: predicate, shape: {dim: value},
   // targets: {target: {tile constant: candidates}}}, ...};
   // order matters (the first match wins at dispatch). `large`, the implicit rest, may be given
-  // a representative shape only.
+  // a representative shape and its own targets only.
   void classes(const YNode* v, Spec& s) {
     if (!in_.expect(v, YKind::Map, "a mapping {class name: predicate} for 'classes'")) {
       ok_ = false;
