@@ -46,39 +46,33 @@ constexpr size_t kMaxConfigurations = 1u << 20;
 } // namespace
 
 const std::vector<int64_t>* target_override(const TileConst& tc, const Target& target) {
-  auto it = tc.per_target.find(target.name);
-  if (it != tc.per_target.end())
-    return &it->second;
-  for (const auto& fb : target.fallbacks) { // nearest first: c_avx512 -> c_avx2 -> c
-    it = tc.per_target.find(fb);
-    if (it != tc.per_target.end())
-      return &it->second;
-  }
-  return nullptr;
+  return class_override(tc, target, std::string()); // no class: class names are identifiers
 }
 
 const std::vector<int64_t>* class_override(const TileConst& tc, const Target& target,
                                            const std::string& shape_class, bool* from_class) {
   auto cls = tc.per_class_target.find(shape_class);
-  std::vector<std::string> chain{target.name};
-  chain.insert(chain.end(), target.fallbacks.begin(), target.fallbacks.end());
-  for (const auto& t : chain) {
-    if (cls != tc.per_class_target.end()) {
-      if (auto it = cls->second.find(t); it != cls->second.end()) {
-        if (from_class)
-          *from_class = true;
-        return &it->second;
-      }
-    }
-    if (auto it = tc.per_target.find(t); it != tc.per_target.end()) {
-      if (from_class)
-        *from_class = false;
-      return &it->second;
-    }
-  }
-  if (from_class)
-    *from_class = false;
-  return nullptr;
+  const auto* own = cls == tc.per_class_target.end() ? nullptr : &cls->second;
+  auto taken = [&](bool from, const std::vector<int64_t>* v) {
+    if (from_class)
+      *from_class = from;
+    return v;
+  };
+  // One target of the chain: the class's entry first, then schedule.targets.
+  auto at = [&](const std::string& t) -> const std::vector<int64_t>* {
+    if (own)
+      if (auto it = own->find(t); it != own->end())
+        return taken(true, &it->second);
+    if (auto it = tc.per_target.find(t); it != tc.per_target.end())
+      return taken(false, &it->second);
+    return nullptr;
+  };
+  if (const auto* v = at(target.name))
+    return v;
+  for (const auto& fb : target.fallbacks) // nearest first: c_avx512 -> c_avx2 -> c
+    if (const auto* v = at(fb))
+      return v;
+  return taken(false, nullptr);
 }
 
 VarMap instance_var_map(const Kernel& k, const std::map<std::string, int64_t>& values) {
