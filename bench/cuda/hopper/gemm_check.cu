@@ -198,13 +198,12 @@ int main(int argc, char** argv) {
         t.insert(t.begin() + 2, bias + o);
       return t;
     };
-    std::vector<void*> tensors = tensor_list(A, B, C);
-    int64_t dims[3] = {s.M, s.N, s.K};
-    tg_variant_args args{tensors.data(), dims, nullptr, nullptr};
-    tg_launch launch{sizeof(tg_launch), 0, nullptr, 0};
-    std::vector<std::vector<void*>> set_tensors;
+    std::vector<std::vector<void*>> set_tensors; // [0]: the checked set (A, B, C)
     for (size_t i = 0; i < As.size(); ++i)
       set_tensors.push_back(tensor_list(As[i], Bs[i], Cs[i]));
+    int64_t dims[3] = {s.M, s.N, s.K};
+    tg_variant_args args{set_tensors[0].data(), dims, nullptr, nullptr};
+    tg_launch launch{sizeof(tg_launch), 0, nullptr, 0};
     auto ours = [&](tg_variant_fn fn) {
       const size_t i = cur_ours++ % As.size();
       tg_variant_args a{set_tensors[i].data(), dims, nullptr, nullptr};
