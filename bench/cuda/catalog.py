@@ -109,9 +109,11 @@ class Gemm(Kernel):
                      # 4300: rows of 4-byte but not 16-byte multiples (tg_kernel<4>, no TMA),
                      # and shapes over a wave that do not split. Then launches of at most half
                      # the SMs' tiles (M 100: 8 bf16 tiles, 16 FP8; M 64: the small_m class):
-                     # every tile in parts (split-K).
+                     # every tile in parts (split-K). Then small_m with odd N and K (C stored
+                     # element by element by the ping-pong kernel's threads, A and B copied
+                     # where TMA needs it).
                      (1000, 4352, 8000), (1000, 4352, 2048), (1000, 4300, 2048), (2000, 3000, 1008),
-                     (100, 2048, 8192), (64, 4096, 2048)]
+                     (100, 2048, 8192), (64, 4096, 2048), (16, 4097, 4096), (3, 8191, 1023)]
     quick_shapes = [(1, 1, 1), (7, 7, 7), (129, 129, 129), (65, 257, 300), (7, 5, 0), (0, 7, 5),
                     (1000, 4352, 8000), (1000, 4300, 2048), (100, 2048, 8192)]
 

@@ -244,6 +244,14 @@ private:
   // maps carry the pitch), or it has rank 1 (no pitch in its addresses; the copy pads its end).
   // Tensors whose last dim is not a constant of whole chunks; set by plan_pitched_tensors().
   std::vector<bool> pitched_;
+  // Per tensor: the warp-specialized kernels' threads address it (it is not pitched), and it
+  // takes the vector width the call allows at run time (tg_params::tg_vec, TG_VEC in the
+  // kernels) instead of requiring 16-byte rows for the TMA kernel; set by
+  // plan_pitched_tensors() only where one such tensor's rows may be uneven (the GEMMs' C in
+  // the ping-pong kernels, which store it from registers), all false otherwise.
+  std::vector<bool> threads_vec_;
+  bool runtime_vec() const;
+  bool tma_reaches(const ir::Buffer& g) const; // a tensor map or the TMA store addresses it
   void plan_pitched_tensors();
   bool any_pitched() const;
   bool pitched(const ir::Buffer& g) const;

@@ -1014,8 +1014,12 @@ std::string CudaEmitter::hopper_helpers_source() const {
 // a whole chunk (gemm_bias_gelu's bias; the kernels check their accesses against the logical
 // length). Only tensors whose rows may be no whole 16-byte chunks (a last dim that is not a
 // constant multiple of the chunk).
+// A tensor the kernels' threads address otherwise keeps its rows; where one of those may be
+// uneven, the kernels take the vector width for those tensors at run time (threads_vec_), so
+// that the TMA kernel can still run the call.
 void CudaEmitter::plan_pitched_tensors() {
   pitched_.assign(k_.tensors.size(), false);
+  threads_vec_.assign(k_.tensors.size(), false);
   if (!ws())
     return;
   std::set<const StmtNode*> tma;
@@ -1036,24 +1040,36 @@ void CudaEmitter::plan_pitched_tensors() {
     }
     void visit_buffer_use(const BufferPtr& b) override { found = found || b.get() == g; }
   };
+  bool uneven_own = false;
   for (size_t i = 0; i < k_.tensors.size(); ++i) {
     const Buffer& g = *k_.tensors[i];
     if (g.rank() < 1)
       continue;
-    const int64_t chunk = 16 / g.dtype.bytes();
-    const auto* c = g.shape.back()->as<IntImm>();
-    if (c && c->value % chunk == 0)
-      continue; // rows always whole chunks
-    if (g.rank() == 1) {
-      pitched_[i] = true;
-      continue;
-    }
     Direct d;
     d.tma = &tma;
     d.g = &g;
     d.visit(k_.body);
-    pitched_[i] = !d.found;
+    const int64_t chunk = 16 / g.dtype.bytes();
+    const auto* c = g.shape.back()->as<IntImm>();
+    const bool whole = c && c->value % chunk == 0; // rows always whole chunks
+    pitched_[i] = !whole && (g.rank() == 1 || !d.found);
+    threads_vec_[i] = d.found && !pitched_[i];
+    uneven_own = uneven_own || (threads_vec_[i] && !whole);
   }
+  // Only where such a tensor's rows may be uneven: the other kernels keep TG_VEC a constant.
+  if (!uneven_own)
+    threads_vec_.assign(k_.tensors.size(), false);
+}
+
+bool CudaEmitter::tma_reaches(const Buffer& g) const {
+  for (const auto& m : tma_maps_)
+    if (m.copy->src.buffer.get() == &g)
+      return true;
+  return tma_store_ && tma_store_->dst.buffer.get() == &g;
+}
+
+bool CudaEmitter::runtime_vec() const {
+  return std::find(threads_vec_.begin(), threads_vec_.end(), true) != threads_vec_.end();
 }
 
 bool CudaEmitter::any_pitched() const {
@@ -1412,7 +1428,10 @@ std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
   split_kernel_ = split_kernel;
   out_.str("");
   indent_ = 1;
-  line("constexpr int TG_VEC = 16; // TMA: the host checked 16-byte alignment and rows");
+  if (runtime_vec())
+    line("const int TG_VEC = tg_p.tg_vec; // what the tensors its threads address allow (tg_setup)");
+  else
+    line("constexpr int TG_VEC = 16; // TMA: the host checked 16-byte alignment and rows");
   line("extern __shared__ __align__(1024) unsigned char tg_smem_raw[];");
   line("// 128-byte swizzle atoms must be 1024-byte aligned in the shared window");
   line("unsigned char* tg_smem = tg_smem_raw + ((1024u - (" +

@@ -12,6 +12,7 @@
 #include "support/InternalError.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace tilegen::emit {
 
@@ -832,9 +833,13 @@ std::string CudaEmitter::run() {
   out_.str("");
   // The widest vector every tensor allows (TG_VEC): its pointer aligned to W bytes and its rows
   // whole W-byte chunks.
-  auto vec_check = [&](int64_t W) {
+  // `which`: the tensors tested (all by default).
+  auto vec_check = [&](int64_t W, const std::function<bool(size_t)>& which = nullptr) {
     std::string c;
-    for (const auto& t : k_.tensors) {
+    for (size_t i = 0; i < k_.tensors.size(); ++i) {
+      const auto& t = k_.tensors[i];
+      if (which && !which(i))
+        continue;
       const int64_t v = W / t->dtype.bytes();
       c += (c.empty() ? "" : " &&\n      ") + std::string("(uintptr_t)tg_p->") + name(t->name) + " % " +
            std::to_string(W) + " == 0";
@@ -876,6 +881,8 @@ std::string CudaEmitter::run() {
   os << "  int tg_unused;\n";
   if (ws())
     os << "  int64_t tg_tiles[3]; // the spec's grid: tiles a persistent block walks\n";
+  if (runtime_vec())
+    os << "  int tg_vec; // TG_VEC of tg_kernel_ws: the widest vector the tensors its threads address allow\n";
   if (dynamic_tiles())
     os << "  unsigned* tg_sched; // the stream's tile counters {drawn, blocks done}, or NULL: fixed order\n";
   const TileWalk& walk = walk_;
@@ -938,8 +945,18 @@ std::string CudaEmitter::run() {
   os << "  *vec = 0;\n  if (" << vec_check(16) << ")\n    *vec = 16;\n";
   if (narrow_copies_)
     os << "  else if (" << vec_check(4) << ")\n    *vec = 4;\n";
-  if (ws())
+  if (ws() && runtime_vec()) {
+    // The TMA kernel needs 16-byte rows of the tensors TMA reaches; its threads move the others
+    // in the widest vectors they allow (TG_VEC, at run time).
+    auto maps = [&](size_t i) { return !threads_vec_[i] || tma_reaches(*k_.tensors[i]); };
+    auto own = [&](size_t i) { return bool(threads_vec_[i]); };
+    os << "  *tma = " << vec_check(16, maps) << ";\n";
+    os << "  /* the TMA kernel's threads: vectors of up to 16 bytes where their tensors allow */\n";
+    os << "  tg_p->tg_vec = " << vec_check(16, own) << " ? 16\n    : " << vec_check(8, own)
+       << " ? 8\n    : " << vec_check(4, own) << " ? 4 : 0;\n";
+  } else if (ws()) {
     os << "  *tma = *vec == 16;\n";
+  }
   os << tma_setup << "  return TG_OK;\n}\n\n";
   os << host_source(realign_source(host_dims));
   return os.str();
@@ -983,9 +1000,11 @@ std::string setup_args(bool tma, const std::string& pitch = "") {
 
 std::string CudaEmitter::realign_source(const std::string& host_dims) {
   const bool P = any_pitched();
+  // Tensors the TMA kernel's threads address at any alignment (threads_vec_) stay in place.
+  const bool RV = runtime_vec();
   const std::string setup = setup_args(ws(), P ? "NULL" : "");
   const std::string in_place = P ? "tg_run(launch, args, NULL)" : "tg_run(launch, args)";
-  std::string bytes, outs, ins, elems, lasts, rows, pitchable;
+  std::string bytes, outs, ins, elems, lasts, rows, pitchable, own;
   for (size_t i = 0; i < k_.tensors.size(); ++i) {
     const auto& t = k_.tensors[i];
     const std::string sep = bytes.empty() ? "" : ",\n      ";
@@ -1004,6 +1023,7 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
     lasts += (i ? ", " : "") + (t->shape.empty() ? std::string("1") : "(int64_t)(" + expr(t->shape.back()) + ")");
     rows += sep + r;
     pitchable += (i ? ", " : "") + std::string(pitched_[i] ? "true" : "false");
+    own += (i ? ", " : "") + std::string(threads_vec_[i] ? "true" : "false");
   }
   const std::string NT = std::to_string(k_.tensors.size());
   std::ostringstream os;
@@ -1025,7 +1045,7 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
   os << "static int tg_realigned(const tg_launch* launch, const tg_variant_args* args) {\n"
      << setup_decls(ws())
      << "  int s = tg_setup(args, " << setup << ");\n"
-     << (P ? "  if (s != TG_OK || vec == 16)\n" : "  if (s != TG_OK || vec != 0)\n")
+     << (P ? "  if (s != TG_OK || vec == 16" : "  if (s != TG_OK || vec != 0") << (RV ? " || tma)\n" : ")\n")
      << "    return " << in_place << ";\n"
      << host_dims
      << "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n";
@@ -1037,7 +1057,10 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
           "  const size_t tg_rows[" << NT << "] = {" << rows << "};\n"
           "  const bool tg_pitchable[" << NT << "] = {" << pitchable << "}; /* a copy may pad its rows */\n";
   os << "  const bool tg_out[" << NT << "] = {" << outs << "}; /* written by the kernel: copied back */\n"
-        "  const bool tg_in[" << NT << "] = {" << ins << "}; /* copied in: all but outputs the kernel writes whole */\n"
+        "  const bool tg_in[" << NT << "] = {" << ins << "}; /* copied in: all but outputs the kernel writes whole */\n";
+  if (RV)
+    os << "  const bool tg_own[" << NT << "] = {" << own << "}; /* the TMA kernel's threads address it as it is */\n";
+  os <<
         "  void* tg_t[" << NT << "];\n  bool tg_moved[" << NT << "];\n  size_t tg_at[" << NT << "], tg_total = 0;\n";
   if (P)
     os << "  int64_t tg_pitch[" << NT << "]; /* elements per row of each copy */\n"
@@ -1046,17 +1069,17 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
   os << "  for (int i = 0; i < " << NT << "; ++i) {\n"
         "    tg_t[i] = args->tensors[i];\n";
   if (!P) {
-    os << "    tg_moved[i] = tg_t[i] && (uintptr_t)tg_t[i] % 16 != 0 && tg_bytes[i] > 0;\n";
+    os << "    tg_moved[i] = " << (RV ? "!tg_own[i] && " : "") << "tg_t[i] && (uintptr_t)tg_t[i] % 16 != 0 && tg_bytes[i] > 0;\n";
   } else {
     os << "    const int64_t v = 16 / (int64_t)tg_elem[i]; /* elements per 16-byte chunk */\n"
           "    const bool uneven = tg_pitchable[i] && tg_last[i] % v != 0;\n"
           "    tg_pitch[i] = uneven ? (tg_last[i] + v - 1) / v * v : tg_last[i];\n"
           "    tg_bytes[i] = tg_elem[i] * (size_t)tg_pitch[i] * tg_rows[i];\n"
-          "    tg_moved[i] = tg_t[i] && tg_last[i] > 0 && tg_rows[i] > 0 &&\n"
+          "    tg_moved[i] = " << (RV ? "!tg_own[i] && " : "") << "tg_t[i] && tg_last[i] > 0 && tg_rows[i] > 0 &&\n"
           "                  ((uintptr_t)tg_t[i] % 16 != 0 || uneven) &&\n"
           "                  tg_elem[i] * (size_t)tg_pitch[i] <= (size_t)2147483647; /* cudaMemcpy2D's pitch */\n"
           "    if (!tg_moved[i])\n      tg_pitch[i] = tg_last[i];\n"
-          "    tg_whole = tg_whole && tg_pitch[i] % v == 0;\n";
+          "    tg_whole = tg_whole && " << (RV ? "(tg_own[i] || tg_pitch[i] % v == 0)" : "tg_pitch[i] % v == 0") << ";\n";
   }
   os << "    tg_at[i] = tg_total;\n"
         "    tg_total += tg_moved[i] ? (tg_bytes[i] + 255) / 256 * 256 : 0;\n"
@@ -1099,11 +1122,11 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
   if (!P)
     os << "  /* the copies must take the widest kernel: their rows are whole 16-byte chunks */\n"
           "  s = tg_setup(&tg_a, " << setup << ");\n"
-          "  if (s != TG_OK || vec != 16) {\n    tg_cuda_realign_release(tg_slot);\n    return " << in_place << ";\n  }\n";
+          "  if (s != TG_OK || " << (RV ? "!tma" : "vec != 16") << ") {\n    tg_cuda_realign_release(tg_slot);\n    return " << in_place << ";\n  }\n";
   else
     os << "  /* the copies must take the TMA kernel: every row a whole number of 16-byte chunks */\n"
           "  s = tg_setup(&tg_a, " << setup_args(ws(), "tg_pitch") << ");\n"
-          "  if (s != TG_OK || vec != 16 || !tma) {\n    tg_cuda_realign_release(tg_slot);\n    return " << in_place << ";\n  }\n";
+          "  if (s != TG_OK || " << (RV ? "" : "vec != 16 || ") << "!tma) {\n    tg_cuda_realign_release(tg_slot);\n    return " << in_place << ";\n  }\n";
   // A copy of tensor i in (to the workspace) or back: linear, or row by row into the pitch.
   auto copy = [&](const std::string& dst, const std::string& src, bool in) {
     if (!P)

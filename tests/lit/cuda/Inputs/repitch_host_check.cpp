@@ -16,7 +16,8 @@
 // double-precision reference computed from the original (dense, possibly unaligned) tensors.
 // Compiled with -DTG_FP8 for gemm_fp8 (A [M, K], B [N, K] e4m3, two scales), -DTG_GELU for
 // gemm_bias_gelu (bf16, C = gelu(A @ B + bias), bias read through its pointer by the kernels),
-// else bf16 gemm.
+// else bf16 gemm; with -DTG_THREADS_C for the small_m variants (C stored by the TMA kernel's
+// threads, in the vectors tg_setup allows: tg_params::tg_vec).
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -226,9 +227,34 @@ double epilogue(const tg_params& p, double s, int64_t n) {
 #endif
 }
 
-// The TMA kernels: A, B and C through their maps only.
+// The TMA kernels: A and B through their maps only; C through its map, or (-DTG_THREADS_C: the
+// ping-pong kernels of the small_m variants, whose threads store C from registers) densely at
+// its pointer, in vectors of tg_vec bytes, which must be aligned (pointer and rows).
+#ifdef TG_THREADS_C
+struct ThreadsC {
+  const tg_params& p;
+  explicit ThreadsC(const tg_params& q) : p(q) {
+    g_log.kernels += " (C vec " + std::to_string(p.tg_vec) + ")";
+    const int w = p.tg_vec;
+    if (w != 0 && w != 4 && w != 8 && w != 16) {
+      std::printf("tg_vec %d\n", w);
+      std::exit(1);
+    }
+    if (w && ((uintptr_t)p.C % w != 0 || p.N * 2 % w != 0)) {
+      std::printf("tg_vec %d: C's pointer or rows allow no such vectors\n", w);
+      std::exit(1);
+    }
+  }
+  template <typename T> T* at(int64_t r, int64_t c) const { return (T*)p.C + r * p.N + c; }
+};
+#endif
 void tma_gemm(const tg_params& p) {
+#ifdef TG_THREADS_C
+  const Map2 a(p.tg_tm_A_s), b(p.tg_tm_B_s);
+  const ThreadsC c(p);
+#else
   const Map2 a(p.tg_tm_A_s), b(p.tg_tm_B_s), c(p.tg_tm_store);
+#endif
   for (int64_t m = 0; m < p.M; ++m)
     for (int64_t n = 0; n < p.N; ++n) {
       double s = 0;
