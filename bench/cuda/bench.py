@@ -20,6 +20,7 @@ import json
 import math
 import os
 import platform
+import statistics
 import sys
 import time
 import traceback
@@ -121,7 +122,7 @@ def perf_markdown(perf_res):
         et = f"{r['err'] / r['tol']:.3f}" if r.get("tol") else "-"
         extra = f"{val / copy:.2f} of copy" if unit == "GB/s" else ""
         note = "; ".join(x for x in (("FAIL: " + r["why"]) if r["why"] else "", extra,
-                                     case.note) if x)
+                                     host_bound("ours", r), case.note) if x)
         anchors = r["anchors"] or {"-": {"how": "", "ms": []}}
         for a, e in anchors.items():
             if e["ms"]:
@@ -136,14 +137,27 @@ def perf_markdown(perf_res):
                     iso = f"{fmt_ms(r['iso_ms'])}, {fmt_ms(e['iso_ms'])}: **{ai / oi:.2f}x**"
                     if r.get("kernel_ms") and e.get("kernel_ms"):  # the kernels alone (perf.kernel_spans_isolated)
                         iso += f"; kernels {r['kernel_ms']:.4f}, {e['kernel_ms']:.4f}: {e['kernel_ms'] / r['kernel_ms']:.3f}x"
+                anote = "; ".join(x for x in (note, host_bound(a, e)) if x)
                 lines.append(f"| {r['case']} | {r['target']} {r['instance']} | {et} | "
                              f"{fmt_ms(r['ms'])} | {val:.1f} {unit} | {acol} | {fmt_ms(e['ms'])} | "
-                             f"{av:.1f} {au} | **{am / ours:.2f}x** | {iso} | {note} |")
+                             f"{av:.1f} {au} | **{am / ours:.2f}x** | {iso} | {anote} |")
             else:
                 lines.append(f"| {r['case']} | {r['target']} {r['instance']} | {et} | "
                              f"{fmt_ms(r['ms'])} | {val:.1f} {unit} | {a} | - | - | - | - | "
                              f"{'; '.join(x for x in (note, 'anchor n/a: ' + e['how']) if x)} |")
     return "\n".join(lines)
+
+
+def host_bound(who, e):
+    """A note where the back-to-back figure of `who` (a case result or an anchor entry) is
+    bound by the host's issue rate: its host time per call (perf.time_batches) at least 0.8 of
+    its GPU time per call, so the GPU may have waited for calls."""
+    if not e.get("host_ms") or not e.get("ms"):
+        return ""
+    h, g = statistics.median(e["host_ms"]), statistics.median(e["ms"])
+    if h < 0.8 * g:
+        return ""
+    return f"{who}: host-bound ({h * 1e3:.1f} us/call to issue, {g * 1e3:.1f} us/call on the GPU)"
 
 
 def targets_markdown(perf_res, host_cost):
