@@ -131,12 +131,13 @@ def perf_markdown(perf_res):
                 acol = f"{a} ({e['how']})" if e["how"] else a
                 if e.get("err") is not None and r.get("tol"):
                     acol += f", err/tol {e['err'] / r['tol']:.3f}"
-                iso = "-"
+                iso = []
                 if e.get("iso_ms") and r.get("iso_ms"):
                     oi, ai = perf.median_ms(r["iso_ms"]), perf.median_ms(e["iso_ms"])
-                    iso = f"{fmt_ms(r['iso_ms'])}, {fmt_ms(e['iso_ms'])}: **{ai / oi:.2f}x**"
-                    if r.get("kernel_ms") and e.get("kernel_ms"):  # the kernels alone (perf.kernel_spans_isolated)
-                        iso += f"; kernels {r['kernel_ms']:.4f}, {e['kernel_ms']:.4f}: {e['kernel_ms'] / r['kernel_ms']:.3f}x"
+                    iso.append(f"{fmt_ms(r['iso_ms'])}, {fmt_ms(e['iso_ms'])}: **{ai / oi:.2f}x**")
+                if r.get("kernel_ms") and e.get("kernel_ms"):  # the kernels alone (perf.kernel_spans_isolated)
+                    iso.append(f"kernels {r['kernel_ms']:.4f}, {e['kernel_ms']:.4f}: {e['kernel_ms'] / r['kernel_ms']:.3f}x")
+                iso = "; ".join(iso) or "-"
                 anote = "; ".join(x for x in (note, host_bound(a, e)) if x)
                 lines.append(f"| {r['case']} | {r['target']} {r['instance']} | {et} | "
                              f"{fmt_ms(r['ms'])} | {val:.1f} {unit} | {acol} | {fmt_ms(e['ms'])} | "
@@ -149,14 +150,12 @@ def perf_markdown(perf_res):
 
 
 def host_bound(who, e):
-    """A note where the back-to-back figure of `who` (a case result or an anchor entry) is
-    bound by the host's issue rate: its host time per call (perf.time_batches) at least 0.8 of
-    its GPU time per call, so the GPU may have waited for calls."""
-    if not e.get("host_ms") or not e.get("ms"):
+    """A note where the back-to-back figure of `who` (a case result or an anchor entry) was
+    bound by the host's issue rate (perf.host_bound), with its host and GPU times per call."""
+    import perf
+    if not perf.host_bound(e):
         return ""
     h, g = statistics.median(e["host_ms"]), statistics.median(e["ms"])
-    if h < 0.8 * g:
-        return ""
     return f"{who}: host-bound ({h * 1e3:.1f} us/call to issue, {g * 1e3:.1f} us/call on the GPU)"
 
 
