@@ -79,16 +79,21 @@ TEST(Lowering, Gemm) {
   int req_line = find_line(gemm, "- \"BM * BN >= 64 * 64\"").first;
   ASSERT_GT(req_line, 0);
   EXPECT_EQ(k.requirements[0].loc.line, req_line);
-  ASSERT_EQ(k.shape_classes.size(), 3u); // GPU dispatch: small M and small outputs get their own tiles
+  ASSERT_EQ(k.shape_classes.size(), 5u); // GPU dispatch: small M and small outputs get their own tiles
   EXPECT_EQ(k.shape_classes[0].first, "small_m");
-  EXPECT_EQ(k.shape_classes[0].second.text, "M <= 64");
-  EXPECT_EQ(k.shape_classes[1].first, "narrow");
-  EXPECT_EQ(k.shape_classes[1].second.text, "M * N <= 1048576");
-  EXPECT_EQ(k.shape_classes[2].first, "mid");
-  EXPECT_EQ(k.shape_classes[2].second.text, "M * N <= 2097152");
+  EXPECT_EQ(k.shape_classes[0].second.text, "M <= 32");
+  EXPECT_EQ(k.shape_classes[1].first, "m64");
+  EXPECT_EQ(k.shape_classes[1].second.text, "M <= 64 && N <= 8192");
+  EXPECT_EQ(k.shape_classes[2].first, "wide_m");
+  EXPECT_EQ(k.shape_classes[2].second.text, "M <= 64");
+  EXPECT_EQ(k.shape_classes[3].first, "narrow");
+  EXPECT_EQ(k.shape_classes[3].second.text, "M * N <= 1048576");
+  EXPECT_EQ(k.shape_classes[4].first, "mid");
+  EXPECT_EQ(k.shape_classes[4].second.text, "M * N <= 2097152");
   // The classes' own candidates (schedule.classes.<class>.targets) reach the IR
   EXPECT_EQ(k.tile_consts[0].per_class_target.at("small_m").at("sm_90a"),
             (std::vector<int64_t>{64}));
+  EXPECT_EQ(k.tile_consts[1].per_class_target.at("m64").at("sm_90a"), (std::vector<int64_t>{64})); // BN
   EXPECT_EQ(k.tile_consts[0].per_class_target.count("narrow"), 0u); // narrow keeps BM
   ASSERT_EQ(k.grid.size(), 2u);
   EXPECT_EQ(k.grid[0].index->name, "bx");

@@ -1,5 +1,6 @@
 // Shape-class dispatch of the shipped gemm on a real GPU (library g: sm_90 + c, generated from
-// kernels/gemm.yaml): each class reaches its variant (small_m: M <= 64 -> __sm_90__small_m;
+// kernels/gemm.yaml): each class reaches its variant (small_m: M <= 32 -> __sm_90__small_m, and
+// m64 (M <= 64, N <= 8192) and wide_m (M <= 64) too, whose sm_90 tiles are small_m's;
 // narrow: M * N <= 1048576 -> __sm_90__narrow; mid: M * N <= 2097152 -> narrow's variant too, its
 // tiles on sm_90; larger -> the plain sm_90 variant), results match a host reference (ragged shapes too), _query names
 // the class, f32 (whose classes share one variant) and the CPU path; and the host cost of a
@@ -77,7 +78,8 @@ int main() {
     return 77;
   }
   const std::string p = "tgv_g__gemm__bf16__sm_90";
-  run_bf16(64, 512, 256, p + "__small_m");
+  run_bf16(64, 512, 256, p + "__small_m");   // m64
+  run_bf16(40, 8200, 64, p + "__small_m");   // wide_m
   run_bf16(1, 256, 128, p + "__small_m");
   run_bf16(37, 200, 72, p + "__small_m");   // ragged
   run_bf16(37, 201, 72, p + "__small_m");   // odd N
@@ -91,7 +93,7 @@ int main() {
   float* d; cudaMalloc(&d, 1 << 20);
   g_gemm_f32_query(NULL, d, d, d, 16, 64, 64, &s);
   printf("f32 M=16 -> %s | %s\n", s.variant, s.reason);
-  if (std::string(s.variant) != "tgv_g__gemm__f32__sm_90" || !strstr(s.reason, "class small_m (M <= 64)")) { printf("  FAIL f32\n"); ++fails; }
+  if (std::string(s.variant) != "tgv_g__gemm__f32__sm_90" || !strstr(s.reason, "class small_m (M <= 32)")) { printf("  FAIL f32\n"); ++fails; }
   tg_launch cpu = {}; cpu.device = -1;
   g_gemm_f32_query(&cpu, d, d, d, 16, 64, 64, &s);
   printf("f32 CPU -> %s | %s\n", s.variant, s.reason);
