@@ -184,6 +184,7 @@ def default_cases():
                  targets=(("anchor:scaled_mm", 1.0),)),
             Case("gemm_fp8", "e4m3", (4096, 4096, 4096), anchors=("scaled_mm", "scaled_mm_fast")),
             Case("gemm_fp8", "e4m3", (16, 8192, 8192), anchors=("scaled_mm",)),  # small_m's tiles
+            Case("gemm_fp8", "e4m3", (64, 8192, 8192), anchors=("scaled_mm",)),
             # the same without partial-sum promotion (fast_accum), against its like
             Case("gemm_fp8_fast", "e4m3", (8192, 8192, 8192),
                  anchors=("scaled_mm_fast", "scaled_mm")),
