@@ -272,8 +272,18 @@ static void* grow_memory(void** mem, size_t* size, size_t bytes, size_t zero_byt
   return p;
 }
 
+static int env_off(const char* name);
+static pthread_once_t split_once = PTHREAD_ONCE_INIT;
+static int split_disabled;
+
+static void split_read_env(void) { split_disabled = env_off("TILEGEN_GPU_SPLIT"); }
+
 void* tg_cuda_split_workspace(int slot, void* stream, size_t bytes) {
   void* p;
+  /* TILEGEN_GPU_SPLIT=0 (read once per process): no workspace, so every tile runs whole */
+  pthread_once(&split_once, split_read_env);
+  if (split_disabled)
+    return NULL;
   if (slot < 0 || slot >= TG_CUDA_STREAM_SLOTS || bytes < TG_CUDA_SPLIT_FLAG_BYTES)
     return NULL;
   /* the launch path: no lock once the slot's memory is large enough (the size is published

@@ -67,7 +67,8 @@ int tg_cuda_stream_slot(void* stream);
  * asked for (the stream is synchronized before the old memory is freed); kept until the process
  * exits or tg_cuda_free_split_workspaces (tilegen/cuda.h). The zeroing is queued on `stream`, so
  * it is ordered before the launch that asked. NULL, and the kernel runs every tile whole, if it
- * cannot be allocated (the error is cleared). */
+ * cannot be allocated (the error is cleared) or the environment sets TILEGEN_GPU_SPLIT=0 (read
+ * once per process; a diagnostic, like TILEGEN_GPU_PDL). */
 #define TG_CUDA_SPLIT_CUTS 1024
 #define TG_CUDA_SPLIT_FLAG_BYTES (8 * TG_CUDA_SPLIT_CUTS)
 void* tg_cuda_split_workspace(int slot, void* stream, size_t bytes);

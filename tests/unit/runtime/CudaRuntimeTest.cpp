@@ -264,6 +264,23 @@ TEST(CudaRuntimeDeathTest, PdlFollowsTheEnvironment) {
   EXPECT_EXIT(child(""), testing::ExitedWithCode(1), "");
 }
 
+// TILEGEN_GPU_SPLIT=0 turns the split workspace off (every tile runs whole), read once per process
+// as TILEGEN_GPU_PDL is; with a GPU the same call without it gets memory.
+TEST(CudaRuntimeDeathTest, SplitWorkspaceFollowsTheEnvironment) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto child = [](const char* v) {
+    if (v)
+      setenv("TILEGEN_GPU_SPLIT", v, 1);
+    else
+      unsetenv("TILEGEN_GPU_SPLIT");
+    void* p = tg_cuda_split_workspace(0, nullptr, TG_CUDA_SPLIT_FLAG_BYTES + 4096);
+    std::exit(p ? 1 : 0);
+  };
+  EXPECT_EXIT(child("0"), testing::ExitedWithCode(0), "");
+  if (device_count() > 0)
+    EXPECT_EXIT(child(nullptr), testing::ExitedWithCode(1), "");
+}
+
 TEST(CudaRuntime, DescribeNeedsAGpuRow) {
   tg_variant_entry cpu{};
   cpu.backend = TG_BACKEND_CPU;
