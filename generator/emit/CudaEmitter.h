@@ -324,6 +324,9 @@ private:
   std::map<const ir::Buffer*, std::string> peer_ptr_; // a combine's peers: their workspace rows
   std::vector<int64_t> split_offsets() const; // each carried fragment's bytes in a part, then the total
   int64_t split_state_bytes() const; // one part's carried registers, all threads of a group
+  // tg_split_shape's q: the fewest iterations of a part (0: its default rule); 32 for the
+  // ping-pong kernels (two consumer groups), whose short parts cost more than they saved.
+  int64_t split_min_part() const { return groups() == 2 ? 32 : 0; }
   std::string ws_trip_count(const ir::For* f); // `const int64_t tg_n = ...;` for this tile or part
   std::string ws_iteration(const ir::For* f);  // the loop variable at iteration tg_it
   bool split_kernel_ = false; // printing tg_kernel_ws_split (the split parts), not tg_kernel_ws

@@ -6,7 +6,7 @@
  * exactly once; a split leaves whole waves before it (none when it takes every tile of a launch
  * of at most P / 2), fits the grid and the workspace (tail * (parts - 1) partial results of at
  * most P, and tail * words(parts) arrival words), and gives every part at least 4 iterations
- * (16 beyond 8 parts). The join's tree (groups of 4 at every level, emit_combine) is checked for
+ * (16 beyond 8 parts; q with tg_split_shape's q > 0). The join's tree (groups of 4 at every level, emit_combine) is checked for
  * every part count: its slots and arrival words are distinct and within the per-tile counts. */
 #include <stdint.h>
 #include <stdio.h>
@@ -48,9 +48,9 @@ static int check_tree(int64_t parts) {
   return used == parts - 1 ? 0 : fail("not every part but one left a slot", parts, 0, 0);
 }
 
-static int check(int64_t T, int64_t n, int64_t P, long* splits) {
+static int check(int64_t T, int64_t n, int64_t P, int64_t q, long* splits) {
   int64_t tail = -1, parts = -1;
-  tg_split_shape(T, n, P, &tail, &parts);
+  tg_split_shape(T, n, P, q, &tail, &parts);
   if (tail == 0 && parts != 0)
     return fail("parts without a tail", T, n, P);
   if (tail > 0) {
@@ -58,11 +58,11 @@ static int check(int64_t T, int64_t n, int64_t P, long* splits) {
     if (tail != T % P || (T <= P && 2 * T > P) || n < 32)
       return fail("split where it must not be", T, n, P);
     if (parts < 2 || parts > 64 || tail * parts > P || tail * (parts - 1) > P ||
-        (parts > 8 ? n / parts < 16 : n / parts < 4) || tail * words(parts) > P)
+        (parts > 8 ? n / parts < 16 : n / parts < 4) || n / parts < q || tail * words(parts) > P)
       return fail("parts out of range", T, n, P);
     if ((T - tail) % P != 0)
       return fail("the persistent kernel's tiles are not whole waves", T, n, P);
-  } else if (T % P != 0 && n >= 32 && P / (T % P) >= 2) {
+  } else if (T % P != 0 && n >= 32 && P / (T % P) >= 2 && n / (q > 4 ? q : 4) >= 2) {
     return fail("no split where one fits", T, n, P);
   }
   unsigned char* seen = calloc((size_t)(T * (n > 0 ? n : 1)), 1);
@@ -84,41 +84,48 @@ static int check(int64_t T, int64_t n, int64_t P, long* splits) {
   return 0;
 }
 
-static void show(int64_t T, int64_t n, int64_t P) {
+static void show(int64_t T, int64_t n, int64_t P, int64_t q) {
   int64_t tail, parts;
-  tg_split_shape(T, n, P, &tail, &parts);
-  printf("%lld tiles x %lld on %lld: tail %lld parts %lld\n", (long long)T, (long long)n,
-         (long long)P, (long long)tail, (long long)parts);
+  tg_split_shape(T, n, P, q, &tail, &parts);
+  printf("%lld tiles x %lld on %lld%s: tail %lld parts %lld\n", (long long)T, (long long)n,
+         (long long)P, q ? " (q 32)" : "", (long long)tail, (long long)parts);
 }
 
 int main(void) {
   static const int64_t Ps[] = {1, 2, 3, 7, 114, 132, 144};
-  static const int64_t ns[] = {0, 1, 2, 8, 31, 32, 33, 64, 128, 256, 1024, 4096};
+  static const int64_t ns[] = {0, 1, 2, 8, 31, 32, 33, 63, 64, 128, 256, 1024, 4096};
+  static const int64_t qs[] = {0, 32}; /* the default rule; the ping-pong kernels' */
   long cases = 0, splits = 0;
   for (int64_t parts = 2; parts <= 200; ++parts)
     if (check_tree(parts))
       return 1;
-  for (size_t pi = 0; pi < sizeof Ps / sizeof Ps[0]; ++pi)
-    for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ++ni)
-      for (int64_t T = 1; T <= 5 * Ps[pi] + 3; T += (Ps[pi] > 16 ? 3 : 1)) {
-        if (check(T, ns[ni], Ps[pi], &splits))
-          return 1;
-        ++cases;
-      }
+  for (size_t qi = 0; qi < sizeof qs / sizeof qs[0]; ++qi)
+    for (size_t pi = 0; pi < sizeof Ps / sizeof Ps[0]; ++pi)
+      for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ++ni)
+        for (int64_t T = 1; T <= 5 * Ps[pi] + 3; T += (Ps[pi] > 16 ? 3 : 1)) {
+          if (check(T, ns[ni], Ps[pi], qs[qi], &splits))
+            return 1;
+          ++cases;
+        }
   /* the bench's shapes on 132 SMs: attention B4 H32 S4096 and B1 H32 S16384 (4096 tiles of 32
    * and 128 KV blocks), FP8 8192^3 (4096 tiles of 32 k steps), GEMM 8192^3 (2048 of 128) */
-  show(4096, 32, 132);
-  show(4096, 128, 132);
-  show(2048, 128, 132);
+  show(4096, 32, 132, 0);
+  show(4096, 128, 132, 0);
+  show(2048, 128, 132, 0);
   /* launches of at most half the SMs split every tile: GEMM 128x4096x4096 (16 tiles of 64 k
    * steps), 256x256x65536 (2 of 1024), attention B1 H2 S4096 (64 tiles of 32 KV blocks); not
    * a launch over half the SMs */
-  show(16, 64, 132);
-  show(2, 1024, 132);
-  show(1, 1024, 132);
-  show(1, 4096, 132);
-  show(64, 32, 132);
-  show(100, 64, 132);
+  show(16, 64, 132, 0);
+  show(2, 1024, 132, 0);
+  show(1, 1024, 132, 0);
+  show(1, 4096, 132, 0);
+  show(64, 32, 132, 0);
+  show(100, 64, 132, 0);
+  /* the ping-pong kernels' 64x128 decode tiles (q 32): 16x8192x2048 (64 tiles of 32 k steps)
+   * whole, 16x4096x4096 (32 of 64) in 2 parts, 16x2048x8192 (16 of 128) in 4 */
+  show(64, 32, 132, 32);
+  show(32, 64, 132, 32);
+  show(16, 128, 132, 32);
   printf("ok: %ld launch shapes, %ld with split tiles\n", cases, splits);
   return 0;
 }
