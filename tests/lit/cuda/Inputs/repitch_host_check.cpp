@@ -3,8 +3,10 @@
 // C++ compiler against stand-ins for the CUDA runtime and driver, so that what a call does
 // with unaligned pointers and rows that are no whole 16-byte chunks runs without a GPU:
 //
-// - device memory is host memory; cudaMemcpyAsync / cudaMemcpy2DAsync copy on the host (the
-//   2-D copy checks its pitches against the row width);
+// - device memory is host memory; cudaMemcpyAsync copies on the host, and the generated
+//   kernels of tg_realigned (tg_repitch_kernel: rows into and out of a pitch) run on the host as
+//   one thread, so their byte shifts are checked too (memory they should not touch holds
+//   garbage);
 // - cuTensorMapEncodeTiled keeps pointer, dims and strides inside the map and refuses what the
 //   driver refuses (a pointer off 16 bytes, strides that are no multiple of 16, a box wider than
 //   256 elements);
@@ -29,6 +31,7 @@
 // ---- CUDA runtime stand-ins --------------------------------------------------------------------
 #define __host__
 #define __device__
+#define __global__
 #define __forceinline__ inline
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaErrorInvalidValue = 1 };
@@ -72,18 +75,30 @@ static cudaError_t cudaMemcpyAsync(void* d, const void* s, size_t n, cudaMemcpyK
   ++g_log.linear;
   return cudaSuccess;
 }
-static cudaError_t cudaMemcpy2DAsync(void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h,
-                                     cudaMemcpyKind, cudaStream_t) {
-  if (w > dp || w > sp) {
+// A launch runs the kernel once as one thread of one block: the kernels the generated host
+// code defines itself (tg_repitch_kernel) walk their elements in a grid-stride loop.
+static const dim3 blockIdx(0, 0, 0), threadIdx(0, 0, 0), gridDim(1, 1, 1), blockDim(1, 1, 1);
+struct alignas(16) uint4 {
+  unsigned x, y, z, w;
+};
+static uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+static unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned shift) {
+  return (unsigned)((((uint64_t)hi << 32) | lo) >> (shift & 31));
+}
+// tg_repitch_kernel's arguments: the workspace side (dst copying in, src copying back) must be
+// 16-byte aligned rows of at least the row's bytes rounded up to 16.
+template <typename P> static auto repitch_ok(const P& a, int) -> decltype(a.dp, bool()) {
+  ++g_log.pitched; // the generated copy of rows into (or out of) a pitch
+  const uintptr_t ws = a.e ? (uintptr_t)a.src : (uintptr_t)a.dst;
+  const size_t pitch = a.e ? a.sp : a.dp;
+  return ws % 16 == 0 && pitch % 16 == 0 && pitch >= (a.w + 15) / 16 * 16 && (!a.e || a.w % a.e == 0);
+}
+template <typename P> static bool repitch_ok(const P&, long) { return true; }
+template <typename K, typename P> static cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t*, K kernel, P p) {
+  if (!repitch_ok(p, 0)) {
     ++g_log.bad_copies;
     return cudaErrorInvalidValue;
   }
-  for (size_t r = 0; r < h; ++r)
-    std::memmove((char*)d + r * dp, (const char*)s + r * sp, w);
-  ++g_log.pitched;
-  return cudaSuccess;
-}
-template <typename K, typename P> static cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t*, K kernel, P p) {
   kernel(p);
   return cudaSuccess;
 }
