@@ -1136,8 +1136,7 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
           "    tg_pitch[i] = uneven ? (tg_last[i] + v - 1) / v * v : tg_last[i];\n"
           "    tg_bytes[i] = tg_elem[i] * (size_t)tg_pitch[i] * tg_rows[i];\n"
           "    tg_moved[i] = " << (RV ? "!tg_own[i] && " : "") << "tg_t[i] && tg_last[i] > 0 && tg_rows[i] > 0 &&\n"
-          "                  ((uintptr_t)tg_t[i] % 16 != 0 || uneven) &&\n"
-          "                  tg_elem[i] * (size_t)tg_pitch[i] <= (size_t)2147483647; /* cudaMemcpy2D's pitch */\n"
+          "                  ((uintptr_t)tg_t[i] % 16 != 0 || uneven);\n"
           "    if (!tg_moved[i])\n      tg_pitch[i] = tg_last[i];\n"
           "    tg_whole = tg_whole && " << (RV ? "(tg_own[i] || tg_pitch[i] % v == 0)" : "tg_pitch[i] % v == 0") << ";\n";
   }
