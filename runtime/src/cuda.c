@@ -272,7 +272,12 @@ static void* grow_memory(void** mem, size_t* size, size_t bytes, size_t zero_byt
   return p;
 }
 
-static int env_off(const char* name);
+/* A feature switch that is on unless the environment sets it to 0. */
+static int env_off(const char* name) {
+  const char* v = getenv(name);
+  return v && strcmp(v, "0") == 0;
+}
+
 static pthread_once_t split_once = PTHREAD_ONCE_INIT;
 static int split_disabled;
 
@@ -371,12 +376,6 @@ int tg_cuda_stream_slot(void* stream) {
   if (slots_disabled)
     return -1;
   return slot_of(stream);
-}
-
-/* A feature switch that is on unless the environment sets it to 0. */
-static int env_off(const char* name) {
-  const char* v = getenv(name);
-  return v && strcmp(v, "0") == 0;
 }
 
 static pthread_once_t pdl_once = PTHREAD_ONCE_INIT;

@@ -85,17 +85,18 @@ static uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return
 static unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned shift) {
   return (unsigned)((((uint64_t)hi << 32) | lo) >> (shift & 31));
 }
-// tg_repitch_kernel's arguments: the workspace side (dst copying in, src copying back) must be
-// 16-byte aligned rows of at least the row's bytes rounded up to 16.
-template <typename P> static auto repitch_ok(const P& a, int) -> decltype(a.dp, bool()) {
+// Whether a launch may run: any kernel but tg_repitch_kernel does; that one (counted as a
+// pitched copy) only where the workspace side (dst copying in, src copying back) is 16-byte
+// aligned rows of at least the row's bytes rounded up to 16.
+template <typename P> static auto launch_ok(const P& a, int) -> decltype(a.dp, bool()) {
   ++g_log.pitched; // the generated copy of rows into (or out of) a pitch
   const uintptr_t ws = a.e ? (uintptr_t)a.src : (uintptr_t)a.dst;
   const size_t pitch = a.e ? a.sp : a.dp;
   return ws % 16 == 0 && pitch % 16 == 0 && pitch >= (a.w + 15) / 16 * 16 && (!a.e || a.w % a.e == 0);
 }
-template <typename P> static bool repitch_ok(const P&, long) { return true; }
+template <typename P> static bool launch_ok(const P&, long) { return true; }
 template <typename K, typename P> static cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t*, K kernel, P p) {
-  if (!repitch_ok(p, 0)) {
+  if (!launch_ok(p, 0)) {
     ++g_log.bad_copies;
     return cudaErrorInvalidValue;
   }
