@@ -3,7 +3,9 @@
 # variant's own architecture, as add_tile_kernels builds them), and ptxas reports no
 # local-memory spills for any kernel of any variant (the vectorized and the scalar kernel) and
 # no "Potential Performance Loss" (C75xx: wgmma serialized, the sm_90a kernels' worst case);
-# nvcc prints no warning (users compile these sources with their own flags).
+# nvcc prints no warning (users compile these sources with their own flags). A file whose code
+# is the same as a file of an earlier architecture in the list (comment lines aside, architecture
+# names masked) is listed as such and not compiled again.
 # Usage: compile_all.sh TILEGEN KERNELS_DIR RUNTIME_INCLUDE WORK_DIR [ARCH...]
 # COMPILE_ALL_GREP=STRING compiles only the variant files containing STRING (sm_90a: the
 # warp-specialized ones, `tg_kernel_ws`; the rest are the sm_90 lowering, compiled for sm_90).
@@ -27,8 +29,21 @@ for a in $archs; do
   if [[ -n ${COMPILE_ALL_GREP:-} ]]; then
     for f in "$out"/*.cu; do grep -q "$COMPILE_ALL_GREP" "$f" || rm -f "$f"; done
   fi
-  ls "$out"/*.cu | xargs -P "$jobs" -I{} sh -c \
-    "'$nvcc' -std=c++17 -O3 -gencode=arch=compute_$a,code=sm_$a -Xptxas -v -I'$include' -c '{}' -o '{}.o' > '{}.log' 2>&1 || echo FAILED >> '{}.log'"
+  # a file whose code is an earlier architecture's file's (the same source once the '//'
+  # comment lines are dropped and architecture names masked: sm_86 and sm_89 variants that
+  # took sm_80's tiles) was compiled there; it is listed, not compiled again
+  : > "$out/.compile"
+  for f in "$out"/*.cu; do
+    key=$(sed -E '/^[[:space:]]*\/\//d; s/sm_[0-9]+a?/sm_X/g' "$f" | sha1sum | cut -c1-40)
+    if grep -q "^$key " "$work/.keys" 2>/dev/null; then
+      echo "same code as $(grep -m1 "^$key " "$work/.keys" | cut -d' ' -f2-)" > "$f.same"
+    else
+      echo "$key $(basename "$(dirname "$f")")/$(basename "$f")" >> "$work/.keys"
+      echo "$f" >> "$out/.compile"
+    fi
+  done
+  xargs -P "$jobs" -I{} sh -c \
+    "'$nvcc' -std=c++17 -O3 -gencode=arch=compute_$a,code=sm_$a -Xptxas -v -I'$include' -c '{}' -o '{}.o' > '{}.log' 2>&1 || echo FAILED >> '{}.log'" < "$out/.compile"
 done
 printf '%-62s %6s %6s %s\n' "variant" "regs" "spill" "result"
 for log in "$work"/sm_*/*.cu.log; do
@@ -55,6 +70,11 @@ for log in "$work"/sm_*/*.cu.log; do
   fi
   printf '%-62s %6s %6s %s\n' "$v" "$regs" "$spill" "$res"
 done
+for same in "$work"/sm_*/*.cu.same; do
+  [[ -e $same ]] || continue
+  printf '%-62s %6s %6s %s\n' "$(basename "$same" .cu.same)" - - "$(cat "$same")"
+done
 n=$(ls "$work"/sm_*/*.cu | wc -l)
-echo "$n variant files compiled for: $archs"
+d=$(ls "$work"/sm_*/*.cu.same 2>/dev/null | wc -l)
+echo "$n variant files for: $archs; $((n - d)) compiled, $d the same code as a file compiled for an earlier architecture"
 exit $fail

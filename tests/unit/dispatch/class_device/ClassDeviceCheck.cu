@@ -1,5 +1,8 @@
 // Shape-class dispatch of the shipped gemm on a real GPU (library g: sm_90 + c, generated from
-// kernels/gemm.yaml): each class reaches its variant (small_m: M <= 32 -> __sm_90__small_m, and
+// kernels/gemm.yaml): each class reaches its variant (gemv: M <= 16 with rows of whole 16-byte
+// chunks, at least 1024 columns and no long K over few columns -> __sm_90__gemv, and 17-32 rows
+// below N 8192 too; gemv32: M <= 32 from N 8192 -> __sm_90__gemv32; small_m: M <= 32 otherwise
+// -> __sm_90__small_m, and
 // m64 (M <= 64, N <= 8192) and wide_m (M <= 64) too, whose sm_90 tiles are small_m's;
 // narrow: M * N <= 1048576 -> __sm_90__narrow; mid: M * N <= 2097152 -> narrow's variant too, its
 // tiles on sm_90; larger -> the plain sm_90 variant), results match a host reference (ragged shapes too), _query names
@@ -78,6 +81,11 @@ int main() {
     return 77;
   }
   const std::string p = "tgv_g__gemm__bf16__sm_90";
+  run_bf16(5, 4096, 1024, p + "__gemv");
+  run_bf16(17, 1024, 8, p + "__gemv");       // two 16-row tiles, K inside one k tile
+  run_bf16(24, 8192, 520, p + "__gemv32");
+  run_bf16(5, 4097, 1024, p + "__small_m");  // odd N: rows of no whole 16 bytes
+  run_bf16(1, 1024, 8192, p + "__small_m");  // long K over few columns
   run_bf16(64, 512, 256, p + "__small_m");   // m64
   run_bf16(40, 8200, 64, p + "__small_m");   // wide_m
   run_bf16(1, 256, 128, p + "__small_m");
