@@ -111,12 +111,14 @@ class Gemm(Kernel):
                      # the SMs' tiles (M 100: 8 bf16 tiles, 16 FP8; M 64: the small_m class):
                      # every tile in parts (split-K). Then small_m with odd N and K (C stored
                      # element by element by the ping-pong kernel's threads, A and B copied
-                     # where TMA needs it). Then the gemv and gemv32 classes (mma.sync tiles of
-                     # 16 and 32 rows fed by cp.async): one row tile, two (M 17), a k tile
-                     # wider than K (K 8), and 32-row tiles at N 8192.
+                     # where TMA needs it). Then the gemv_narrow, gemv and gemv32 classes
+                     # (mma.sync tiles of 16 and 32 rows fed by cp.async): 16x32 tiles (N 4096,
+                     # and N 640 with K 1000, no whole k tile), 16x64 tiles with one row tile
+                     # and two (M 17) and a k tile wider than K (K 8), 32-row tiles at N 8192.
                      (1000, 4352, 8000), (1000, 4352, 2048), (1000, 4300, 2048), (2000, 3000, 1008),
                      (100, 2048, 8192), (64, 4096, 2048), (16, 4097, 4096), (3, 8191, 1023),
-                     (5, 4096, 1024), (17, 1024, 8), (24, 8192, 520)]
+                     (5, 4096, 1024), (3, 640, 1000), (5, 8192, 256), (17, 1024, 8),
+                     (24, 8192, 520)]
     quick_shapes = [(1, 1, 1), (7, 7, 7), (129, 129, 129), (65, 257, 300), (7, 5, 0), (0, 7, 5),
                     (1000, 4352, 8000), (1000, 4300, 2048), (100, 2048, 8192)]
 

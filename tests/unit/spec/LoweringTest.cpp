@@ -79,22 +79,24 @@ TEST(Lowering, Gemm) {
   int req_line = find_line(gemm, "- \"BM * BN >= 8 * threads\"").first;
   ASSERT_GT(req_line, 0);
   EXPECT_EQ(k.requirements[0].loc.line, req_line);
-  ASSERT_EQ(k.shape_classes.size(), 7u); // GPU dispatch: small M and small outputs get their own tiles
-  EXPECT_EQ(k.shape_classes[0].first, "gemv");
-  EXPECT_EQ(k.shape_classes[1].first, "gemv32");
-  EXPECT_EQ(k.shape_classes[1].second.text, "M <= 32 && N >= 8192 && N % 8 == 0 && K % 8 == 0");
-  EXPECT_EQ(k.shape_classes[2].first, "small_m");
-  EXPECT_EQ(k.shape_classes[2].second.text, "M <= 32");
-  EXPECT_EQ(k.shape_classes[3].first, "m64");
-  EXPECT_EQ(k.shape_classes[3].second.text, "M <= 64 && N <= 8192");
-  EXPECT_EQ(k.shape_classes[4].first, "wide_m");
-  EXPECT_EQ(k.shape_classes[4].second.text, "M <= 64");
-  EXPECT_EQ(k.shape_classes[5].first, "narrow");
-  EXPECT_EQ(k.shape_classes[5].second.text, "M * N <= 1048576");
-  EXPECT_EQ(k.shape_classes[6].first, "mid");
-  EXPECT_EQ(k.shape_classes[6].second.text, "M * N <= 2097152");
+  ASSERT_EQ(k.shape_classes.size(), 8u); // GPU dispatch: small M and small outputs get their own tiles
+  EXPECT_EQ(k.shape_classes[0].first, "gemv_narrow");
+  EXPECT_EQ(k.shape_classes[1].first, "gemv");
+  EXPECT_EQ(k.shape_classes[2].first, "gemv32");
+  EXPECT_EQ(k.shape_classes[2].second.text, "M <= 32 && N >= 8192 && N % 8 == 0 && K % 8 == 0");
+  EXPECT_EQ(k.shape_classes[3].first, "small_m");
+  EXPECT_EQ(k.shape_classes[3].second.text, "M <= 32");
+  EXPECT_EQ(k.shape_classes[4].first, "m64");
+  EXPECT_EQ(k.shape_classes[4].second.text, "M <= 64 && N <= 8192");
+  EXPECT_EQ(k.shape_classes[5].first, "wide_m");
+  EXPECT_EQ(k.shape_classes[5].second.text, "M <= 64");
+  EXPECT_EQ(k.shape_classes[6].first, "narrow");
+  EXPECT_EQ(k.shape_classes[6].second.text, "M * N <= 1048576");
+  EXPECT_EQ(k.shape_classes[7].first, "mid");
+  EXPECT_EQ(k.shape_classes[7].second.text, "M * N <= 2097152");
   // The classes' own candidates (schedule.classes.<class>.targets) reach the IR
   EXPECT_EQ(k.tile_consts[0].per_class_target.at("gemv").at("sm_80"), (std::vector<int64_t>{16}));
+  EXPECT_EQ(k.tile_consts[1].per_class_target.at("gemv_narrow").at("sm_90a"), (std::vector<int64_t>{32})); // BN
   EXPECT_EQ(k.tile_consts[0].per_class_target.at("gemv32").at("sm_90a"), (std::vector<int64_t>{32}));
   EXPECT_EQ(k.tile_consts[0].per_class_target.at("small_m").at("sm_90a"),
             (std::vector<int64_t>{64}));

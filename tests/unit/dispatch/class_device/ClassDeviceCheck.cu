@@ -1,6 +1,7 @@
 // Shape-class dispatch of the shipped gemm on a real GPU (library g: sm_90 + c, generated from
-// kernels/gemm.yaml): each class reaches its variant (gemv: M <= 16 with rows of whole 16-byte
-// chunks, at least 1024 columns and no long K over few columns -> __sm_90__gemv, and 17-32 rows
+// kernels/gemm.yaml): each class reaches its variant (gemv_narrow: M <= 16 with rows of whole
+// 16-byte chunks and 512-4096 columns, no long K over few columns -> __sm_90__gemv_narrow;
+// gemv: the same from 4097 columns -> __sm_90__gemv, and 17-32 rows
 // below N 8192 too; gemv32: M <= 32 from N 8192 -> __sm_90__gemv32; small_m: M <= 32 otherwise
 // -> __sm_90__small_m, and
 // m64 (M <= 64, N <= 8192) and wide_m (M <= 64) too, whose sm_90 tiles are small_m's;
@@ -81,7 +82,9 @@ int main() {
     return 77;
   }
   const std::string p = "tgv_g__gemm__bf16__sm_90";
-  run_bf16(5, 4096, 1024, p + "__gemv");
+  run_bf16(5, 4096, 1024, p + "__gemv_narrow");
+  run_bf16(3, 640, 1000, p + "__gemv_narrow"); // K not a whole k tile
+  run_bf16(5, 8192, 256, p + "__gemv");
   run_bf16(17, 1024, 8, p + "__gemv");       // two 16-row tiles, K inside one k tile
   run_bf16(24, 8192, 520, p + "__gemv32");
   run_bf16(5, 4097, 1024, p + "__small_m");  // odd N: rows of no whole 16 bytes
