@@ -198,9 +198,9 @@ def default_cases():
             # multiples; N = 4301: odd), which take repitched copies (docs/cuda-backend.md)
             Case("gemm", "bf16", (128, 4096, 4096), anchors=("cublas",)),
             Case("gemm", "bf16", (256, 256, 65536), anchors=("cublas",)),
-            # decode-like rows (gemm's gemv, gemv32, small_m and narrow classes,
+            # decode-like rows (gemm's gemv_narrow, gemv, gemv32, small_m and narrow classes,
             # kernels/gemm.yaml); M = 1 is the GEMV anchor (../shared/anchors: cuBLAS 0.044 ms);
-            # 1x4096x14336 (long K over few columns) stays on small_m's split tiles
+            # 1x4096x14336 (long K over few columns) runs gemv_narrow's 16x32 tiles
             Case("gemm", "bf16", (1, 8192, 8192), anchors=("cublas",)),
             Case("gemm", "bf16", (8, 28672, 4096), anchors=("cublas",)),
             Case("gemm", "bf16", (32, 8192, 8192), anchors=("cublas",)),
