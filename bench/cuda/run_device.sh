@@ -89,7 +89,7 @@ if [[ $mode == all || $mode == bench ]]; then
   if [[ -x $dist/tgb_host_cost ]]; then
     step host_cost 90 "$OUT/host_cost.md" "$dist/tgb_host_cost" --json "$OUT/host_cost.json"
   else
-    echo "| host_cost | not built (a library without GPU targets has no _desc twins) | - | - |" >> "$steps"
+    echo "| host_cost | not in the dist (a library without GPU targets has no _desc twins; or build.sh left it out for size) | - | - |" >> "$steps"
   fi
   # The unit tests' GPU cases (they skip themselves on CI): the runtime's stream slots, device
   # switching, the dispatch's launches, stream capture and _desc.
