@@ -637,6 +637,20 @@ std::string CudaEmitter::helpers_source() const {
          "TG_DEV void tg_cp_async4(void* smem, const void* gmem, int src_bytes) {\n"
          "  unsigned s = (unsigned)__cvta_generic_to_shared(smem);\n"
          "  asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4, %2;\\n\" ::\"r\"(s), \"l\"(gmem), \"r\"(src_bytes) : \"memory\");\n}\n";
+  if (has("tg_widen_fp8x16"))
+    s += "/* Sixteen FP8 values (one 16-byte chunk, element 0 in the lowest byte) to sixteen f16\n"
+         " * values, exactly (every e4m3 and e5m2 value is an f16 value): one cvt per pair on sm_89+,\n"
+         " * emulated by cuda_fp8.h before. */\n"
+         "template <__nv_fp8_interpretation_t I> TG_DEV void tg_widen_fp8x16(uint4 v, uint4& lo, uint4& hi) {\n"
+         "  const uint32_t w[4] = {v.x, v.y, v.z, v.w};\n"
+         "  uint32_t h[8];\n"
+         "#pragma unroll\n"
+         "  for (int i = 0; i < 8; ++i) {\n"
+         "    const __half2_raw r = __nv_cvt_fp8x2_to_halfraw2((__nv_fp8x2_storage_t)(w[i / 2] >> (16 * (i % 2))), I);\n"
+         "    h[i] = (uint32_t)r.x | ((uint32_t)r.y << 16);\n"
+         "  }\n"
+         "  lo = make_uint4(h[0], h[1], h[2], h[3]);\n"
+         "  hi = make_uint4(h[4], h[5], h[6], h[7]);\n}\n";
   if (has("tg_cp_async_commit") || has("tg_cp_async_wait"))
     s += "TG_DEV void tg_cp_async_commit() { asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\"); }\n"
          "/* Waits until at most N committed groups are still in flight. */\n"
