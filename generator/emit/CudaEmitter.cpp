@@ -228,10 +228,14 @@ std::string CudaEmitter::fragment_reg(const Buffer* b, const std::vector<Expr>& 
 
 std::string CudaEmitter::shared_ptr(const Buffer* b) {
   const SharedSlot& s = slots_.at(b);
-  std::string p = "((" + storage_type_name(b->dtype) + "*)(" + smem_at(s.offset, !staged_.count(b)) + "))";
+  const std::string T = "(" + storage_type_name(b->dtype) + "*)";
+  std::string p = "(" + T + "(" + smem_at(s.offset, !staged_.count(b)) + "))";
   auto it = stage_expr_.find(b);
   if (s.stages > 1 && it != stage_expr_.end())
     p = "(" + p + " + (" + it->second + ") * " + std::to_string(s.stage_elems) + ")";
+  // tg_kernel<2> computes on the shifted tile (plan_shift_copies), not in the ring
+  if (auto t = shift_tiles_.find(b); t != shift_tiles_.end())
+    p = "(TG_VEC == 2 ? " + T + "(tg_smem + " + std::to_string(t->second) + ") : " + p + ")";
   return p;
 }
 
@@ -417,6 +421,35 @@ void CudaEmitter::plan_memory() {
                         (passes::ws_split_join(k_, plan_) ? 8 * tp.groups : 0),
                     128);
   smem_bytes_ = off;
+  plan_shift_copies();
+}
+
+// Staging rows of the shifted chunk copies (tg_kernel<2>), behind everything else: the other
+// kernels of the file launch with smem_bytes_ and never touch them.
+void CudaEmitter::plan_shift_copies() {
+  shift_slots_.clear();
+  shift_smem_bytes_ = 0;
+  if (!shift_ok_ || !plan_.tma_loops.empty())
+    return;
+  int64_t off = round_up(smem_bytes_, 128);
+  walk(k_.body, [&](const Stmt& s, const For* loop) {
+    auto* c = s->as<Copy>();
+    if (!c || !loop || !loop->pipelined() || !shift_copy_ok(c))
+      return;
+    const SharedSlot& sl = slots_.at(c->dst.buffer.get());
+    const int64_t eb = c->src.buffer->dtype.bytes();
+    ShiftSlot t;
+    t.tile = off;
+    off += round_up(sl.stage_elems * eb, 128);
+    t.over = off;
+    off += round_up(sl.stages * sl.rows * 16, 128);
+    shift_slots_[c] = t;
+  });
+  if (shift_slots_.empty() || off > t_.gpu.smem_per_block) {
+    shift_slots_.clear();
+    return;
+  }
+  shift_smem_bytes_ = off;
 }
 
 // ---- barriers ----------------------------------------------------------------------------------

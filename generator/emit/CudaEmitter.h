@@ -287,6 +287,37 @@ private:
   // Some global -> shared copy has a 4-byte cp.async path: the file instantiates tg_kernel<4>
   // for tensors aligned to 4 bytes but not 16 (else such calls take tg_kernel<0>).
   bool narrow_copies_ = false;
+  // Shifted chunk copies (tg_kernel<2>, docs/cuda-backend.md "Rows of any width"): a pipelined
+  // copy of 2-byte elements whose rows need not be whole 16-byte chunks (or start on one) loads
+  // the C / V + 1 aligned 16-byte chunks that hold each tile row (V elements each) into staging:
+  // the first C / V into the tile's own ring slot of that stage (raw rows of C elements), the
+  // last into an overflow row of V. Before the gemm the consumer funnel-shifts them into one
+  // tile outside the ring, which the gemm then reads. That tile and the overflow rows lie behind
+  // the other kernels' shared memory (shift_smem_bytes_ in all); no such copies where that
+  // exceeds the target's limit or where shift_ok_ is off (sm_90a's fallback kernel).
+  struct ShiftSlot {
+    int64_t tile = 0; // byte offset of the shifted tile (rows x cols, the buffer's swizzle)
+    int64_t over = 0; // byte offset of the overflow rows: stages x rows x V elements
+  };
+  std::map<const ir::Copy*, ShiftSlot> shift_slots_;
+  std::map<const ir::Buffer*, int64_t> shift_tiles_; // shifted tiles, by buffer, while printed
+  int64_t shift_smem_bytes_ = 0; // tg_kernel<2>'s dynamic shared memory; 0: no such kernel
+  bool shift_ok_ = true;
+  std::set<const ir::Copy*> shift_active_; // the shifted copies of the pipelined loop being printed
+  bool shift_copy_ok(const ir::Copy* c) const;
+  void plan_shift_copies();
+  // Staging chunk `j` of tile row `row` in stage `stage` (an element pointer).
+  std::string shift_chunk(const ir::Copy* c, const std::string& stage, const std::string& row,
+                          const std::string& j) const;
+  // Row `row` of the stage's ring slot (its chunk 0) and of its overflow rows (element pointers).
+  std::string shift_ring(const ir::Copy* c, const std::string& stage, const std::string& row) const;
+  std::string shift_over(const ir::Copy* c, const std::string& stage, const std::string& row) const;
+  // The block covers whole tile rows per pass (threads a multiple of the row's C / V chunks,
+  // rows a multiple of the rows per pass): each thread keeps its chunk column and steps rows.
+  bool shift_split(const ir::Copy* c) const;
+  std::string shift_origin(const ir::Copy* c); // declares tg_o, the tile's first element
+  void shift_fill(const ir::Copy* c);    // the cp.async half (inside copy_global_to_shared)
+  void shift_realign(const ir::Copy* c); // the consumer half (emit_pipelined)
   int64_t group_bytes_ = 0;            // ping-pong: each consumer group's private shared bytes
   std::set<const ir::Buffer*> staged_; // shared buffers filled by the TMA pipeline
   int64_t groups() const { return ws() ? ws_pipe_.groups : 1; }

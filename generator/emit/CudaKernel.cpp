@@ -150,6 +150,13 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
       all_interior = all_interior ? Binary::make(BinaryOp::And, all_interior, q) : q;
     }
   }
+  // Producers of rows of any width (tg_kernel<2>): staged chunks, shifted before the consumers.
+  std::vector<const Copy*> shifted;
+  if (stages >= 2)
+    for (const auto& p : producers)
+      if (shift_slots_.count(p->as<Copy>()) && slots_.at(p->as<Copy>()->dst.buffer.get()).stages == stages)
+        shifted.push_back(p->as<Copy>());
+  shift_active_ = std::set<const Copy*>(shifted.begin(), shifted.end());
   open("");
   line("const int64_t tg_n = " + expr(f->extent) + ";");
   auto emit_loop = [&] {
@@ -189,9 +196,20 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
     line("(void)" + v + ";");
     for (const auto& p : producers)
       stage_expr_[p->as<Copy>()->dst.buffer.get()] = stages >= 2 ? "tg_it % " + S : "0";
+    for (const Copy* c : shifted) // the consumers read the shifted tiles in tg_kernel<2>
+      shift_tiles_[c->dst.buffer.get()] = shift_slots_.at(c).tile;
+    if (!shifted.empty()) {
+      open("if constexpr (TG_VEC == 2)");
+      line("// rows of any width: this iteration's staged chunks shifted into its tiles");
+      for (const Copy* c : shifted)
+        shift_realign(c);
+      line(sync_threads());
+      close();
+    }
     async_pending_ = smem_dirty_ = smem_read_ = false;
     for (const auto& s : consumers)
       stmt(s);
+    shift_tiles_.clear();
     close();
     if (stages < 2) {
       // One buffer: the next iteration's copies overwrite what this one read.
@@ -240,6 +258,7 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
   smem_read_ = true; // the last stage was read: a later write needs a barrier first
   for (const auto& p : producers)
     stage_expr_.erase(p->as<Copy>()->dst.buffer.get());
+  shift_active_.clear();
 }
 
 // ---- parallel loops --------------------------------------------------------------------------
@@ -637,6 +656,22 @@ std::string CudaEmitter::helpers_source() const {
          "TG_DEV void tg_cp_async4(void* smem, const void* gmem, int src_bytes) {\n"
          "  unsigned s = (unsigned)__cvta_generic_to_shared(smem);\n"
          "  asm volatile(\"cp.async.ca.shared.global [%0], [%1], 4, %2;\\n\" ::\"r\"(s), \"l\"(gmem), \"r\"(src_bytes) : \"memory\");\n}\n";
+  if (has("tg_shift_chunk"))
+    s += "/* Bytes s .. s + 15 (s < 16) of the 32 bytes lo, hi: a 16-byte run of a row that starts s bytes\n"
+         " * into the aligned chunk lo (tg_kernel<2>). Selects, not a switch: a warp's threads shift\n"
+         " * rows that start at different offsets. */\n"
+         "TG_DEV uint4 tg_shift_chunk(uint4 lo, uint4 hi, unsigned s) {\n"
+         "  const uint32_t w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};\n"
+         "  uint32_t v[6], u[5];\n"
+         "#pragma unroll\n"
+         "  for (int i = 0; i < 6; ++i)\n"
+         "    v[i] = (s & 8) ? w[i + 2] : w[i];\n"
+         "#pragma unroll\n"
+         "  for (int i = 0; i < 5; ++i)\n"
+         "    u[i] = (s & 4) ? v[i + 1] : v[i];\n"
+         "  const unsigned b = 8 * (s & 3);\n"
+         "  return make_uint4(__funnelshift_r(u[0], u[1], b), __funnelshift_r(u[1], u[2], b),\n"
+         "                    __funnelshift_r(u[2], u[3], b), __funnelshift_r(u[3], u[4], b));\n}\n";
   if (has("tg_widen_fp8x16"))
     s += "/* Sixteen FP8 values (one 16-byte chunk, element 0 in the lowest byte) to sixteen f16\n"
          " * values, exactly (every e4m3 and e5m2 value is an f16 value): one cvt per pair on sm_89+,\n"
@@ -748,6 +783,10 @@ std::string CudaEmitter::kernel_text() {
   os << "/* TG_VEC: the widest vector, in bytes, every tensor allows (16, 4 or 0): each pointer is\n"
         " * aligned to it and each row is a whole number of such chunks (checked by the host code\n"
         " * below), so global tiles move as vectors of that size; 0 moves elements one by one. */\n";
+  if (shift_smem_bytes_ > 0)
+    os << "/* TG_VEC 2: pointers 16-byte aligned, rows of any width: the pipelined copies load the\n"
+          " * aligned 16-byte chunks that hold each tile row and shift them into place; the rest moves\n"
+          " * element by element. */\n";
   // Minimum 1 block per SM: without it ptxas may cap registers for an occupancy it guesses
   // (168 per thread on sm_8x for 128 threads) and spill the attention accumulators.
   os << "template <int TG_VEC>\n__global__ void __launch_bounds__(" << threads_
@@ -819,6 +858,7 @@ std::string CudaEmitter::run() {
       if (!fplan)
         break;
       CudaEmitter f(fk, *fb, info_, std::move(*fplan));
+      f.shift_ok_ = false; // rows of any width go through repitched copies here
       f.plan_deferred_sums();
       f.plan_memory();
       if (f.smem_bytes_ > fb->gpu.smem_per_block && &fk != &candidates.back())
@@ -921,7 +961,10 @@ std::string CudaEmitter::run() {
       os << "static const size_t tg_smem_bytes_fallback = " << fallback_smem_ << ";\n";
     os << "\n" << tma_memo_source();
   } else {
-    os << "static const size_t tg_smem_bytes = " << smem_bytes_ << ";\n\n";
+    os << "static const size_t tg_smem_bytes = " << smem_bytes_ << ";\n";
+    if (shift_smem_bytes_ > 0)
+      os << "static const size_t tg_smem_bytes_shift = " << shift_smem_bytes_ << "; /* tg_kernel<2>: + staging rows */\n";
+    os << "\n";
   }
   os << "/* Fills the kernel parameters and the grid; 1 = empty grid, else a tg_status. */\n";
   os << "static int tg_setup(const tg_variant_args* args, " << (any_pitched() ? "const int64_t* tg_pitch, " : "")
@@ -959,6 +1002,12 @@ std::string CudaEmitter::run() {
   os << "  *vec = 0;\n  if (" << vec_check(16) << ")\n    *vec = 16;\n";
   if (narrow_copies_)
     os << "  else if (" << vec_check(4) << ")\n    *vec = 4;\n";
+  if (!ws() && shift_smem_bytes_ > 0) {
+    std::string c;
+    for (const auto& t : k_.tensors)
+      c += (c.empty() ? "" : " &&\n      ") + std::string("(uintptr_t)tg_p->") + name(t->name) + " % 16 == 0";
+    os << "  else if (" << c << ")\n    *vec = 2; /* rows of any width: shifted chunk copies */\n";
+  }
   if (ws() && runtime_vec()) {
     // The TMA kernel needs 16-byte rows of the tensors TMA reaches; its threads move the others
     // in the widest vectors they allow (TG_VEC, at run time).
@@ -1193,9 +1242,12 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
         "    if (tg_moved[i])\n      tg_t[i] = tg_ws + tg_at[i];\n"
         "  tg_variant_args tg_a = *args;\n  tg_a.tensors = tg_t;\n";
   if (!P)
-    os << "  /* the copies must take the widest kernel: their rows are whole 16-byte chunks */\n"
-          "  s = tg_setup(&tg_a, " << setup << ");\n"
-          "  if (s != TG_OK || " << (RV ? "!tma" : "vec != 16") << ") {\n    tg_cuda_realign_release(tg_slot);\n    return " << in_place << ";\n  }\n";
+    os << (shift_smem_bytes_ > 0 ? "  /* the copies must take the widest kernel (rows of whole 16-byte chunks) or, aligned now,\n"
+                                   "   * the shifted chunk copies (rows of any width) */\n"
+                                 : "  /* the copies must take the widest kernel: their rows are whole 16-byte chunks */\n")
+       << "  s = tg_setup(&tg_a, " << setup << ");\n"
+          "  if (s != TG_OK || " << (RV ? "!tma" : shift_smem_bytes_ > 0 ? "(vec != 16 && vec != 2)" : "vec != 16")
+       << ") {\n    tg_cuda_realign_release(tg_slot);\n    return " << in_place << ";\n  }\n";
   else
     os << "  /* the copies must take the TMA kernel: every row a whole number of 16-byte chunks */\n"
           "  s = tg_setup(&tg_a, " << setup_args(ws(), "tg_pitch") << ");\n"
@@ -1251,10 +1303,13 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
     tiers.push_back(16);
   if (narrow_copies_)
     tiers.push_back(4);
+  if (!ws() && shift_smem_bytes_ > 0)
+    tiers.push_back(2); // rows of any width: shifted chunk copies, with their own shared memory
   tiers.push_back(0);
   auto inst = [](int w) { return "tg_kernel<" + std::to_string(w) + ">"; };
   const std::string fast_threads = ws() ? std::to_string(threads_ * groups() + 128) : T;
   const std::string slow_smem = ws() && fallback_smem_ >= 0 ? "tg_smem_bytes_fallback" : "tg_smem_bytes";
+  auto tier_smem = [&](int w) { return w == 2 ? std::string("tg_smem_bytes_shift") : slow_smem; };
   // The call's width picks its kernel: `vec >= W` for each width but the last, which takes the
   // rest (the launch's if/else chain and the _desc's ternary chain).
   auto tier_test = [&](size_t i) { return "vec >= " + std::to_string(tiers[i]); };
@@ -1280,7 +1335,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
           "  return " << walk.rows << ";\n}\n\n";
   os << "/* Raises the dynamic shared memory limit of the kernels once per device (> 48 KB). */\n"
         "static int tg_prepare_device() {\n";
-  if (smem_bytes_ > t_.gpu.smem_default || ws()) {
+  if (std::max(smem_bytes_, shift_smem_bytes_) > t_.gpu.smem_default || ws()) {
     os << "  static int tg_done[64];\n  int dev = 0;\n"
           "  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0)\n    return TG_ERR_DEVICE;\n"
           "  if (dev < 64 && __atomic_load_n(&tg_done[dev], __ATOMIC_ACQUIRE))"
@@ -1302,7 +1357,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
       attrs.push_back({"tg_kernel_ws_split", "tg_smem_bytes"});
     if (slow_exists)
       for (int w : tiers)
-        attrs.push_back({inst(w), slow_smem});
+        attrs.push_back({inst(w), tier_smem(w)});
     for (size_t i = 0; i < attrs.size(); ++i)
       os << (i ? "      " : "  if (") << "cudaFuncSetAttribute(" << attrs[i].first
          << ", cudaFuncAttributeMaxDynamicSharedMemorySize, (int)" << attrs[i].second << ") != cudaSuccess"
@@ -1339,7 +1394,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
         r += ind + (i ? "else " : "") + "if (" + tier_test(i) + ")\n";
       else if (i > 0)
         r += ind + "else\n";
-      r += under + launch(inst(tiers[i]), "grid", T, slow_smem, "tg_pdl");
+      r += under + launch(inst(tiers[i]), "grid", T, tier_smem(tiers[i]), "tg_pdl");
     }
     return r;
   };
@@ -1458,7 +1513,9 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
      << func << ";\n"
      << "  out->grid[0] = grid.x;\n  out->grid[1] = grid.y;\n  out->grid[2] = grid.z;\n"
      << "  out->block[0] = " << (ws() ? "tma ? " + fast_threads + " : " + T : T) << ";\n  out->block[1] = 1;\n  out->block[2] = 1;\n"
-     << "  out->smem_bytes = " << (ws() ? "tma ? tg_smem_bytes : " + slow_smem : std::string("tg_smem_bytes")) << ";\n"
+     << "  out->smem_bytes = " << (ws() ? "tma ? tg_smem_bytes : " + slow_smem
+                                       : shift_smem_bytes_ > 0 ? std::string("vec == 2 ? tg_smem_bytes_shift : tg_smem_bytes")
+                                                               : std::string("tg_smem_bytes")) << ";\n"
      << "  __builtin_memcpy(out->params, &p, sizeof p);\n  out->args[0] = out->params;\n  return TG_OK;\n}\n";
   return os.str();
 }

@@ -313,6 +313,14 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
     close();
     open_else();
   }
+  // Rows of any width (tg_kernel<2>): the aligned 16-byte chunks that hold each tile row, into
+  // staging; the pipelined loop's consumer shifts them into the tile (shift_realign).
+  const bool shifted = shift_active_.count(c) > 0;
+  if (shifted) {
+    open("if constexpr (TG_VEC == 2)");
+    shift_fill(c);
+    open_else();
+  }
   // Scalar path: element by element, synchronous; out-of-bounds elements read as `pad`. Eight
   // loads per thread are in flight before their stores (each store waits for its load).
   line("#pragma unroll 8");
@@ -329,11 +337,194 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
                                          sb->dtype);
   line(dst + "[" + shared_offset(sb, "tg_row", "tg_col") + "] = " + v + ";");
   close();
-  for (size_t i = 0; i < widths.size() + (widen16 ? 1 : 0); ++i)
+  for (size_t i = 0; i < widths.size() + (widen16 ? 1 : 0) + (shifted ? 1 : 0); ++i)
     close();
   close();
   if (async)
     async_pending_ = true;
+}
+
+// ---- shifted chunk copies (tg_kernel<2>) ---------------------------------------------------------
+//
+// A tile row of a tensor whose rows are not whole 16-byte chunks starts anywhere in a chunk. The
+// copy moves the C / V + 1 aligned chunks (V elements each) that hold the row's C elements into
+// staging with cp.async: the first C / V into the row of the tile's ring slot for that stage,
+// the last into the stage's overflow row (shift_chunk). A chunk's bytes past the end of the
+// tensor's row are zero-filled (src-size), so columns past N read as zero and nothing past the
+// row is read; rows outside the tensor are all zero. The tensor's base pointer is 16-byte
+// aligned (the host tests it), so no chunk starts before the tensor. Before the gemm, each
+// thread takes 16-byte chunks of the tile: the two staging chunks that hold one, shifted by the
+// row's offset in its first chunk (tg_shift_chunk), stored into the shifted tile (swizzled like
+// the buffer), which the gemm reads in tg_kernel<2> (shared_ptr).
+
+bool CudaEmitter::shift_copy_ok(const Copy* c) const {
+  const Buffer& g = *c->src.buffer;
+  const Buffer* sb = c->dst.buffer.get();
+  if (!shift_ok_ || t_.gpu.async_copy == AsyncCopy::None || g.scope != MemScope::Global ||
+      sb->scope != MemScope::Shared || g.dtype != sb->dtype || g.dtype.bytes() != 2 ||
+      !is_const_zero(c->pad) || c->src.tile_rank() != 2 || g.rank() < 2 || !row_major(sb) ||
+      multiple_of(g.shape.back(), 8)) // rows of whole chunks: never needed
+    return false;
+  auto it = slots_.find(sb);
+  return it != slots_.end() && it->second.stages >= 2 && it->second.cols * 2 % 16 == 0;
+}
+
+std::string CudaEmitter::shift_ring(const Copy* c, const std::string& stage, const std::string& row) const {
+  const Buffer* sb = c->dst.buffer.get();
+  const SharedSlot& sl = slots_.at(sb);
+  return "(" + storage_type_name(sb->dtype) + "*)(tg_smem + " + std::to_string(sl.offset) + ") + (" + stage + ") * " +
+         std::to_string(sl.stage_elems) + " + (" + row + ") * " + std::to_string(sl.cols);
+}
+
+std::string CudaEmitter::shift_over(const Copy* c, const std::string& stage, const std::string& row) const {
+  const Buffer* sb = c->dst.buffer.get();
+  const int64_t V = 16 / sb->dtype.bytes();
+  return "(" + storage_type_name(sb->dtype) + "*)(tg_smem + " + std::to_string(shift_slots_.at(c).over) + ") + ((" +
+         stage + ") * " + std::to_string(slots_.at(sb).rows) + " + (" + row + ")) * " + std::to_string(V);
+}
+
+std::string CudaEmitter::shift_chunk(const Copy* c, const std::string& stage, const std::string& row,
+                                     const std::string& j) const {
+  const Buffer* sb = c->dst.buffer.get();
+  const int64_t V = 16 / sb->dtype.bytes(), CPR = slots_.at(sb).cols / V;
+  return "((" + j + ") < " + std::to_string(CPR) + " ? " + shift_ring(c, stage, row) + " + " + std::to_string(V) +
+         " * (" + j + ") : " + shift_over(c, stage, row) + ")";
+}
+
+bool CudaEmitter::shift_split(const Copy* c) const {
+  const SharedSlot& sl = slots_.at(c->dst.buffer.get());
+  const int64_t CPR = sl.cols / (16 / c->src.buffer->dtype.bytes());
+  return CPR > 0 && threads_ % CPR == 0 && sl.rows % (threads_ / CPR) == 0;
+}
+
+namespace {
+// The tile row's first element (row `row` of the tile, its first column) as source indices.
+std::vector<std::string> tile_row_index(const std::vector<std::string>& off, const std::string& row) {
+  std::vector<std::string> idx = off;
+  const size_t n = idx.size();
+  idx[n - 2] = "(" + off[n - 2] + ") + " + row;
+  return idx;
+}
+} // namespace
+
+// The tile's first element, once per copy: tg_o (64-bit); row r of the tile starts r rows of the
+// tensor further on. Only the low four bits of an address decide its shift, so the realign
+// computes them in 32 bits.
+std::string CudaEmitter::shift_origin(const Copy* c) {
+  const Buffer& g = *c->src.buffer;
+  std::vector<std::string> off;
+  for (const auto& o : c->src.offsets)
+    off.push_back(expr(o));
+  return "const " + storage_type_name(g.dtype) + "* tg_o = " + name(g.name) + " + " + global_index(g, off) + ";";
+}
+
+void CudaEmitter::shift_fill(const Copy* c) {
+  const Buffer& g = *c->src.buffer;
+  const SharedSlot& sl = slots_.at(c->dst.buffer.get());
+  const int64_t V = 16 / g.dtype.bytes(), R = sl.rows, C0 = sl.cols / V, T = threads_;
+  const size_t n = g.rank();
+  std::vector<std::string> off;
+  for (const auto& o : c->src.offsets)
+    off.push_back(expr(o));
+  const std::vector<std::string> at = tile_row_index(off, "tg_row");
+  const std::vector<std::string> rows(at.begin(), at.end() - 1);
+  const std::string G = name(g.name), W = expr(g.shape[n - 1], kMul), ET = storage_type_name(g.dtype);
+  const std::string stage = stage_expr_.at(c->dst.buffer.get());
+  line(shift_origin(c));
+  line("// the tile row's elements up to the end of the tensor's row");
+  line("const int64_t tg_w = " + W + " - (" + off[n - 1] + ");");
+  // One chunk: tg_r is the tile row's first element, tg_j its chunk, `to` the staging chunk.
+  auto chunk = [&](const std::string& to) {
+    line("const unsigned char* tg_ch = (const unsigned char*)((uintptr_t)tg_r & ~(uintptr_t)15) + 16 * tg_j;");
+    line("// the chunk's bytes up to the end of the tensor's row (0 past it, or for rows outside)");
+    line("const int64_t tg_left = " + global_in_bounds(g, rows) + " ? (const unsigned char*)(tg_r + tg_w) - tg_ch : 0;");
+    line("const int tg_b = tg_left <= 0 ? 0 : tg_left >= 16 ? 16 : (int)tg_left;");
+    line(need("tg_cp_async16") + "(" + to + ", tg_b ? (const void*)tg_ch : (const void*)" + G + ", tg_b);");
+  };
+  if (shift_split(c)) {
+    // Each thread keeps chunk column tg_j of the ring's C / V and steps RPI rows per pass; the
+    // last chunk of each row (the overflow row) is one more pass over the rows.
+    const int64_t RPI = T / C0, per = R / RPI;
+    line("const int tg_j = tg_tid % " + std::to_string(C0) + ", tg_r0 = tg_tid / " + std::to_string(C0) + ";");
+    line("const " + ET + "* tg_r = tg_o + (int64_t)tg_r0 * " + W + ";");
+    line("const int64_t tg_step = (int64_t)" + std::to_string(RPI) + " * " + W + ";");
+    line(per <= 8 ? "#pragma unroll" : "#pragma unroll 4");
+    open("for (int tg_c = 0; tg_c < " + std::to_string(per) + "; ++tg_c, tg_r += tg_step)");
+    line("const int tg_row = tg_r0 + tg_c * " + std::to_string(RPI) + ";");
+    chunk(shift_ring(c, stage, "tg_row") + " + " + std::to_string(V) + " * tg_j");
+    close();
+    open("for (int tg_row = tg_tid; tg_row < " + std::to_string(R) + "; tg_row += " + std::to_string(T) + ")");
+    line("const " + ET + "* tg_r = tg_o + (int64_t)tg_row * " + W + ";");
+    line("const int tg_j = " + std::to_string(C0) + ";");
+    chunk(shift_over(c, stage, "tg_row"));
+    close();
+    return;
+  }
+  const int64_t CPR = C0 + 1, chunks = R * CPR, per = (chunks + T - 1) / T;
+  line(per <= 8 ? "#pragma unroll" : "#pragma unroll 4");
+  open("for (int tg_c = 0; tg_c < " + std::to_string(per) + "; ++tg_c)");
+  line("const int tg_q = tg_tid + tg_c * " + std::to_string(T) + ";");
+  if (chunks % T != 0)
+    line("if (tg_q >= " + std::to_string(chunks) + ") break;");
+  line("const int tg_row = tg_q / " + std::to_string(CPR) + ", tg_j = tg_q % " + std::to_string(CPR) + ";");
+  line("const " + ET + "* tg_r = tg_o + (int64_t)tg_row * " + W + ";");
+  chunk(shift_chunk(c, stage, "tg_row", "tg_j"));
+  close();
+}
+
+void CudaEmitter::shift_realign(const Copy* c) {
+  const Buffer& g = *c->src.buffer;
+  const Buffer* sb = c->dst.buffer.get();
+  const SharedSlot& sl = slots_.at(sb);
+  const int64_t V = 16 / g.dtype.bytes(), C0 = sl.cols / V, R = sl.rows, T = threads_;
+  const size_t n = g.rank();
+  const std::string row_bytes = "(unsigned)" + expr(g.shape[n - 1], kUnary) + " * " + std::to_string(g.dtype.bytes()) + "u";
+  const std::string stage = stage_expr_.at(sb), ET = storage_type_name(sb->dtype);
+  open("");
+  line(shift_origin(c));
+  if (shift_split(c)) {
+    // As the fill: a thread keeps its chunk column and steps RPI rows, so its staging addresses
+    // and swizzled offset step by constants, and its shift by a constant modulo 16.
+    const int64_t RPI = T / C0, per = R / RPI;
+    const std::string r0 = "tg_tid / " + std::to_string(C0), col = "(tg_tid % " + std::to_string(C0) + ") * " + std::to_string(V);
+    const bool split_dst = splits_offsets(sb) && (RPI & (RPI - 1)) == 0;
+    line("const int tg_j = tg_tid % " + std::to_string(C0) + ", tg_r0 = " + r0 + ";");
+    line("unsigned tg_s = ((unsigned)(uintptr_t)tg_o + (unsigned)tg_r0 * " + row_bytes + ") & 15u;");
+    line("const unsigned tg_ds = " + std::to_string(RPI) + "u * " + row_bytes + " & 15u;");
+    line("const " + ET + "* tg_lo_p = " + shift_ring(c, stage, "tg_r0") + " + " + std::to_string(V) + " * tg_j;");
+    line("const bool tg_last = tg_j == " + std::to_string(C0 - 1) + ";");
+    line("const " + ET + "* tg_hi_p = tg_last ? " + shift_over(c, stage, "tg_r0") + " : tg_lo_p + " + std::to_string(V) + ";");
+    line("const int tg_hs = tg_last ? " + std::to_string(RPI * V) + " : " + std::to_string(RPI * sl.cols) + ";");
+    if (split_dst)
+      line("const int tg_os = " + shared_offset(sb, "tg_r0", col) + ";");
+    line(per <= 8 ? "#pragma unroll" : "#pragma unroll 4");
+    open("for (int tg_c = 0; tg_c < " + std::to_string(per) + "; ++tg_c)");
+    line("const uint4 tg_lo = *(const uint4*)(tg_lo_p + tg_c * " + std::to_string(RPI * sl.cols) + ");");
+    line("const uint4 tg_hi = *(const uint4*)(tg_hi_p + tg_c * tg_hs);");
+    const std::string at = split_dst ? shared_offset_split(sb, "tg_os", "tg_c * " + std::to_string(RPI), "0")
+                                     : shared_offset(sb, "tg_r0 + tg_c * " + std::to_string(RPI), col);
+    line("*(uint4*)(" + shared_ptr(sb) + " + " + at + ") = " + need("tg_shift_chunk") + "(tg_lo, tg_hi, tg_s);");
+    line("tg_s = (tg_s + tg_ds) & 15u;");
+    close();
+    close();
+    return;
+  }
+  const int64_t chunks = R * C0, per = (chunks + T - 1) / T;
+  line(per <= 8 ? "#pragma unroll" : "#pragma unroll 4");
+  open("for (int tg_c = 0; tg_c < " + std::to_string(per) + "; ++tg_c)");
+  line("const int tg_q = tg_tid + tg_c * " + std::to_string(T) + ";");
+  if (chunks % T != 0)
+    line("if (tg_q >= " + std::to_string(chunks) + ") break;");
+  line("const int tg_row = tg_q / " + std::to_string(C0) + ", tg_col = (tg_q % " + std::to_string(C0) + ") * " +
+       std::to_string(V) + ";");
+  line("const unsigned tg_s = ((unsigned)(uintptr_t)tg_o + (unsigned)tg_row * " + row_bytes + ") & 15u;");
+  const std::string q = "tg_col / " + std::to_string(V);
+  line("const uint4 tg_lo = *(const uint4*)" + shift_chunk(c, stage, "tg_row", q) + ";");
+  line("const uint4 tg_hi = *(const uint4*)" + shift_chunk(c, stage, "tg_row", q + " + 1") + ";");
+  line("*(uint4*)(" + shared_ptr(sb) + " + " + shared_offset(sb, "tg_row", "tg_col") + ") = " +
+       need("tg_shift_chunk") + "(tg_lo, tg_hi, tg_s);");
+  close();
+  close();
 }
 
 // Each thread moves its own registers; runs of consecutive registers along the last dim
