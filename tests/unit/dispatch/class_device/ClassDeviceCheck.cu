@@ -2,8 +2,9 @@
 // kernels/gemm.yaml): each class reaches its variant (gemv_narrow: M <= 16 with rows of whole
 // 16-byte chunks and 512-4096 columns, no long K over few columns -> __sm_90__gemv_narrow;
 // gemv: the same from 4097 columns -> __sm_90__gemv, and 17-32 rows
-// below N 8192 too; gemv32: M <= 32 from N 8192 -> __sm_90__gemv32; small_m: M <= 32 otherwise
-// -> __sm_90__small_m, and
+// below N 8192 too, and M <= 16 from N 8192 with rows of any width (N % 8 != 0: shifted chunks);
+// gemv32: M <= 32 from N 8192 (any N) -> __sm_90__gemv32; small_m: M <= 32 otherwise (odd N
+// below 8192 columns, K % 8 != 0) -> __sm_90__small_m, and
 // m64 (M <= 64, N <= 8192) and wide_m (M <= 64) too, whose sm_90 tiles are small_m's;
 // narrow: M * N <= 1048576 -> __sm_90__narrow; mid: M * N <= 2097152 -> narrow's variant too, its
 // tiles on sm_90; larger -> the plain sm_90 variant), results match a host reference (ragged shapes too), _query names
@@ -87,6 +88,10 @@ int main() {
   run_bf16(5, 8192, 256, p + "__gemv");
   run_bf16(17, 1024, 8, p + "__gemv");       // two 16-row tiles, K inside one k tile
   run_bf16(24, 8192, 520, p + "__gemv32");
+  run_bf16(5, 8193, 256, p + "__gemv");      // odd N from 8192 columns: 2-byte shifted chunks
+  run_bf16(16, 8198, 136, p + "__gemv");     // N % 8 == 6: 4-byte chunks
+  run_bf16(24, 8195, 264, p + "__gemv32");   // odd N, 17-32 rows
+  run_bf16(5, 8193, 257, p + "__small_m");   // K % 8 != 0: A's rows too
   run_bf16(5, 4097, 1024, p + "__small_m");  // odd N: rows of no whole 16 bytes
   run_bf16(1, 1024, 8192, p + "__small_m");  // long K over few columns
   run_bf16(64, 512, 256, p + "__small_m");   // m64
