@@ -445,6 +445,39 @@ void CudaEmitter::shift_fill(const Copy* c) {
     // Each thread keeps chunk column tg_j of the ring's C / V and steps RPI rows per pass; the
     // last chunk of each row (the overflow row) is one more pass over the rows.
     const int64_t RPI = T / C0, per = R / RPI;
+    // A tile whose rows all lie in the tensor, with V (C / V + 1) elements or more left in each
+    // row (every tile but the last along either dim), has only whole chunks: no clamps, and
+    // where RPI rows are a multiple of 16 bytes apart (RPI % 8 == 0 for 2-byte elements) the
+    // thread's chunks are one aligned address and a constant step.
+    std::vector<std::string> first_row = tile_row_index(off, "0"), last_row = tile_row_index(off, std::to_string(R - 1));
+    first_row.pop_back();
+    last_row.pop_back();
+    line("const bool tg_whole = " + global_in_bounds(g, first_row) + " && " + global_in_bounds(g, last_row) +
+         " && tg_w >= " + std::to_string(V * (C0 + 1)) + ";");
+    open("if (tg_whole)");
+    line("const int tg_j = tg_tid % " + std::to_string(C0) + ", tg_r0 = tg_tid / " + std::to_string(C0) + ";");
+    const bool const_step = RPI * g.dtype.bytes() % 16 == 0;
+    if (const_step) {
+      line("const unsigned char* tg_a = (const unsigned char*)((uintptr_t)(tg_o + (int64_t)tg_r0 * " + W +
+           ") & ~(uintptr_t)15) + 16 * tg_j;");
+      line("const int64_t tg_step = (int64_t)" + std::to_string(RPI * g.dtype.bytes()) + " * " + W + ";");
+    } else {
+      line("const " + ET + "* tg_r = tg_o + (int64_t)tg_r0 * " + W + ";");
+      line("const int64_t tg_step = (int64_t)" + std::to_string(RPI) + " * " + W + ";");
+    }
+    line(per <= 8 ? "#pragma unroll" : "#pragma unroll 4");
+    open("for (int tg_c = 0; tg_c < " + std::to_string(per) + "; ++tg_c)");
+    const std::string ring = shift_ring(c, stage, "tg_r0 + tg_c * " + std::to_string(RPI)) + " + " + std::to_string(V) + " * tg_j";
+    if (const_step)
+      line(need("tg_cp_async16") + "(" + ring + ", tg_a + tg_c * tg_step, 16);");
+    else
+      line(need("tg_cp_async16") + "(" + ring + ", (const unsigned char*)((uintptr_t)(tg_r + tg_c * tg_step) & ~(uintptr_t)15) + 16 * tg_j, 16);");
+    close();
+    open("for (int tg_row = tg_tid; tg_row < " + std::to_string(R) + "; tg_row += " + std::to_string(T) + ")");
+    line(need("tg_cp_async16") + "(" + shift_over(c, stage, "tg_row") + ", (const unsigned char*)((uintptr_t)(tg_o + (int64_t)tg_row * " +
+         W + ") & ~(uintptr_t)15) + " + std::to_string(16 * C0) + ", 16);");
+    close();
+    open_else();
     line("const int tg_j = tg_tid % " + std::to_string(C0) + ", tg_r0 = tg_tid / " + std::to_string(C0) + ";");
     line("const " + ET + "* tg_r = tg_o + (int64_t)tg_r0 * " + W + ";");
     line("const int64_t tg_step = (int64_t)" + std::to_string(RPI) + " * " + W + ";");
@@ -457,6 +490,7 @@ void CudaEmitter::shift_fill(const Copy* c) {
     line("const " + ET + "* tg_r = tg_o + (int64_t)tg_row * " + W + ";");
     line("const int tg_j = " + std::to_string(C0) + ";");
     chunk(shift_over(c, stage, "tg_row"));
+    close();
     close();
     return;
   }
@@ -489,8 +523,11 @@ void CudaEmitter::shift_realign(const Copy* c) {
     const std::string r0 = "tg_tid / " + std::to_string(C0), col = "(tg_tid % " + std::to_string(C0) + ") * " + std::to_string(V);
     const bool split_dst = splits_offsets(sb) && (RPI & (RPI - 1)) == 0;
     line("const int tg_j = tg_tid % " + std::to_string(C0) + ", tg_r0 = " + r0 + ";");
-    line("unsigned tg_s = ((unsigned)(uintptr_t)tg_o + (unsigned)tg_r0 * " + row_bytes + ") & 15u;");
-    line("const unsigned tg_ds = " + std::to_string(RPI) + "u * " + row_bytes + " & 15u;");
+    // RPI rows a multiple of 16 bytes apart: the thread's rows all start at the same offset
+    const bool same_s = RPI * g.dtype.bytes() % 16 == 0;
+    line(std::string(same_s ? "const " : "") + "unsigned tg_s = ((unsigned)(uintptr_t)tg_o + (unsigned)tg_r0 * " + row_bytes + ") & 15u;");
+    if (!same_s)
+      line("const unsigned tg_ds = " + std::to_string(RPI) + "u * " + row_bytes + " & 15u;");
     line("const " + ET + "* tg_lo_p = " + shift_ring(c, stage, "tg_r0") + " + " + std::to_string(V) + " * tg_j;");
     line("const bool tg_last = tg_j == " + std::to_string(C0 - 1) + ";");
     line("const " + ET + "* tg_hi_p = tg_last ? " + shift_over(c, stage, "tg_r0") + " : tg_lo_p + " + std::to_string(V) + ";");
@@ -504,7 +541,8 @@ void CudaEmitter::shift_realign(const Copy* c) {
     const std::string at = split_dst ? shared_offset_split(sb, "tg_os", "tg_c * " + std::to_string(RPI), "0")
                                      : shared_offset(sb, "tg_r0 + tg_c * " + std::to_string(RPI), col);
     line("*(uint4*)(" + shared_ptr(sb) + " + " + at + ") = " + need("tg_shift_chunk") + "(tg_lo, tg_hi, tg_s);");
-    line("tg_s = (tg_s + tg_ds) & 15u;");
+    if (!same_s)
+      line("tg_s = (tg_s + tg_ds) & 15u;");
     close();
     close();
     return;
