@@ -445,8 +445,8 @@ void CudaEmitter::shift_fill(const Copy* c) {
     // Each thread keeps chunk column tg_j of the ring's C / V and steps RPI rows per pass; the
     // last chunk of each row (the overflow row) is one more pass over the rows.
     const int64_t RPI = T / C0, per = R / RPI;
-    // A tile whose rows all lie in the tensor, with V (C / V + 1) elements or more left in each
-    // row (every tile but the last along either dim), has only whole chunks: no clamps, and
+    // A tile whose rows all lie in the tensor, with at least C + V elements left in each row
+    // (every tile but the last along either dim), has only whole chunks: no clamps, and
     // where RPI rows are a multiple of 16 bytes apart (RPI % 8 == 0 for 2-byte elements) the
     // thread's chunks are one aligned address and a constant step.
     std::vector<std::string> first_row = tile_row_index(off, "0"), last_row = tile_row_index(off, std::to_string(R - 1));
