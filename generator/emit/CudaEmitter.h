@@ -315,6 +315,7 @@ private:
   // The block covers whole tile rows per pass (threads a multiple of the row's C / V chunks,
   // rows a multiple of the rows per pass): each thread keeps its chunk column and steps rows.
   bool shift_split(const ir::Copy* c) const;
+  bool shift_rows_aligned(const ir::Copy* c) const; // split rows 16-byte steps apart: one shift per thread
   std::string shift_origin(const ir::Copy* c); // declares tg_o, the tile's first element
   void shift_fill(const ir::Copy* c);    // the cp.async half (inside copy_global_to_shared)
   void shift_realign(const ir::Copy* c); // the consumer half (emit_pipelined)

@@ -397,7 +397,20 @@ bool CudaEmitter::shift_split(const Copy* c) const {
   return CPR > 0 && threads_ % CPR == 0 && sl.rows % (threads_ / CPR) == 0;
 }
 
+// In the split mapping, a thread's rows are RPI tensor rows apart; where that is a multiple of
+// 16 bytes whatever the row width (RPI % 8 == 0 for 2-byte elements), they all start at the
+// same offset in their chunks: one aligned address and one shift per thread.
+bool CudaEmitter::shift_rows_aligned(const Copy* c) const {
+  const int64_t C0 = slots_.at(c->dst.buffer.get()).cols / (16 / c->src.buffer->dtype.bytes());
+  return (threads_ / C0) * c->src.buffer->dtype.bytes() % 16 == 0;
+}
+
 namespace {
+// The 16-byte aligned chunk that holds the byte `p` points to (`p` printed as a cast operand).
+std::string aligned_chunk(const std::string& p) {
+  return "(const unsigned char*)((uintptr_t)" + p + " & ~(uintptr_t)15)";
+}
+
 // The tile row's first element (row `row` of the tile, its first column) as source indices.
 std::vector<std::string> tile_row_index(const std::vector<std::string>& off, const std::string& row) {
   std::vector<std::string> idx = off;
@@ -435,7 +448,7 @@ void CudaEmitter::shift_fill(const Copy* c) {
   line("const int64_t tg_w = " + W + " - (" + off[n - 1] + ");");
   // One chunk: tg_r is the tile row's first element, tg_j its chunk, `to` the staging chunk.
   auto chunk = [&](const std::string& to) {
-    line("const unsigned char* tg_ch = (const unsigned char*)((uintptr_t)tg_r & ~(uintptr_t)15) + 16 * tg_j;");
+    line("const unsigned char* tg_ch = " + aligned_chunk("tg_r") + " + 16 * tg_j;");
     line("// the chunk's bytes up to the end of the tensor's row (0 past it, or for rows outside)");
     line("const int64_t tg_left = " + global_in_bounds(g, rows) + " ? (const unsigned char*)(tg_r + tg_w) - tg_ch : 0;");
     line("const int tg_b = tg_left <= 0 ? 0 : tg_left >= 16 ? 16 : (int)tg_left;");
@@ -447,8 +460,7 @@ void CudaEmitter::shift_fill(const Copy* c) {
     const int64_t RPI = T / C0, per = R / RPI;
     // A tile whose rows all lie in the tensor, with at least C + V elements left in each row
     // (every tile but the last along either dim), has only whole chunks: no clamps, and
-    // where RPI rows are a multiple of 16 bytes apart (RPI % 8 == 0 for 2-byte elements) the
-    // thread's chunks are one aligned address and a constant step.
+    // where shift_rows_aligned the thread's chunks are one aligned address and a constant step.
     std::vector<std::string> first_row = tile_row_index(off, "0"), last_row = tile_row_index(off, std::to_string(R - 1));
     first_row.pop_back();
     last_row.pop_back();
@@ -456,10 +468,9 @@ void CudaEmitter::shift_fill(const Copy* c) {
          " && tg_w >= " + std::to_string(V * (C0 + 1)) + ";");
     open("if (tg_whole)");
     line("const int tg_j = tg_tid % " + std::to_string(C0) + ", tg_r0 = tg_tid / " + std::to_string(C0) + ";");
-    const bool const_step = RPI * g.dtype.bytes() % 16 == 0;
+    const bool const_step = shift_rows_aligned(c);
     if (const_step) {
-      line("const unsigned char* tg_a = (const unsigned char*)((uintptr_t)(tg_o + (int64_t)tg_r0 * " + W +
-           ") & ~(uintptr_t)15) + 16 * tg_j;");
+      line("const unsigned char* tg_a = " + aligned_chunk("(tg_o + (int64_t)tg_r0 * " + W + ")") + " + 16 * tg_j;");
       line("const int64_t tg_step = (int64_t)" + std::to_string(RPI * g.dtype.bytes()) + " * " + W + ";");
     } else {
       line("const " + ET + "* tg_r = tg_o + (int64_t)tg_r0 * " + W + ";");
@@ -471,11 +482,11 @@ void CudaEmitter::shift_fill(const Copy* c) {
     if (const_step)
       line(need("tg_cp_async16") + "(" + ring + ", tg_a + tg_c * tg_step, 16);");
     else
-      line(need("tg_cp_async16") + "(" + ring + ", (const unsigned char*)((uintptr_t)(tg_r + tg_c * tg_step) & ~(uintptr_t)15) + 16 * tg_j, 16);");
+      line(need("tg_cp_async16") + "(" + ring + ", " + aligned_chunk("(tg_r + tg_c * tg_step)") + " + 16 * tg_j, 16);");
     close();
     open("for (int tg_row = tg_tid; tg_row < " + std::to_string(R) + "; tg_row += " + std::to_string(T) + ")");
-    line(need("tg_cp_async16") + "(" + shift_over(c, stage, "tg_row") + ", (const unsigned char*)((uintptr_t)(tg_o + (int64_t)tg_row * " +
-         W + ") & ~(uintptr_t)15) + " + std::to_string(16 * C0) + ", 16);");
+    line(need("tg_cp_async16") + "(" + shift_over(c, stage, "tg_row") + ", " +
+         aligned_chunk("(tg_o + (int64_t)tg_row * " + W + ")") + " + " + std::to_string(16 * C0) + ", 16);");
     close();
     open_else();
     line("const int tg_j = tg_tid % " + std::to_string(C0) + ", tg_r0 = tg_tid / " + std::to_string(C0) + ";");
@@ -523,8 +534,7 @@ void CudaEmitter::shift_realign(const Copy* c) {
     const std::string r0 = "tg_tid / " + std::to_string(C0), col = "(tg_tid % " + std::to_string(C0) + ") * " + std::to_string(V);
     const bool split_dst = splits_offsets(sb) && (RPI & (RPI - 1)) == 0;
     line("const int tg_j = tg_tid % " + std::to_string(C0) + ", tg_r0 = " + r0 + ";");
-    // RPI rows a multiple of 16 bytes apart: the thread's rows all start at the same offset
-    const bool same_s = RPI * g.dtype.bytes() % 16 == 0;
+    const bool same_s = shift_rows_aligned(c);
     line(std::string(same_s ? "const " : "") + "unsigned tg_s = ((unsigned)(uintptr_t)tg_o + (unsigned)tg_r0 * " + row_bytes + ") & 15u;");
     if (!same_s)
       line("const unsigned tg_ds = " + std::to_string(RPI) + "u * " + row_bytes + " & 15u;");
