@@ -1364,6 +1364,13 @@ CudaEmitter::TileWalk CudaEmitter::tile_walk() const {
       (mx ? w.x_bytes : w.y_bytes) += tile_bytes(*c->dst.buffer);
   }
   if (!w.banded()) {
+    // Copies that move with y only (attention's K and V move with the head): one row at a
+    // time, so the P resident blocks span the fewest rows and the blocks of a row read the
+    // same stages at about the same time (fewer L2 requests and DRAM reads). Not where the
+    // tiles go heaviest first (causal attention): there the groups of 8 rows keep the heavy
+    // tiles out of the last wave.
+    if (w.y_bytes > 0 && w.x_bytes == 0 && !passes::extent_rises_with_grid_x(k_, ws_loop_))
+      w.rows = 1;
     w.x_bytes = w.y_bytes = 0;
     return w;
   }
@@ -1384,16 +1391,23 @@ void CudaEmitter::decode_tile() {
     line("const int64_t tg_gr = tg_p.tg_group; // rows of tiles per group (tg_walk_rows)");
   line("const int64_t tg_plane = tg_tile % (tg_gx * tg_gy);");
   line("const int64_t tg_bz = tg_tile / (tg_gx * tg_gy);");
-  line("const int64_t tg_first = tg_plane / (" + R + " * tg_gx) * " + R + ";");
-  line("const int64_t tg_rows = tg_gy - tg_first < " + R + " ? tg_gy - tg_first : " + R + ";");
-  line("const int64_t tg_by = tg_first + tg_plane % (" + R + " * tg_gx) % tg_rows;");
   // A pipelined loop whose trip count never decreases with x (causal attention: keys up to the
   // query block) takes its tiles from the highest x down: the heaviest tiles of each group run
   // first and the last wave gets the lightest, instead of finishing on the heaviest.
-  if (passes::extent_rises_with_grid_x(k_, ws_loop_))
-    line("const int64_t tg_bx = tg_gx - 1 - tg_plane % (" + R + " * tg_gx) / tg_rows; // heaviest first");
-  else
-    line("const int64_t tg_bx = tg_plane % (" + R + " * tg_gx) / tg_rows;");
+  const bool heaviest_first = passes::extent_rises_with_grid_x(k_, ws_loop_);
+  if (R == "1") { // groups of one row: row-major
+    line("const int64_t tg_by = tg_plane / tg_gx; // a row of tiles at a time");
+    line(std::string("const int64_t tg_bx = ") +
+         (heaviest_first ? "tg_gx - 1 - tg_plane % tg_gx; // heaviest first" : "tg_plane % tg_gx;"));
+  } else {
+    line("const int64_t tg_first = tg_plane / (" + R + " * tg_gx) * " + R + ";");
+    line("const int64_t tg_rows = tg_gy - tg_first < " + R + " ? tg_gy - tg_first : " + R + ";");
+    line("const int64_t tg_by = tg_first + tg_plane % (" + R + " * tg_gx) % tg_rows;");
+    if (heaviest_first)
+      line("const int64_t tg_bx = tg_gx - 1 - tg_plane % (" + R + " * tg_gx) / tg_rows; // heaviest first");
+    else
+      line("const int64_t tg_bx = tg_plane % (" + R + " * tg_gx) / tg_rows;");
+  }
   line("(void)tg_bx; (void)tg_by; (void)tg_bz;");
   for (size_t i = 0; i < k_.grid.size(); ++i)
     line("const int64_t " + name(k_.grid[i].index->name) + " = " + v[i] + ";");
