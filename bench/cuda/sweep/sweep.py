@@ -9,7 +9,11 @@ SWEEP_ONLY=gemm,gemm_bias_gelu limits the sweep to those kernels; SWEEP_TARGET=k
 sweeps a kernel on another target (flash_attention_fwd:sm_90a) and SWEEP_CONFIGS=
 "kernel:BM=128/BN=64/stages=3/threads=256;..." replaces its list of schedules. TILEGEN picks the
 generator binary (two builds compare two generators in two sweep binaries); SWEEP_SPEC_DIR reads
-the specs from another folder (a spec experiment against kernels/)."""
+the specs from another folder (a spec experiment against kernels/).
+The binary reads SWEEP_ROUNDS=n (time every case n times, round-robin: interleaved A/B),
+SWEEP_ATTN=B,H,S (another attention shape: ragged S, more or fewer tiles), SWEEP_CHECK_ONLY=1
+(one call per case and the check, no timing: for compute-sanitizer and ncu) and SWEEP_ENERGY=1
+(the board's energy per call from NVML's counter around 200 calls, loaded with dlopen)."""
 import os, re, subprocess, sys
 
 root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -159,7 +163,7 @@ def main():
                     os.path.join(root, "runtime/src/cuda.c"), "-o", rt], check=True)
     subprocess.run([nvcc, "-std=c++17", "-O2", arch, arch_a, "-I", build, "-I", os.path.join(root, "runtime/include"),
                     os.path.join(os.path.dirname(__file__), "sweep_main.cu")] + [o for _, o in objs] +
-                   [rt, "-lcublas", "-o", os.path.join(build, "sweep")], check=True)
+                   [rt, "-lcublas", "-ldl", "-o", os.path.join(build, "sweep")], check=True)
     print("built", os.path.join(build, "sweep"), len(cases), "cases")
 
 main()

@@ -9,12 +9,33 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "tilegen/variant.h"
+
+#include <dlfcn.h>
+
+// SWEEP_ENERGY=1: the board's energy per call (NVML's total-energy counter, mJ, around 200
+// calls), loaded at run time so that nothing links NVML
+static double energy_mj() {
+  static void* dev = nullptr;
+  static int (*get)(void*, unsigned long long*) = nullptr;
+  if (!get) {
+    void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+    if (!h) return -1;
+    auto init = (int (*)())dlsym(h, "nvmlInit_v2");
+    auto handle = (int (*)(unsigned, void**))dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
+    get = (int (*)(void*, unsigned long long*))dlsym(h, "nvmlDeviceGetTotalEnergyConsumption");
+    if (!init || !handle || !get || init() != 0 || handle(0, &dev) != 0) { get = nullptr; return -1; }
+  }
+  unsigned long long mj = 0;
+  return get(dev, &mj) == 0 ? (double)mj : -1;
+}
 
 struct Case {
   const char* kernel;
@@ -82,7 +103,7 @@ int main() {
   CK(cudaDeviceSynchronize());
   cublasHandle_t h; cublasCreate(&h);
   std::vector<__nv_bfloat16> ref, got;
-  const char* last = "";
+  std::map<std::string, std::vector<__nv_bfloat16>> firsts;
   double copy_gbs = 0;
   {
     size_t bytes = (size_t)SM * SN * 2;
@@ -90,6 +111,9 @@ int main() {
     copy_gbs = 2.0 * bytes / ms / 1e6;
     printf("| copy | D2D %zu MB | %.4f | %.0f GB/s | | | |\n", bytes >> 20, ms, copy_gbs);
   }
+  // SWEEP_ROUNDS=n times every case n times, round-robin (interleaved A/B of variants)
+  const int rounds = getenv("SWEEP_ROUNDS") ? std::max(1, atoi(getenv("SWEEP_ROUNDS"))) : 1;
+  for (int round = 0; round < rounds; ++round)
   for (const Case& c : kCases) {
     tg_launch L{}; L.struct_size = sizeof L;
     int64_t dims[4]; void* tens[4]; double scal[2] = {0.08838834764831845, 1.0}; int flags[1] = {0};
@@ -122,7 +146,13 @@ int main() {
       out_elems = (size_t)F * F; work = 2.0 * F * F * F;
     } else if (k == "flash_attention_fwd") { // non-causal: B4 H32 S4096 D128, or the D64 bar's B8 H16 S2048
       const bool d64 = strstr(c.config, "D64") != nullptr;
-      const int64_t b = d64 ? 8 : B, hh = d64 ? 16 : H, sq = d64 ? 2048 : S, d = d64 ? 64 : D;
+      int64_t b = d64 ? 8 : B, hh = d64 ? 16 : H, sq = d64 ? 2048 : S;
+      const int64_t d = d64 ? 64 : D;
+      // SWEEP_ATTN=B,H,S: another shape (ragged S, more or fewer tiles), at most the buffers' size
+      if (const char* e = getenv("SWEEP_ATTN")) {
+        long long eb, eh, es;
+        if (sscanf(e, "%lld,%lld,%lld", &eb, &eh, &es) == 3 && (size_t)(eb * eh * es * d) <= big) { b = eb; hh = eh; sq = es; }
+      }
       tens[0] = x; tens[1] = y; tens[2] = z; tens[3] = o; dims[0] = b; dims[1] = hh; dims[2] = sq; dims[3] = d;
       out_elems = (size_t)b * hh * sq * d; work = 4.0 * b * hh * sq * sq * d;
     } else {
@@ -133,10 +163,29 @@ int main() {
     CK(cudaDeviceSynchronize());
     if (st != 0) { printf("| %s | %s | status %d | | | | |\n", c.kernel, c.config, st); continue; }
     got.resize(out_elems); CK(cudaMemcpy(got.data(), o, out_elems * 2, cudaMemcpyDeviceToHost));
-    if (k != "gemm" && strcmp(last, c.kernel) != 0) ref = got;  // gemm_bias_gelu: first variant
-    last = c.kernel;
+    // every kernel but gemm: checked against its first variant (kept across rounds)
+    if (k != "gemm") {
+      if (!firsts.count(k)) firsts[k] = got;
+      ref = firsts[k];
+    }
     double diff = max_rel(got, ref);
+    if (getenv("SWEEP_CHECK_ONLY")) { // correctness only (under compute-sanitizer)
+      printf("| %s | %s | - | - | - | - | %.2e |\n", c.kernel, c.config, diff);
+      continue;
+    }
     float ms = time_ms([&] { c.fn(&L, &a); });
+    if (getenv("SWEEP_ENERGY")) {
+      CK(cudaDeviceSynchronize());
+      const double e0 = energy_mj();
+      cudaEvent_t ea, eb; cudaEventCreate(&ea); cudaEventCreate(&eb);
+      cudaEventRecord(ea);
+      for (int i = 0; i < 200; ++i) c.fn(&L, &a);
+      cudaEventRecord(eb);
+      CK(cudaEventSynchronize(eb));
+      const double e1 = energy_mj();
+      float t; cudaEventElapsedTime(&t, ea, eb);
+      printf("energy %s: %.1f mJ per call, %.4f ms per call, %.0f W\n", c.config, (e1 - e0) / 200, t / 200, (e1 - e0) / t);
+    }
     CK(cudaGetLastError());
     double rate = work / ms / 1e6; // per second / 1e9: GFLOP/s or GB/s
     if (flops)
