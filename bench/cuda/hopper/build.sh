@@ -49,7 +49,7 @@ compile "$out"/gen/h*__gemm__bf16__sm_90*.cu
 gcc -std=c11 -O2 -c -I "$root/runtime/include" -I "$(dirname "$nvcc")/../include" \
   "$root/runtime/src/cuda.c" -o "$out/rt_cuda.o"
 "$nvcc" "${flags[@]}" "-DTG_VARIANTS=$variants" "$root/bench/cuda/hopper/gemm_check.cu" \
-  "${objs[@]}" "$out/rt_cuda.o" -lcublas -o "$out/gemm_check" 2>&1 | grep -v "^ptxas info" || true
+  "${objs[@]}" "$out/rt_cuda.o" -lcublas -ldl -o "$out/gemm_check" 2>&1 | grep -v "^ptxas info" || true
 ls -la "$out/gemm_check"
 
 # gelu_check: the same program for kernels/gemm_bias_gelu.yaml's bf16 sm_90a variants (library
@@ -58,7 +58,7 @@ ls -la "$out/gemm_check"
 experiments gx sm_90a ${GELU_CHECK_SPECS:-}
 compile "$out"/gen/g[bx]*__gemm_bias_gelu__bf16__sm_90a*.cu
 "$nvcc" "${flags[@]}" -DGEMM_CHECK_BIAS_GELU "-DTG_VARIANTS=$variants" \
-  "$root/bench/cuda/hopper/gemm_check.cu" "${objs[@]}" "$out/rt_cuda.o" -lcublas \
+  "$root/bench/cuda/hopper/gemm_check.cu" "${objs[@]}" "$out/rt_cuda.o" -lcublas -ldl \
   -o "$out/gelu_check" 2>&1 | grep -v "^ptxas info" || true
 ls -la "$out/gelu_check"
 
@@ -68,5 +68,5 @@ ls -la "$out/gelu_check"
 experiments fx sm_90a ${FP8_CHECK_SPECS:-}
 compile "$out"/gen/f*__gemm_fp8__e4m3__sm_90a*.cu
 "$nvcc" "${flags[@]}" "-DTG_VARIANTS=$variants" "$root/bench/cuda/hopper/fp8_check.cu" \
-  "${objs[@]}" "$out/rt_cuda.o" -lcublasLt -o "$out/fp8_check" 2>&1 | grep -v "^ptxas info" || true
+  "${objs[@]}" "$out/rt_cuda.o" -lcublasLt -ldl -o "$out/fp8_check" 2>&1 | grep -v "^ptxas info" || true
 ls -la "$out/fp8_check"

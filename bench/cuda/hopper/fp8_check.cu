@@ -10,6 +10,7 @@
 // bench/cuda/hopper/build.sh (TG_VARIANTS: the functions; FP8_CHECK_SPECS: more gemm_fp8-like
 // specs to compare, e.g. schedule experiments).
 #include "check_common.h"
+#include "energy.h"
 #include "tilegen/variant.h"
 #include <algorithm>
 #include <cstdio>
@@ -145,5 +146,16 @@ int main(int argc, char** argv) {
       printf(" | %s %.4f ms %.0f TF %.3fx", kV[i].name + 4, t[i + 1], fl / t[i + 1] / 1e9, c / t[i + 1]);
     printf("\n");
   }
+  // CHECK_ENERGY=1: mJ per call of cuBLASLt and each variant, 200 calls each, twice
+  if (getenv("CHECK_ENERGY"))
+    for (int r = 0; r < 2; ++r) {
+      printf("energy round %d:", r);
+      for (const auto& f : fns) {
+        double mj, per;
+        energy_per_call(f, 200, &mj, &per);
+        printf(" | %.1f mJ %.4f ms", mj, per);
+      }
+      printf("\n");
+    }
   return 0;
 }

@@ -34,6 +34,7 @@
 #include "tilegen/variant.h"
 
 #include "check_common.h"
+#include "energy.h"
 
 extern "C" {
 #define TG_VARIANT(fn) int fn(const tg_launch*, const tg_variant_args*);
@@ -240,6 +241,27 @@ int main(int argc, char** argv) {
     }
     std::vector<float> ms_all =
         fns.empty() ? std::vector<float>() : time_interleaved(fns, flush ? 10 : 20, 9, flusher);
+    // CHECK_ENERGY=SUFFIX: mJ per call of cuBLAS and of each timed variant whose name ends
+    // with SUFFIX (bf16__sm_90a: the default class), 200 calls each, in turn, twice
+    if (const char* sub = getenv("CHECK_ENERGY"))
+      for (int r = 0; r < 2 && !fns.empty(); ++r) {
+        size_t f = 0;
+        auto one = [&](const char* name) {
+          double mj, per;
+          energy_per_call(fns[f], 200, &mj, &per);
+          std::printf("energy %dx%dx%d round %d %s: %.1f mJ per call, %.4f ms per call\n", s.M, s.N,
+                      s.K, r, name, mj, per);
+        };
+        if (with_cublas)
+          one("cuBLAS"), ++f;
+        for (size_t vi = 0; vi < sizeof kVariants / sizeof kVariants[0]; ++vi)
+          if (status[vi] == 0 && timing) {
+            if (std::strlen(kVariants[vi].name) >= std::strlen(sub) &&
+                !std::strcmp(kVariants[vi].name + std::strlen(kVariants[vi].name) - std::strlen(sub), sub))
+              one(kVariants[vi].name);
+            ++f;
+          }
+      }
     const float cublas_ms = with_cublas ? ms_all[0] : 0.0f;
     size_t next = with_cublas ? 1 : 0;
     for (size_t vi = 0; vi < sizeof kVariants / sizeof kVariants[0]; ++vi) {

@@ -18,24 +18,7 @@
 
 #include "tilegen/variant.h"
 
-#include <dlfcn.h>
-
-// SWEEP_ENERGY=1: the board's energy per call (NVML's total-energy counter, mJ, around 200
-// calls), loaded at run time so that nothing links NVML
-static double energy_mj() {
-  static void* dev = nullptr;
-  static int (*get)(void*, unsigned long long*) = nullptr;
-  if (!get) {
-    void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW);
-    if (!h) return -1;
-    auto init = (int (*)())dlsym(h, "nvmlInit_v2");
-    auto handle = (int (*)(unsigned, void**))dlsym(h, "nvmlDeviceGetHandleByIndex_v2");
-    get = (int (*)(void*, unsigned long long*))dlsym(h, "nvmlDeviceGetTotalEnergyConsumption");
-    if (!init || !handle || !get || init() != 0 || handle(0, &dev) != 0) { get = nullptr; return -1; }
-  }
-  unsigned long long mj = 0;
-  return get(dev, &mj) == 0 ? (double)mj : -1;
-}
+#include "../hopper/energy.h"
 
 struct Case {
   const char* kernel;
@@ -174,17 +157,10 @@ int main() {
       continue;
     }
     float ms = time_ms([&] { c.fn(&L, &a); });
-    if (getenv("SWEEP_ENERGY")) {
-      CK(cudaDeviceSynchronize());
-      const double e0 = energy_mj();
-      cudaEvent_t ea, eb; cudaEventCreate(&ea); cudaEventCreate(&eb);
-      cudaEventRecord(ea);
-      for (int i = 0; i < 200; ++i) c.fn(&L, &a);
-      cudaEventRecord(eb);
-      CK(cudaEventSynchronize(eb));
-      const double e1 = energy_mj();
-      float t; cudaEventElapsedTime(&t, ea, eb);
-      printf("energy %s: %.1f mJ per call, %.4f ms per call, %.0f W\n", c.config, (e1 - e0) / 200, t / 200, (e1 - e0) / t);
+    if (getenv("SWEEP_ENERGY")) { // NVML's energy counter around 200 calls
+      double mj, per;
+      energy_per_call([&] { c.fn(&L, &a); }, 200, &mj, &per);
+      printf("energy %s: %.1f mJ per call, %.4f ms per call, %.0f W\n", c.config, mj, per, mj / per);
     }
     CK(cudaGetLastError());
     double rate = work / ms / 1e6; // per second / 1e9: GFLOP/s or GB/s
