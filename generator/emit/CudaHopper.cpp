@@ -1366,11 +1366,14 @@ CudaEmitter::TileWalk CudaEmitter::tile_walk() const {
   if (!w.banded()) {
     // Copies that move with y only (attention's K and V move with the head): one row at a
     // time, so the P resident blocks span the fewest rows and the blocks of a row read the
-    // same stages at about the same time (fewer L2 requests and DRAM reads). Not where the
-    // tiles go heaviest first (causal attention): there the groups of 8 rows keep the heavy
-    // tiles out of the last wave.
-    if (w.y_bytes > 0 && w.x_bytes == 0 && !passes::extent_rises_with_grid_x(k_, ws_loop_))
+    // same stages at about the same time (fewer L2 requests and DRAM reads). Where the tiles
+    // go heaviest first (causal attention), the grid's last 8 rows still run as one group, so
+    // that the last waves get the light tiles of 8 rows, not a row's heavy ones.
+    if (w.y_bytes > 0 && w.x_bytes == 0) {
       w.rows = 1;
+      if (passes::extent_rises_with_grid_x(k_, ws_loop_))
+        w.last_group = 8;
+    }
     w.x_bytes = w.y_bytes = 0;
     return w;
   }
@@ -1395,7 +1398,16 @@ void CudaEmitter::decode_tile() {
   // query block) takes its tiles from the highest x down: the heaviest tiles of each group run
   // first and the last wave gets the lightest, instead of finishing on the heaviest.
   const bool heaviest_first = passes::extent_rises_with_grid_x(k_, ws_loop_);
-  if (R == "1") { // groups of one row: row-major
+  if (R == "1" && walk_.last_group > 0) { // rows one at a time, the last group of rows together
+    const std::string G = std::to_string(walk_.last_group);
+    line("// a row of tiles at a time, except the last plane's last " + G + " rows: one group");
+    line("const int64_t tg_lr = tg_gy < " + G + " ? tg_gy : " + G + "; // the last group's rows");
+    line("const int64_t tg_q = tg_plane - (tg_gy - tg_lr) * tg_gx; // the tile's place in it");
+    line("const bool tg_in_last = tg_bz == tg_p.tg_tiles[2] - 1 && tg_q >= 0;");
+    line("const int64_t tg_by = tg_in_last ? tg_gy - tg_lr + tg_q % tg_lr : tg_plane / tg_gx;");
+    line(std::string("const int64_t tg_bx = ") + (heaviest_first ? "tg_gx - 1 - " : "") +
+         "(tg_in_last ? tg_q / tg_lr : tg_plane % tg_gx);" + (heaviest_first ? " // heaviest first" : ""));
+  } else if (R == "1") { // groups of one row: row-major
     line("const int64_t tg_by = tg_plane / tg_gx; // a row of tiles at a time");
     line(std::string("const int64_t tg_bx = ") +
          (heaviest_first ? "tg_gx - 1 - tg_plane % tg_gx; // heaviest first" : "tg_plane % tg_gx;"));
