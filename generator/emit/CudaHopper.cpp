@@ -1367,8 +1367,8 @@ CudaEmitter::TileWalk CudaEmitter::tile_walk() const {
     // Copies that move with y only (attention's K and V move with the head): one row at a
     // time, so the P resident blocks span the fewest rows and the blocks of a row read the
     // same stages at about the same time (fewer L2 requests and DRAM reads). Where the tiles
-    // go heaviest first (causal attention), the grid's last 8 rows still run as one group, so
-    // that the last waves get the light tiles of 8 rows, not a row's heavy ones.
+    // go heaviest first (causal attention), the last z plane's last 8 rows still run as one
+    // group, so that the last waves get the light tiles of 8 rows, not a row's heavy ones.
     if (w.y_bytes > 0 && w.x_bytes == 0) {
       w.rows = 1;
       if (passes::extent_rises_with_grid_x(k_, ws_loop_))
