@@ -337,11 +337,12 @@ private:
   // height; where the loop's copies split into operands that move with x only (x_bytes per
   // iteration, a GEMM's B) and with y only (y_bytes, A), the host may choose whole-width bands
   // at run time instead (tg_walk_rows, in tg_p.tg_group).
-  // `last_group` > 0 (with rows 1): the last z plane's last `last_group` rows run as one group
-  // (tiles going heaviest first), so that the last waves of a heaviest-first walk get light
-  // tiles.
+  // `heaviest_first`: the loop's trip count never decreases with x, so x runs from the top
+  // down. `last_group` > 0 (with rows 1, heaviest first): the last z plane's last `last_group`
+  // rows run as one group, so that the last waves get light tiles.
   struct TileWalk {
     int64_t rows = 8;
+    bool heaviest_first = false;
     int64_t last_group = 0;
     int64_t x_bytes = 0, y_bytes = 0;
     bool banded() const { return x_bytes > 0 && y_bytes > 0; }

@@ -1349,6 +1349,7 @@ void CudaEmitter::emit_combine(const Combine* c) {
 // 6% slower with rotating inputs, although those fit in the 60 MB L2.
 CudaEmitter::TileWalk CudaEmitter::tile_walk() const {
   TileWalk w;
+  w.heaviest_first = passes::extent_rises_with_grid_x(k_, ws_loop_);
   if (k_.grid.size() < 2 || !ws_loop_ || t_.gpu.sm_count <= 0)
     return w;
   const passes::TileVars x{{k_.grid[0].index.get(), passes::Interval{}}};
@@ -1371,7 +1372,7 @@ CudaEmitter::TileWalk CudaEmitter::tile_walk() const {
     // group, so that the last waves get the light tiles of 8 rows, not a row's heavy ones.
     if (w.y_bytes > 0 && w.x_bytes == 0) {
       w.rows = 1;
-      if (passes::extent_rises_with_grid_x(k_, ws_loop_))
+      if (w.heaviest_first)
         w.last_group = 8;
     }
     w.x_bytes = w.y_bytes = 0;
@@ -1397,17 +1398,16 @@ void CudaEmitter::decode_tile() {
   // A pipelined loop whose trip count never decreases with x (causal attention: keys up to the
   // query block) takes its tiles from the highest x down: the heaviest tiles of each group run
   // first and the last wave gets the lightest, instead of finishing on the heaviest.
-  const bool heaviest_first = passes::extent_rises_with_grid_x(k_, ws_loop_);
-  if (R == "1" && walk_.last_group > 0) { // rows one at a time, the last group of rows together
+  const bool heaviest_first = walk_.heaviest_first;
+  if (walk_.last_group > 0) { // rows one at a time, the last group of rows together (heaviest first)
     const std::string G = std::to_string(walk_.last_group);
     line("// a row of tiles at a time, except the last plane's last " + G + " rows: one group");
     line("const int64_t tg_lr = tg_gy < " + G + " ? tg_gy : " + G + "; // the last group's rows");
     line("const int64_t tg_q = tg_plane - (tg_gy - tg_lr) * tg_gx; // the tile's place in it");
     line("const bool tg_in_last = tg_bz == tg_p.tg_tiles[2] - 1 && tg_q >= 0;");
     line("const int64_t tg_by = tg_in_last ? tg_gy - tg_lr + tg_q % tg_lr : tg_plane / tg_gx;");
-    line(std::string("const int64_t tg_bx = ") + (heaviest_first ? "tg_gx - 1 - " : "") +
-         "(tg_in_last ? tg_q / tg_lr : tg_plane % tg_gx);" + (heaviest_first ? " // heaviest first" : ""));
-  } else if (R == "1") { // groups of one row: row-major
+    line("const int64_t tg_bx = tg_gx - 1 - (tg_in_last ? tg_q / tg_lr : tg_plane % tg_gx); // heaviest first");
+  } else if (!walk_.banded() && walk_.rows == 1) { // groups of one row: row-major
     line("const int64_t tg_by = tg_plane / tg_gx; // a row of tiles at a time");
     line(std::string("const int64_t tg_bx = ") +
          (heaviest_first ? "tg_gx - 1 - tg_plane % tg_gx; // heaviest first" : "tg_plane % tg_gx;"));
