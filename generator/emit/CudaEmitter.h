@@ -23,6 +23,11 @@ namespace tilegen::emit {
 // last part to arrive merges its members and goes up a level, until one part has them all.
 inline constexpr int64_t kSplitGroup = 4;
 
+// Named barriers of the warp-specialized kernels: 0 the block's, 1 + group the consumer groups'
+// (tg_bar_consumers), 3 + warpgroup the attention warpgroups' turns (next_turn), and from this
+// one a warpgroup's own TMA-store epilogue (store_wg_rows_): ids below 16.
+inline constexpr int64_t kWgStoreBarrier = 8;
+
 // The value of an expression that instantiation made constant (on-chip shapes, threads).
 int64_t cuda_const(const ir::Expr& e);
 
@@ -208,7 +213,9 @@ private:
   void tma_issue(const ir::Copy* c, const std::string& stage, const std::string& bar);
   // ", (int)(c0), (int)(c1), ..." of a TMA box at region r (innermost first), `col` columns
   // past its offset along the last dim.
-  std::string tma_coords(const ir::Region& r, int64_t col);
+  // ", (int)(c0), (int)(c1)...": a tile's TMA coordinates, innermost first, the columns moved by
+  // col and (row non-empty) the rows by the expression `row`
+  std::string tma_coords(const ir::Region& r, int64_t col, const std::string& row = "");
   void gemm_wgmma(const ir::Gemm* g, const passes::GemmPlan& p);
   // gemm_wgmma with GemmPlan::promote_n: (A argument, B byte offset) per k step
   void gemm_wgmma_promoted(const ir::Gemm* g, const passes::GemmPlan& p,
@@ -260,6 +267,11 @@ private:
   // does not fit beside the pipeline's stages) a ring of fewer panel slots, a divisor of the
   // tile's panels, each panel stored as soon as it is written.
   int64_t store_slots_ = 0;
+  // TMA store: rows of the tile each consumer warpgroup stages and stores on its own (its
+  // named barrier, its bulk groups, a box of this many rows), where the fragment gives
+  // warpgroup w exactly rows [w * R, (w + 1) * R) (the wgmma accumulators); 0: the group's
+  // threads store the tile together.
+  int64_t store_wg_rows_ = 0;
   void plan_epilogue_store();
   // registers -> the swizzled staging tile; with panel >= 0 only that panel's registers, at
   // the start of tg_stage
@@ -273,6 +285,11 @@ private:
   bool wgmma_pending_ = false;         // committed wgmma groups not waited for
   bool defer_wgmma_wait_ = false;      // a gemm-only pipelined body: the loop waits
   bool alternate_wgs_ = false;         // warpgroups take turns issuing the body's first gemm
+  bool warpgroups_take_turns() const;  // what alternate_wgs_ is set to (CudaHopper.cpp)
+  bool body_only_wgmma(const std::vector<ir::Stmt>& consumers) const;
+  // The consumers' body is wgmma alone: one wgmma group stays in flight across iterations, and
+  // each stage is released an iteration after its wgmmas were issued.
+  bool stages_released_late() const;
   bool turn_pending_ = false;          // the next wgmma gemm printed takes the turn
   struct WgmmaShape {
     int64_t n;

@@ -10,7 +10,14 @@
 //   one cp.async.bulk.tensor store per panel; the store drains while the consumers run the next
 //   tile's main loop. Before writing the staging tile again the issuing thread waits until the
 //   previous store has read it (bulk wait_group.read), and the kernel's end waits for the last
-//   one. TMA clips the boxes at the tensor's edges.
+//   one. TMA clips the boxes at the tensor's edges. Where each consumer warpgroup holds its own
+//   rows of the tile (the wgmma accumulators: warpgroup w rows [64 w, 64 w + 64)), each
+//   warpgroup does all of this for its rows alone, behind its own named barrier, and one of
+//   its threads issues boxes of its rows: nothing holds the warpgroups together between tiles,
+//   so the first done with its stores starts the next tile's wgmmas while the other still
+//   stores (the promoted FP8 GEMMs; H200, bench/RESULTS.md 2026-12-02: FP8 8192^3 1% faster
+//   than the group's shared stores). Not where the warpgroups take turns or the stages are
+//   released an iteration late (plan_epilogue_store).
 // * other kernels (no TMA) synchronize and store the tile as 16-byte row chunks.
 #include "emit/CudaEmitter.h"
 
@@ -66,10 +73,28 @@ bool split_addressing(const layout::FragmentLayout& L, int64_t V) {
   return split;
 }
 
+// The rows R each consumer warpgroup holds alone, where the fragment gives warpgroup w exactly
+// rows [w R, (w + 1) R) of the tile in every register (R a multiple of the 8-row swizzle
+// period); 0 otherwise, or with one warpgroup.
+int64_t warpgroup_rows(const layout::FragmentLayout& L, int64_t rows, int64_t threads) {
+  const int64_t W = threads / 128;
+  if (W < 2 || threads % 128 != 0 || L.threads() != threads || rows % W != 0 || rows / W % 8 != 0)
+    return 0;
+  const int64_t R = rows / W;
+  for (int64_t t = 0; t < threads; ++t)
+    for (int64_t r = 0; r < L.regs_of_dim(0); ++r) {
+      const int64_t row = L.thread_coord(0, t) + L.reg_coord(0, r);
+      if (row < 0 || row / R != t / 128)
+        return 0;
+    }
+  return R;
+}
+
 } // namespace
 
 void CudaEmitter::plan_epilogue_store() {
   tma_store_ = threads_store_ = nullptr;
+  store_wg_rows_ = 0;
   if (ws() && groups() != 1)
     return;
   EpilogueCopies v;
@@ -113,10 +138,22 @@ void CudaEmitter::plan_epilogue_store() {
     take(panels, whole + ", stored by the block as 16-byte rows");
     return;
   }
+  // Each warpgroup its own rows, but not
+  // * where the warpgroups take turns (attention): the group's barrier in the epilogue is what
+  //   keeps one warpgroup from arriving at the next tile's first turn before the other has
+  //   taken this tile's last one;
+  // * where the stages are released an iteration late (a body of wgmmas alone, one group in
+  //   flight: the bf16 GEMMs): a warpgroup that starts a tile ahead of the other stays ahead,
+  //   and the stages it may read before the other releases theirs are one fewer. H200
+  //   (bench/RESULTS.md 2026-12-02), bf16 with per-warpgroup stores against the group's:
+  //   4096x4096x512 3-4% faster, 4096^3 0-1.6%, but 8192^3 0.6-5% slower.
+  store_wg_rows_ = warpgroups_take_turns() || stages_released_late() ? 0 : warpgroup_rows(L, rows, threads_);
+  const std::string by_wg =
+      store_wg_rows_ > 0 ? ", each warpgroup its own " + std::to_string(store_wg_rows_) + " rows" : "";
   if (total + 1024 <= t_.gpu.smem_per_block) {
     tma_store_ = c;
     take(panels, whole + ", TMA store (" + std::to_string(panels) + " box(es) of " + std::to_string(pc) +
-                     " columns) overlapping the next tile");
+                     " columns" + by_wg + ") overlapping the next tile");
     return;
   }
   // A ring of panel slots where the whole tile does not fit (gemm's 128x256 tile beside 4
@@ -128,6 +165,7 @@ void CudaEmitter::plan_epilogue_store() {
   while (slots > 1 && panels % slots != 0)
     --slots;
   if (slots < 2 || !split_addressing(L, 16 / g.dtype.bytes())) {
+    store_wg_rows_ = 0;
     plan_.notes.push_back("epilogue: direct stores (a " + std::to_string(rows) + "x" +
                           std::to_string(cols) + " TMA-store staging tile would need " +
                           std::to_string(total + 1024) + " bytes of shared memory, and fewer than two " +
@@ -138,7 +176,7 @@ void CudaEmitter::plan_epilogue_store() {
   take(slots, std::to_string(slots) + " staging panels of " + std::to_string(rows) + "x" + std::to_string(pc) +
                   " " + g.dtype.name() + " at byte " + std::to_string(off) + " (the " + std::to_string(rows) +
                   "x" + std::to_string(cols) + " tile does not fit), TMA store per panel (" +
-                  std::to_string(panels) + " box(es)) overlapping the next panel's writes and the next tile");
+                  std::to_string(panels) + " box(es)" + by_wg + ") overlapping the next panel's writes and the next tile");
 }
 
 void CudaEmitter::stage_fragment(const Copy* c, int64_t panel) {
@@ -212,15 +250,29 @@ void CudaEmitter::emit_tma_store(const Copy* c) {
   // One round: wait until the staging memory's previous store has read it (at most `reading`
   // stores still reading), write the registers of `panel` (-1: all), fence them for the async
   // proxy, and issue the round's boxes as one bulk group.
+  // Per warpgroup (store_wg_rows_): warpgroup tg_tid / 128 waits, synchronizes and issues for
+  // its rows alone (named barrier kWgStoreBarrier + warpgroup, clear of the consumer groups'
+  // and the turns' barriers); its boxes start at its first row of the staging panels.
+  const bool per_wg = store_wg_rows_ > 0;
+  const std::string issuer = per_wg ? "tg_tid % 128 == 0" : "tg_tid == 0";
+  const std::string sync = per_wg ? need("tg_bar_sync_n") + "(" + std::to_string(kWgStoreBarrier) + " + tg_tid / 128, 128);"
+                                  : need("tg_bar_consumers") + "(tg_grp);";
+  const std::string wg_row = per_wg ? "(tg_tid / 128) * " + std::to_string(store_wg_rows_) : "";
+  const std::string wg_at = per_wg ? " + (tg_tid / 128) * " + std::to_string(store_wg_rows_ * pc) : "";
+  // One round: wait until the staging memory's previous store has read it (at most `reading`
+  // stores still reading), write the registers of `panel` (-1: all), fence them for the async
+  // proxy, and issue the round's boxes as one bulk group.
   auto round = [&](const std::string& base, int64_t reading, const std::string& why, int64_t panel,
                    const std::vector<std::string>& boxes) {
     line(st + "* tg_stage = (" + st + "*)(tg_smem + " + std::to_string(store_offset_) + ")" + base + ";");
-    line("if (tg_tid == 0) " + need("tg_bulk_wait_read") + "<" + std::to_string(reading) + ">(); // " + why);
-    line(need("tg_bar_consumers") + "(tg_grp);");
+    line("if (" + issuer + ") " + need("tg_bulk_wait_read") + "<" + std::to_string(reading) + ">(); // " + why);
+    line(sync);
     stage_fragment(c, panel);
     line(need("tg_fence_proxy_async") + "();");
-    line("tg_bar_consumers(tg_grp);");
-    open("if (tg_tid == 0)");
+    line(sync);
+    if (per_wg)
+      line("// this warpgroup's rows");
+    open("if (" + issuer + ")");
     for (const auto& b : boxes)
       line(store + "(&tg_p.tg_tm_store, " + b + ");");
     line(need("tg_bulk_commit") + "();");
@@ -229,7 +281,7 @@ void CudaEmitter::emit_tma_store(const Copy* c) {
   if (store_slots_ == panels) {
     std::vector<std::string> boxes;
     for (int64_t p = 0; p < panels; ++p)
-      boxes.push_back("tg_stage + " + std::to_string(p * slot) + tma_coords(c->dst, p * pc));
+      boxes.push_back("tg_stage + " + std::to_string(p * slot) + wg_at + tma_coords(c->dst, p * pc, wg_row));
     round("", 0, "the last tile's store has read it", -1, boxes);
     close();
     return;
@@ -242,7 +294,7 @@ void CudaEmitter::emit_tma_store(const Copy* c) {
   for (int64_t p = 0; p < panels; ++p) {
     open("");
     round(" + " + std::to_string(p % store_slots_ * slot), store_slots_ - 1,
-          "the slot's previous store has read it", p, {"tg_stage" + tma_coords(c->dst, p * pc)});
+          "the slot's previous store has read it", p, {"tg_stage" + wg_at + tma_coords(c->dst, p * pc, wg_row)});
     close();
   }
   close();
@@ -345,13 +397,15 @@ std::string CudaEmitter::tma_store_helpers_source() const {
   return os.str();
 }
 
-// Host code: the store's tensor map (a box of one 128-byte panel by the tile's rows).
+// Host code: the store's tensor map (a box of one 128-byte panel by the tile's rows, or by a
+// warpgroup's rows where each stores its own).
 std::string CudaEmitter::tma_store_setup_source() {
   if (!tma_store_)
     return "";
   const Buffer& g = *tma_store_->dst.buffer;
   return "    /* the epilogue's TMA store into " + g.name + " */\n" +
-         encode_tensor_map(g, passes::kPanelBytes / g.dtype.bytes(), store_rows_, "tg_tm_store", "NONE");
+         encode_tensor_map(g, passes::kPanelBytes / g.dtype.bytes(), store_wg_rows_ > 0 ? store_wg_rows_ : store_rows_,
+                           "tg_tm_store", "NONE");
 }
 
 } // namespace tilegen::emit

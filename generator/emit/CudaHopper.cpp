@@ -117,13 +117,15 @@ TmaCoordOperands tma_coord_operands(int n, int first) {
   return t;
 }
 
-std::string CudaEmitter::tma_coords(const Region& r, int64_t col) {
+std::string CudaEmitter::tma_coords(const Region& r, int64_t col, const std::string& row) {
   const size_t n = r.offsets.size();
   std::string coords;
   for (size_t d = n; d-- > 0;) {
     std::string o = expr(r.offsets[d]);
     if (d == n - 1 && col > 0)
       o = "(" + o + ") + " + std::to_string(col);
+    if (n >= 2 && d == n - 2 && !row.empty())
+      o = "(" + o + ") + " + row;
     coords += ", (int)(" + o + ")";
   }
   return coords;
@@ -329,13 +331,38 @@ void CudaEmitter::emit_lets_before(const For* f) {
 
 // ---- the consumers' loop -----------------------------------------------------------------------
 
+// Whether the consumers' body is wgmma gemms alone (a promoted FP8 gemm waits for its own
+// chunks: nothing stays in flight past it).
+bool CudaEmitter::body_only_wgmma(const std::vector<Stmt>& consumers) const {
+  bool only_wgmma = true;
+  for (const auto& s : consumers)
+    only_wgmma = only_wgmma && wgmma_gemm(s.get()) && plan_.gemms.at(s.get()).promote_n == 0;
+  return only_wgmma;
+}
+
+// Two warpgroups sharing a tile with more than its gemms in the body (attention): they take
+// turns issuing the body's first gemm (FA3's warpgroup ping-pong), so one warpgroup's
+// softmax runs while the other's gemm does. Named barriers 3 + wg: a warpgroup syncs on its
+// own before issuing and arrives on the other's after.
+bool CudaEmitter::stages_released_late() const {
+  return ws() && ws_loop_ && body_only_wgmma(ws_consumers(ws_loop_, ws_pipe_));
+}
+
+bool CudaEmitter::warpgroups_take_turns() const {
+  if (!ws() || !ws_loop_)
+    return false;
+  const std::vector<Stmt> consumers = ws_consumers(ws_loop_, ws_pipe_);
+  int wgmmas = 0;
+  for (const auto& c : consumers)
+    if (wgmma_gemm(c.get()))
+      ++wgmmas;
+  return !body_only_wgmma(consumers) && groups() == 1 && threads_ >= 256 && threads_ % 128 == 0 &&
+         threads_ / 128 + 2 < 16 && wgmmas >= 2;
+}
+
 void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline& tp) {
   const std::vector<Stmt> consumers = ws_consumers(f, tp);
-  bool only_wgmma = true;
-  for (const auto& s : consumers) {
-    // A promoted FP8 gemm waits for its own chunks: nothing stays in flight past it.
-    only_wgmma = only_wgmma && wgmma_gemm(s.get()) && plan_.gemms.at(s.get()).promote_n == 0;
-  }
+  const bool only_wgmma = body_only_wgmma(consumers);
   // Shared memory the consumers wrote before the loop (attention's Q tile): settled once here.
   fence_async_proxy_writes();
   const std::string v = name(f->var->name), S = std::to_string(tp.stages);
@@ -358,16 +385,8 @@ void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline&
     line("if (tg_grp > 0) " + need("tg_mbar_wait") + "(&tg_order[tg_grp], (unsigned)(tg_turn & 1));");
     line("else if (tg_turn > 0) tg_mbar_wait(&tg_order[0], (unsigned)((tg_turn - 1) & 1));");
   }
-  // Two warpgroups sharing a tile with more than its gemms in the body (attention): they take
-  // turns issuing the body's first gemm (FA3's warpgroup ping-pong), so one warpgroup's
-  // softmax runs while the other's gemm does. Named barriers 3 + wg: a warpgroup syncs on its
-  // own before issuing and arrives on the other's after.
-  int wgmmas = 0;
-  for (const auto& c : consumers)
-    if (wgmma_gemm(c.get()))
-      ++wgmmas;
-  alternate_wgs_ = !only_wgmma && G == 1 && threads_ >= 256 && threads_ % 128 == 0 &&
-                   threads_ / 128 + 2 < 16 && wgmmas >= 2;
+  TG_ASSERT(f == ws_loop_ && &tp == &ws_pipe_, "CUDA emitter: the consumers' loop is the planned one");
+  alternate_wgs_ = warpgroups_take_turns();
   if (alternate_wgs_) {
     const std::string last = std::to_string(threads_ / 128 - 1);
     line("// warpgroups take turns issuing the first gemm; warpgroup 0 goes first");
@@ -594,7 +613,7 @@ void CudaEmitter::emit_rotated_body(const std::vector<Stmt>& consumers, size_t s
   line(need("tg_wgmma_wait") + "<1>();");
   open_else();
   if (turn)
-    line("tg_bar_arrive_n(" + next_turn("tg_tid / 128") + ", 256);");
+    line(need("tg_bar_arrive_n") + "(" + next_turn("tg_tid / 128") + ", 256);");
   line("tg_wgmma_wait<0>();");
   close();
   defer_wgmma_wait_ = false;
@@ -911,9 +930,11 @@ std::string CudaEmitter::hopper_helpers_source() const {
           "template <int N> TG_DEV void tg_setmaxnreg_dec() { asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %0;\\n\" ::\"n\"(N)); }\n"
           "template <int N> TG_DEV void tg_setmaxnreg_inc() { asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %0;\\n\" ::\"n\"(N)); }\n";
   if (has("tg_bar_sync_n") || has("tg_bar_arrive_n"))
-    os << "/* Named barrier `id` of n threads: wait for all n, or arrive without waiting. */\n"
-          "TG_DEV void tg_bar_sync_n(int id, int n) { asm volatile(\"bar.sync %0, %1;\\n\" ::\"r\"(id), \"r\"(n) : \"memory\"); }\n"
-          "TG_DEV void tg_bar_arrive_n(int id, int n) { asm volatile(\"bar.arrive %0, %1;\\n\" ::\"r\"(id), \"r\"(n) : \"memory\"); }\n";
+    os << "/* Named barrier `id` of n threads: wait for all n, or arrive without waiting. */\n";
+  if (has("tg_bar_sync_n"))
+    os << "TG_DEV void tg_bar_sync_n(int id, int n) { asm volatile(\"bar.sync %0, %1;\\n\" ::\"r\"(id), \"r\"(n) : \"memory\"); }\n";
+  if (has("tg_bar_arrive_n"))
+    os << "TG_DEV void tg_bar_arrive_n(int id, int n) { asm volatile(\"bar.arrive %0, %1;\\n\" ::\"r\"(id), \"r\"(n) : \"memory\"); }\n";
   if (has("tg_fence_proxy_async"))
     os << "/* Orders this thread's generic-proxy shared-memory writes before async-proxy reads (wgmma). */\n"
           "TG_DEV void tg_fence_proxy_async() { asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\"); }\n";
@@ -1563,7 +1584,8 @@ std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
   line("++tg_turn;");
   close(split_kernel_ ? "} while (0); // `continue` leaves it" : "}");
   if (tma_store_)
-    line("if (tg_tid == 0) " + need("tg_bulk_wait") + "<0>(); // the last tile's TMA store is done");
+    line(std::string(store_wg_rows_ > 0 ? "if (tg_tid % 128 == 0) " : "if (tg_tid == 0) ") + need("tg_bulk_wait") +
+         "<0>(); // the last tile's TMA store is done");
   if (split_kernel_)
     line(need("tg_grid_wait") + "(); // complete only after tg_kernel_ws (emit_launch_order)");
   std::ostringstream os;
