@@ -212,9 +212,8 @@ private:
   std::string prepacked_a_; // a register-A wgmma reads these packed registers ([kk][4])
   void tma_issue(const ir::Copy* c, const std::string& stage, const std::string& bar);
   // ", (int)(c0), (int)(c1), ..." of a TMA box at region r (innermost first), `col` columns
-  // past its offset along the last dim.
-  // ", (int)(c0), (int)(c1)...": a tile's TMA coordinates, innermost first, the columns moved by
-  // col and (row non-empty) the rows by the expression `row`
+  // past its offset along the last dim and (row non-empty) the expression `row` past it along
+  // the one before.
   std::string tma_coords(const ir::Region& r, int64_t col, const std::string& row = "");
   void gemm_wgmma(const ir::Gemm* g, const passes::GemmPlan& p);
   // gemm_wgmma with GemmPlan::promote_n: (A argument, B byte offset) per k step

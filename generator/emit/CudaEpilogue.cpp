@@ -247,9 +247,6 @@ void CudaEmitter::emit_tma_store(const Copy* c) {
   line("// next tile's main loop runs");
   const int64_t panels = store_cols_ / pc, slot = store_rows_ * pc;
   const std::string store = need("tg_tma_store_" + std::to_string(n) + "d");
-  // One round: wait until the staging memory's previous store has read it (at most `reading`
-  // stores still reading), write the registers of `panel` (-1: all), fence them for the async
-  // proxy, and issue the round's boxes as one bulk group.
   // Per warpgroup (store_wg_rows_): warpgroup tg_tid / 128 waits, synchronizes and issues for
   // its rows alone (named barrier kWgStoreBarrier + warpgroup, clear of the consumer groups'
   // and the turns' barriers); its boxes start at its first row of the staging panels.

@@ -340,14 +340,14 @@ bool CudaEmitter::body_only_wgmma(const std::vector<Stmt>& consumers) const {
   return only_wgmma;
 }
 
-// Two warpgroups sharing a tile with more than its gemms in the body (attention): they take
-// turns issuing the body's first gemm (FA3's warpgroup ping-pong), so one warpgroup's
-// softmax runs while the other's gemm does. Named barriers 3 + wg: a warpgroup syncs on its
-// own before issuing and arrives on the other's after.
 bool CudaEmitter::stages_released_late() const {
   return ws() && ws_loop_ && body_only_wgmma(ws_consumers(ws_loop_, ws_pipe_));
 }
 
+// Two warpgroups sharing a tile with more than its gemms in the body (attention): they take
+// turns issuing the body's first gemm (FA3's warpgroup ping-pong), so one warpgroup's
+// softmax runs while the other's gemm does. Named barriers 3 + wg: a warpgroup syncs on its
+// own before issuing and arrives on the other's after.
 bool CudaEmitter::warpgroups_take_turns() const {
   if (!ws() || !ws_loop_)
     return false;
