@@ -271,6 +271,7 @@ private:
   // warpgroup w exactly rows [w * R, (w + 1) * R) (the wgmma accumulators); 0: the group's
   // threads store the tile together.
   int64_t store_wg_rows_ = 0;
+  std::string store_issuer() const; // the condition on tg_tid of the thread issuing the stores
   void plan_epilogue_store();
   // registers -> the swizzled staging tile; with panel >= 0 only that panel's registers, at
   // the start of tg_stage

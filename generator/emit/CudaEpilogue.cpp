@@ -147,11 +147,11 @@ void CudaEmitter::plan_epilogue_store() {
   //   and the stages it may read before the other releases theirs are one fewer. H200
   //   (bench/RESULTS.md 2026-12-02), bf16 with per-warpgroup stores against the group's:
   //   4096x4096x512 3-4% faster, 4096^3 0-1.6%, but 8192^3 0.6-5% slower.
-  store_wg_rows_ = warpgroups_take_turns() || stages_released_late() ? 0 : warpgroup_rows(L, rows, threads_);
-  const std::string by_wg =
-      store_wg_rows_ > 0 ? ", each warpgroup its own " + std::to_string(store_wg_rows_) + " rows" : "";
+  const int64_t wg_rows = warpgroups_take_turns() || stages_released_late() ? 0 : warpgroup_rows(L, rows, threads_);
+  const std::string by_wg = wg_rows > 0 ? ", each warpgroup its own " + std::to_string(wg_rows) + " rows" : "";
   if (total + 1024 <= t_.gpu.smem_per_block) {
     tma_store_ = c;
+    store_wg_rows_ = wg_rows;
     take(panels, whole + ", TMA store (" + std::to_string(panels) + " box(es) of " + std::to_string(pc) +
                      " columns" + by_wg + ") overlapping the next tile");
     return;
@@ -165,7 +165,6 @@ void CudaEmitter::plan_epilogue_store() {
   while (slots > 1 && panels % slots != 0)
     --slots;
   if (slots < 2 || !split_addressing(L, 16 / g.dtype.bytes())) {
-    store_wg_rows_ = 0;
     plan_.notes.push_back("epilogue: direct stores (a " + std::to_string(rows) + "x" +
                           std::to_string(cols) + " TMA-store staging tile would need " +
                           std::to_string(total + 1024) + " bytes of shared memory, and fewer than two " +
@@ -173,6 +172,7 @@ void CudaEmitter::plan_epilogue_store() {
     return;
   }
   tma_store_ = c;
+  store_wg_rows_ = wg_rows;
   take(slots, std::to_string(slots) + " staging panels of " + std::to_string(rows) + "x" + std::to_string(pc) +
                   " " + g.dtype.name() + " at byte " + std::to_string(off) + " (the " + std::to_string(rows) +
                   "x" + std::to_string(cols) + " tile does not fit), TMA store per panel (" +
@@ -251,7 +251,7 @@ void CudaEmitter::emit_tma_store(const Copy* c) {
   // its rows alone (named barrier kWgStoreBarrier + warpgroup, clear of the consumer groups'
   // and the turns' barriers); its boxes start at its first row of the staging panels.
   const bool per_wg = store_wg_rows_ > 0;
-  const std::string issuer = per_wg ? "tg_tid % 128 == 0" : "tg_tid == 0";
+  const std::string issuer = store_issuer();
   const std::string sync = per_wg ? need("tg_bar_sync_n") + "(" + std::to_string(kWgStoreBarrier) + " + tg_tid / 128, 128);"
                                   : need("tg_bar_consumers") + "(tg_grp);";
   const std::string wg_row = per_wg ? "(tg_tid / 128) * " + std::to_string(store_wg_rows_) : "";
@@ -392,6 +392,12 @@ std::string CudaEmitter::tma_store_helpers_source() const {
           "template <int N> TG_DEV void tg_bulk_wait_read() { asm volatile(\"cp.async.bulk.wait_group.read %0;\\n\" ::\"n\"(N) : \"memory\"); }\n"
           "template <int N> TG_DEV void tg_bulk_wait() { asm volatile(\"cp.async.bulk.wait_group %0;\\n\" ::\"n\"(N) : \"memory\"); }\n";
   return os.str();
+}
+
+// The consumer thread that issues, waits for and drains the TMA stores: the group's first, or
+// each warpgroup's first where each stores its own rows.
+std::string CudaEmitter::store_issuer() const {
+  return store_wg_rows_ > 0 ? "tg_tid % 128 == 0" : "tg_tid == 0";
 }
 
 // Host code: the store's tensor map (a box of one 128-byte panel by the tile's rows, or by a

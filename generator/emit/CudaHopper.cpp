@@ -1584,8 +1584,7 @@ std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
   line("++tg_turn;");
   close(split_kernel_ ? "} while (0); // `continue` leaves it" : "}");
   if (tma_store_)
-    line(std::string(store_wg_rows_ > 0 ? "if (tg_tid % 128 == 0) " : "if (tg_tid == 0) ") + need("tg_bulk_wait") +
-         "<0>(); // the last tile's TMA store is done");
+    line("if (" + store_issuer() + ") " + need("tg_bulk_wait") + "<0>(); // the last tile's TMA store is done");
   if (split_kernel_)
     line(need("tg_grid_wait") + "(); // complete only after tg_kernel_ws (emit_launch_order)");
   std::ostringstream os;
