@@ -12,10 +12,7 @@ static struct {
   int64_t tg_tiles[3];
 } tg_p;
 
-static void decode(int64_t tg_tile, int64_t* bx, int64_t* by, int64_t* bz) {
-#include "decode.inc"
-  *bx = tg_bx, *by = tg_by, *bz = tg_bz;
-}
+#include "tile_decode.h"
 
 static int check(int64_t gx, int64_t gy, int64_t gz) {
   const int64_t n = gx * gy * gz;
@@ -29,11 +26,8 @@ static int check(int64_t gx, int64_t gy, int64_t gz) {
   for (int64_t t = 0; t < n && !bad; ++t) {
     int64_t bx, by, bz;
     decode(t, &bx, &by, &bz);
-    if (bx < 0 || bx >= gx || by < 0 || by >= gy || bz < 0 || bz >= gz)
-      bad = 1;
-    else if (seen[(bz * gy + by) * gx + bx]++)
-      bad = 2;
-    else if (t > 0) {
+    bad = mark_tile(seen, gx, gy, gz, bx, by, bz);
+    if (!bad && t > 0) {
 #ifdef HEAVIEST_FIRST
       const int in_group = t >= n - group, prev_in_group = t - 1 >= n - group;
       if (in_group && prev_in_group && bx > pbx)

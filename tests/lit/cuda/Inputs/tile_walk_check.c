@@ -17,10 +17,7 @@ static struct {
   int64_t tg_group;
 } tg_p;
 
-static void decode(int64_t tg_tile, int64_t* bx, int64_t* by, int64_t* bz) {
-#include "decode.inc"
-  *bx = tg_bx, *by = tg_by, *bz = tg_bz;
-}
+#include "tile_decode.h"
 
 /* Every tile of a gx x gy x gz grid walked in groups of `rows`: each (bx, by, bz) once. */
 static int check_bijection(int64_t gx, int64_t gy, int64_t gz, int64_t rows) {
@@ -31,10 +28,7 @@ static int check_bijection(int64_t gx, int64_t gy, int64_t gz, int64_t rows) {
   for (int64_t t = 0; t < n && !bad; ++t) {
     int64_t bx, by, bz;
     decode(t, &bx, &by, &bz);
-    if (bx < 0 || bx >= gx || by < 0 || by >= gy || bz < 0 || bz >= gz)
-      bad = 1;
-    else if (seen[(bz * gy + by) * gx + bx]++)
-      bad = 2;
+    bad = mark_tile(seen, gx, gy, gz, bx, by, bz);
   }
   free(seen);
   if (bad)
