@@ -11,7 +11,8 @@ sweeps a kernel on another target (flash_attention_fwd:sm_90a) and SWEEP_CONFIGS
 generator binary (two builds compare two generators in two sweep binaries); SWEEP_SPEC_DIR reads
 the specs from another folder (a spec experiment against kernels/).
 The binary reads SWEEP_ROUNDS=n (time every case n times, round-robin: interleaved A/B),
-SWEEP_ATTN=B,H,S (another attention shape: ragged S, more or fewer tiles), SWEEP_CHECK_ONLY=1
+SWEEP_ATTN=B,H,S (another attention shape: ragged S, more or fewer tiles), SWEEP_FLUSH=1 (one
+call at a time, each after a 256 MB memset: bench.py's second figure), SWEEP_CHECK_ONLY=1
 (one call per case and the check, no timing: for compute-sanitizer and ncu) and SWEEP_ENERGY=1
 (the board's energy per call from NVML's counter around 200 calls, loaded with dlopen)."""
 import os, re, subprocess, sys
