@@ -12,6 +12,7 @@ thread-block-cluster version, to measure whether clusters with TMA multicast wou
           so a stage is refilled once both blocks are done with it
   nomc    only the cluster launch and the paired tile order (each block loads its own B)
   order   only the paired tile order: no cluster launch (rank = blockIdx.x % 2)
+  spread  full, with cluster c at place (c * TGX_STRIDE) mod (clusters) of the pairs' walk
 
 The host part launches 2 x min(pair tiles, cudaOccupancyMaxActiveClusters) blocks (printed
 once) and no split tail. OLD_PREFIX/NEW_PREFIX rename the exported functions (tgv_hb__ ->
@@ -23,7 +24,14 @@ import sys
 
 src, dst, old, new = sys.argv[1:5]
 mode = sys.argv[5] if len(sys.argv) > 5 else 'full'
-assert mode in ('full', 'nomc', 'order'), mode
+assert mode in ('full', 'nomc', 'order', 'spread'), mode
+# spread: full, and cluster c takes place (c * S) mod (clusters) of the pairs' walk, where S
+# is TGX_STRIDE (environment, read once; default 1: as full), so that the pairs which share
+# a panel need not be neighbouring clusters (a GPC's: bench/RESULTS.md 2026-12-02 06:05); the
+# first call prints each block's SM id
+spread = mode == 'spread'
+if spread:
+    mode = 'full'
 cluster = mode != 'order'
 t = open(src).read().replace(old, new)
 
@@ -64,8 +72,13 @@ k = sub1(k, "const int64_t tg_ntiles = tg_p.tg_tiles[0] * tg_p.tg_tiles[1] * tg_
 k = sub1(k, "tg_gy = tg_p.tg_tiles[1];", "tg_gy = (tg_p.tg_tiles[1] + 1) / 2;", 2)
 k = sub1(k, "const int64_t tg_gr = tg_p.tg_group;", "const int64_t tg_gr = (tg_p.tg_group + 1) / 2;", 2)
 k = sub1(k, "const int64_t by = tg_by;", "const int64_t by = 2 * tg_by + tg_rank;", 2)
+place = "(int64_t)(blockIdx.x / 2) * tg_p.tgx_stride % (int64_t)(gridDim.x / 2)" if spread else "blockIdx.x / 2"
 k = sub1(k, "for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x",
-         "for (int64_t tg_tile = blockIdx.x / 2; tg_tile < tg_ntiles; tg_tile += gridDim.x / 2", 2)
+         "for (int64_t tg_tile = %s; tg_tile < tg_ntiles; tg_tile += gridDim.x / 2" % place, 2)
+if spread:
+    k = sub1(k, "  __syncthreads();\n", "  __syncthreads();\n"
+             "  if (tg_p.tgx_where && threadIdx.x == 0) { unsigned sm; asm volatile(\"mov.u32 %0, %%smid;\" : \"=r\"(sm)); tg_p.tgx_where[blockIdx.x] = (int)sm; }\n")
+
 if cluster:
     # the peer's barriers are initialized before anyone arrives on them or multicasts
     k = sub1(k, "  __syncthreads();\n", "  __syncthreads();\n  tg_cluster_sync();\n")
@@ -106,6 +119,42 @@ grid_new = """    const uint64_t tg_n = (uint64_t)grid.x * ((grid.y + 1) / 2) * 
     }
     grid = dim3(2 * (unsigned)(tg_n < (uint64_t)tg_maxc ? tg_n : (uint64_t)tg_maxc), 1, 1);""" % (1 if cluster else 0)
 t = sub1(t, grid_old, grid_new, 0)
+if spread:
+    t = sub1(t, "  int64_t tg_group;          // rows of tiles per group of the walk (tg_walk_rows)\n",
+             "  int64_t tg_group;          // rows of tiles per group of the walk (tg_walk_rows)\n"
+             "  int64_t tgx_stride; int* tgx_where; // cluster_experiment spread\n")
+    host = r"""    { // cluster_experiment spread: the walk's stride over clusters; the blocks' SM ids once
+      static int tgx_s = 0;
+      static int* tgx_w = NULL;
+      if (!tgx_s) {
+        const char* e = getenv("TGX_STRIDE");
+        tgx_s = e && atoi(e) > 0 ? atoi(e) : 1;
+        if (cudaMalloc(&tgx_w, 4096) != cudaSuccess) abort();
+        cudaMemset(tgx_w, 0xFF, 4096);
+      }
+      int64_t a = tgx_s, b = grid.x / 2;
+      while (b) { const int64_t r = a % b; a = b; b = r; }
+      p.tgx_stride = a == 1 ? tgx_s : 1; /* a permutation of the places only where coprime */
+      p.tgx_where = tgx_w;
+    }
+"""
+    t = sub1(t, "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n",
+             host + "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n", 0)
+    t = sub1(t, "  /* the last error is read (and cleared) whatever tg_e says: a later call must not see it */\n",
+             r"""  { // cluster_experiment spread: where the first call's blocks ran
+    static int tgx_done = 0;
+    if (!tgx_done && tma && tg_e == cudaSuccess && cudaStreamSynchronize(stream) == cudaSuccess) {
+      int h[1024];
+      if (grid.x <= 1024 && cudaMemcpy(h, p.tgx_where, grid.x * sizeof(int), cudaMemcpyDeviceToHost) == cudaSuccess) {
+        fprintf(stderr, "cluster_experiment: stride %lld; blockIdx -> smid:", (long long)p.tgx_stride);
+        for (unsigned i = 0; i < grid.x; ++i) fprintf(stderr, " %d", h[i]);
+        fprintf(stderr, "\n");
+      }
+      tgx_done = 1;
+    }
+  }
+  /* the last error is read (and cleared) whatever tg_e says: a later call must not see it */
+""", 1)
 if "#include <cstdio>" not in t and "#include <stdio.h>" not in t:
     t = "#include <stdio.h>\n" + t
 open(dst, "w").write(t)
