@@ -3,7 +3,7 @@
 thread-block-cluster version, to measure whether clusters with TMA multicast would pay
 (docs/hopper.md, "Not done yet"; bench/RESULTS.md, 2026-11-30 and 2026-12-02):
 
-  python3 cluster_experiment.py IN.cu OUT.cu OLD_PREFIX NEW_PREFIX [full|nomc|order]
+  python3 cluster_experiment.py IN.cu OUT.cu OLD_PREFIX NEW_PREFIX [full|nomc|order|spread]
 
   full    clusters of 2 blocks along M (__cluster_dims__(2, 1, 1)); the pair takes tiles
           (2 y, x) and (2 y + 1, x) of one L2 group and shares B: block r of the pair issues
