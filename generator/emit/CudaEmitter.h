@@ -184,6 +184,10 @@ private:
   void emit_launch_order();                         // griddepcontrol after the prologue (PDL, cc 9.0+)
   void emit_lets_before(const ir::For* f);          // top-level lets preceding loop f
   void emit_ws_consumer_loop(const ir::For* f, const passes::TmaPipeline& tp);
+  // The hoisted A operands of f's gemms (GemmPlan::a_hoisted), read before the loop into
+  // hoisted_a_'s registers ([k step][4]), which those gemms then take as A.
+  void emit_hoisted_a(const ir::For* f);
+  std::map<const ir::Buffer*, std::string> hoisted_a_;
   void emit_ws_body(const std::vector<ir::Stmt>& consumers, bool only_wgmma,
                     const passes::TmaPipeline& tp);
   // FA3's intra-warpgroup overlap (CudaHopper.cpp): the rotated consumer body.

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 namespace tilegen::emit {
@@ -360,11 +361,60 @@ bool CudaEmitter::warpgroups_take_turns() const {
          threads_ / 128 + 2 < 16 && wgmmas >= 2;
 }
 
+// Hoisted A operands (GemmPlan::a_hoisted): each thread reads its rows of the gemm's A, a
+// shared buffer the producer filled once for this tile, into the registers of every k step at
+// once, before the loop. ldmatrix.x4 gives a warp the 16 x 16 slice of mma.sync's A fragment
+// layout, which is the wgmma A register layout of the warp's 16 rows (PTX ISA "wgmma register
+// fragments"): lane l names row l % 16 and 8 columns from (l / 16) * 8 of its warp's slice.
+// The buffer is stored as 128-byte panels of K-major rows (chunk c of row r at c ^ (r % 8)).
+void CudaEmitter::emit_hoisted_a(const For* f) {
+  std::function<void(const Stmt&)> visit = [&](const Stmt& s) {
+    if (!s)
+      return;
+    if (auto* q = s->as<Seq>()) {
+      for (const auto& c : q->stmts)
+        visit(c);
+      return;
+    }
+    const Gemm* g = s->as<Gemm>();
+    auto it = g ? plan_.gemms.find(s.get()) : plan_.gemms.end();
+    if (it == plan_.gemms.end() || !it->second.a_hoisted || hoisted_a_.count(g->a.get()))
+      return;
+    const Buffer* A = g->a.get();
+    const passes::PanelSwizzle& m = *plan_.panel_swizzles.at(A);
+    TG_ASSERT(m.bytes == passes::kPanelBytes && A->dtype.bytes() == 2,
+              "CUDA emitter: hoisted A of 128-byte panels of 16-bit elements");
+    const int64_t rows = cuda_const(A->shape[0]), K = cuda_const(A->shape[1]);
+    const int64_t pa = plan_.panels.at(A), ks = K / 16;
+    const std::string r = "tg_ha_" + name(A->name);
+    hoisted_a_[A] = r;
+    line("// " + info_.spec_path + ":" + std::to_string(g->loc.line) + ": gemm's A (" + A->name +
+         ") into registers once per tile (" + std::to_string(ks * 4) +
+         " per thread), in the wgmma A-fragment layout");
+    line("uint32_t " + r + "[" + std::to_string(ks) + "][4];");
+    open("");
+    line("const int tg_hr = (tg_tid / 128) * 64 + (tg_tid % 128) / 32 * 16 + tg_tid % 16; "
+         "// this lane's row");
+    line("const unsigned char* tg_hp = (const unsigned char*)(" + shared_ptr(A) + ") + tg_hr * " +
+         std::to_string(m.bytes) + ";");
+    line("#pragma unroll");
+    open("for (int tg_k = 0; tg_k < " + std::to_string(ks) + "; ++tg_k)");
+    line(need("tg_ldmatrix_x4") + "(" + r + "[tg_k], tg_hp + (tg_k * 16 / " + std::to_string(pa) +
+         ") * " + std::to_string(rows * m.bytes) + " + ((((tg_k * 16) % " + std::to_string(pa) +
+         " / 8 + tg_tid % 32 / 16) ^ (tg_hr % 8)) * 16));");
+    close();
+    close();
+  };
+  visit(f->body);
+}
+
 void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline& tp) {
   const std::vector<Stmt> consumers = ws_consumers(f, tp);
   const bool only_wgmma = body_only_wgmma(consumers);
   // Shared memory the consumers wrote before the loop (attention's Q tile): settled once here.
   fence_async_proxy_writes();
+  hoisted_a_.clear();
+  emit_hoisted_a(f);
   const std::string v = name(f->var->name), S = std::to_string(tp.stages);
   std::vector<const Buffer*> staged;
   for (const StmtNode* s : tp.producers)
@@ -714,7 +764,8 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
   const int64_t K = cuda_const(g->a->shape[1]);
   const Buffer* A = g->a.get();
   const Buffer* B = g->b.get();
-  const bool a_regs = p.a_in_regs, trans_b = !g->transpose_b; // B [K, N] is N-major
+  // A from registers: a fragment's, or a shared A read into registers before the loop
+  const bool a_regs = p.a_in_regs || p.a_hoisted, trans_b = !g->transpose_b; // B [K, N] is N-major
   const int64_t eb = B->dtype.bytes();
   // Each shared operand's panels: elements per panel row (pa, pb) and swizzle mode.
   const passes::PanelSwizzle* mode_a = a_regs ? nullptr : plan_.panel_swizzles.at(A);
@@ -767,7 +818,10 @@ void CudaEmitter::gemm_wgmma(const Gemm* g, const passes::GemmPlan& p) {
     // N-major B: k0 rows down the panels.
     const int64_t off_b = trans_b ? k0 * mode_b.bytes : kmajor(b_rows, pb, mode_b.bytes);
     std::string a_arg;
-    if (a_regs && !prepacked_a_.empty()) {
+    if (p.a_hoisted) {
+      TG_ASSERT(hoisted_a_.count(A), "CUDA emitter: a hoisted A read before its loop");
+      a_arg = hoisted_a_.at(A) + "[" + std::to_string(kk) + "]";
+    } else if (a_regs && !prepacked_a_.empty()) {
       a_arg = prepacked_a_ + "[" + std::to_string(kk) + "]";
     } else if (a_regs) {
       // Packed before the first wgmma: registers written between wgmmas of one group make

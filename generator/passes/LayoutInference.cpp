@@ -531,8 +531,10 @@ private:
 
 std::optional<LayoutPlan> infer_layouts(const Kernel& k, const Target& target, DiagEngine& diag) {
   auto plan = Inference(k, target, diag).run();
-  if (plan && target.is_gpu())
+  if (plan && target.is_gpu()) {
     plan_operand_buffers(k, target, *plan);
+    plan_hoisted_operands(k, target, *plan);
+  }
   return plan;
 }
 

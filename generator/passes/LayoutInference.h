@@ -39,6 +39,13 @@ struct GemmPlan {
   // not fit the register budget (plan_operand_buffers, ResourceEstimate.h)
   bool b_chunked = false;
   int64_t wg = 0;         // Wgmma: warpgroups along M, one m64nNk16 row block each
+  // Wgmma whose A is a 16-bit shared buffer that the warp-specialized loop's producer fills once
+  // per tile before the loop (TmaPipeline::prologue: attention's Q tile): the consumers read it
+  // into registers once, before the loop (ldmatrix, in the wgmma A-fragment layout), and every k
+  // step of every iteration takes A from registers instead of shared memory. Chosen where
+  // its K / 16 x 4 registers per thread fit the consumers' budget with a margin
+  // (plan_hoisted_operands, ResourceEstimate.h).
+  bool a_hoisted = false;
   // Wgmma with FP8 operands on a target whose FP8 accumulation is narrower than f32
   // (GpuFacts::fp8_accum_bits): the gemm runs as column chunks of promote_n, each chunk's k
   // steps into a zeroed partial fragment (promote_n / 2 registers per thread) that is then

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace tilegen::passes {
@@ -262,7 +263,40 @@ Liveness liveness(const Kernel& k, Walker& w, int64_t threads) {
   return L;
 }
 
+// The program points (liveness's leaf statements) of the warp-specialized loop's body: where a
+// hoisted A operand is live. Empty without a warp-specialized loop.
+std::set<const StmtNode*> ws_loop_points(const LayoutPlan& plan) {
+  std::set<const StmtNode*> out;
+  if (plan.tma_loops.size() != 1)
+    return out;
+  const For* loop = plan.tma_loops.begin()->first->as<For>();
+  if (!loop)
+    return out;
+  Points p;
+  p.walk(loop->body);
+  for (const auto& s : p.at)
+    out.insert(s.get());
+  return out;
+}
+
+// Registers per thread the plan's hoisted A operands hold inside the warp-specialized loop.
+int64_t hoisted_words(const LayoutPlan& plan, Walker& w) {
+  int64_t n = 0;
+  for (const auto& [s, gp] : plan.gemms) {
+    const Gemm* g = s->as<Gemm>();
+    if (!gp.a_hoisted || !g)
+      continue;
+    if (auto K = w.value(g->a->shape[1], g->loc, "gemm K"))
+      n = sat_add(n, hoisted_a_words(*g, *K));
+  }
+  return n;
+}
+
 } // namespace
+
+int64_t hoisted_a_words(const Gemm& g, int64_t K) {
+  return K / (32 / g.a->dtype.bytes()) * 4;
+}
 
 std::string ResourceUse::smem_breakdown() const {
   std::string s;
@@ -368,11 +402,17 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
   r.stage_scratch = staged > 0 ? round_up(staged, kSmemAlign) : 0;
   r.smem_bytes = sat_add(r.smem_bytes, r.stage_scratch);
 
-  // Registers at each program point: the live fragments, plus a gemm's operand slices.
+  // Registers at each program point: the live fragments, plus a gemm's operand slices, plus
+  // inside the warp-specialized loop the hoisted A operands (GemmPlan::a_hoisted).
   Liveness L = liveness(k, w, r.threads);
   if (!w.ok)
     return std::nullopt;
-  int64_t all = L.all;
+  const int64_t hoist = plan ? hoisted_words(*plan, w) : 0;
+  const std::set<const StmtNode*> in_loop =
+      hoist > 0 ? ws_loop_points(*plan) : std::set<const StmtNode*>{};
+  if (!w.ok)
+    return std::nullopt;
+  int64_t all = sat_add(L.all, hoist);
   for (size_t i = 0; i < L.points.at.size(); ++i) {
     int64_t operand = 0;
     const Gemm* g = L.points.at[i]->as<Gemm>();
@@ -402,8 +442,10 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
       operand = ceil_div(ceil_div(halves, 2), r.threads);
     }
     all = sat_add(all, operand);
-    if (sat_add(L.live[i], operand) > sat_add(r.fragment_words, r.operand_words)) {
-      r.fragment_words = L.live[i];
+    const int64_t live =
+        in_loop.count(L.points.at[i].get()) ? sat_add(L.live[i], hoist) : L.live[i];
+    if (sat_add(live, operand) > sat_add(r.fragment_words, r.operand_words)) {
+      r.fragment_words = live;
       r.operand_words = operand;
     }
   }
@@ -511,6 +553,49 @@ void plan_operand_buffers(const Kernel& k, const Target& target, LayoutPlan& pla
                          " whole-step operand + " + std::to_string(kRegisterOverhead) +
                          " fixed registers > " + std::to_string(target.gpu.regs_per_thread) + ")");
   }
+}
+
+void plan_hoisted_operands(const Kernel& k, const Target& target, LayoutPlan& plan) {
+  if (plan.tma_loops.size() != 1)
+    return;
+  const TmaPipeline& tp = plan.tma_loops.begin()->second;
+  if (tp.groups != 1 || tp.prologue.empty())
+    return;
+  std::set<const Buffer*> once; // shared buffers the producer fills once per tile
+  for (const StmtNode* s : tp.prologue)
+    if (auto* c = s->as<Copy>())
+      once.insert(c->dst.buffer.get());
+  const std::set<const StmtNode*> in_loop = ws_loop_points(plan);
+  std::vector<GemmPlan*> picked;
+  std::vector<std::string> names;
+  for (auto& [s, gp] : plan.gemms) {
+    const Gemm* g = s->as<Gemm>();
+    if (!g || !in_loop.count(s) || gp.kind != GemmPlan::Wgmma || gp.a_in_regs || gp.promote_n > 0 ||
+        g->transpose_a || !once.count(g->a.get()) || g->a->dtype.bytes() != 2)
+      continue;
+    auto sw = plan.panel_swizzles.find(g->a.get());
+    if (sw == plan.panel_swizzles.end() || !sw->second || sw->second->bytes != kPanelBytes)
+      continue; // the emitter's ldmatrix addressing covers 128-byte panels
+    gp.a_hoisted = true;
+    picked.push_back(&gp);
+    names.push_back("gemm at line " + std::to_string(g->loc.line) + " (" + g->a->name + ")");
+  }
+  if (picked.empty())
+    return;
+  // Kept only where the estimate with the hoisted registers leaves kHoistMargin of the
+  // consumers' budget free.
+  std::ostringstream sink;
+  DiagEngine diag(sink);
+  auto r = estimate_resources(k, {}, target, diag, &plan);
+  if (!r || r->register_budget <= 0 || sat_add(r->registers, kHoistMargin) > r->register_budget) {
+    for (GemmPlan* gp : picked)
+      gp->a_hoisted = false;
+    return;
+  }
+  for (const auto& n : names)
+    plan.notes.push_back(n + ": A read into registers once per tile, before the loop (" +
+                         r->register_breakdown() + " registers of " +
+                         std::to_string(r->register_budget) + ")");
 }
 
 } // namespace tilegen::passes

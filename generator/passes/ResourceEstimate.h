@@ -90,6 +90,11 @@ inline constexpr int64_t kSmemAlign = 128;
 // fragment words) fits the 160-register budget without spills; a 163-word tile (BN 192) spills.
 inline constexpr int64_t kRegisterOverhead = 40;
 inline constexpr int64_t kRegisterOverheadWs = 28;
+// Registers of the consumers' budget a hoisted A operand (plan_hoisted_operands) must leave
+// free beyond the estimate. Calibrated with ptxas on sm_90a: non-causal D128 attention
+// (estimate 223 of 240 with Q hoisted) compiles without spills, causal D128 (223 of 232: its
+// tile scheduler's producer keeps 32) spilled 12 bytes.
+inline constexpr int64_t kHoistMargin = 16;
 
 // setmaxnreg budgets of a warp-specialized block: the producer warpgroup keeps the minimum its
 // TMA loop needs (24 where the consumers hold a register-A wgmma's operands besides its
@@ -140,5 +145,16 @@ std::optional<ResourceUse> estimate_resources(const ir::Kernel& k, const ir::Var
 // live at it (as estimate_resources counts them), its whole-step double-buffered operands and
 // the fixed overhead would exceed the target's registers per thread. Called by infer_layouts.
 void plan_operand_buffers(const ir::Kernel& k, const Target& target, LayoutPlan& plan);
+
+// Hoisted wgmma A operands of a warp-specialized plan (GemmPlan::a_hoisted): every wgmma gemm
+// of the pipelined loop whose A is a 16-bit, 128-byte-swizzled, K-major shared buffer filled by
+// a prologue copy of the loop (one consumer group) reads A into registers before the loop, when
+// the registers live anywhere in the loop (as estimate_resources counts them), the hoisted
+// K / 16 x 4 per gemm and the fixed overhead leave kHoistMargin of the consumers' setmaxnreg
+// budget free. Measured on the H200 (bench/RESULTS.md 2026-12-02): attention D128 1.1-1.5%
+// faster at the power cap, 2% less energy per call. Called by infer_layouts.
+void plan_hoisted_operands(const ir::Kernel& k, const Target& target, LayoutPlan& plan);
+// The registers per thread a hoisted A of gemm `g` holds: 4 per k step of 16.
+int64_t hoisted_a_words(const ir::Gemm& g, int64_t K);
 
 } // namespace tilegen::passes
