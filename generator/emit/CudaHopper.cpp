@@ -376,6 +376,12 @@ void CudaEmitter::emit_hoisted_a(const For* f) {
         visit(c);
       return;
     }
+    if (auto* fo = s->as<For>()) // wherever the plan found it (Points: every nested body)
+      return visit(fo->body);
+    if (auto* i = s->as<IfThenElse>()) {
+      visit(i->then_case);
+      return visit(i->else_case);
+    }
     const Gemm* g = s->as<Gemm>();
     auto it = g ? plan_.gemms.find(s.get()) : plan_.gemms.end();
     if (it == plan_.gemms.end() || !it->second.a_hoisted || hoisted_a_.count(g->a.get()))
