@@ -25,8 +25,11 @@ int64_t elems(const Buffer& b) {
   return n;
 }
 
+
+} // namespace
+
 void walk(const Stmt& s, const std::function<void(const Stmt&, const For*)>& f,
-          const For* loop = nullptr) {
+          const For* loop) {
   if (!s)
     return;
   f(s, loop);
@@ -40,8 +43,6 @@ void walk(const Stmt& s, const std::function<void(const Stmt&, const For*)>& f,
     walk(i->else_case, f, loop);
   }
 }
-
-} // namespace
 
 int64_t cuda_const(const Expr& e) {
   auto* i = e->as<IntImm>();

@@ -12,6 +12,7 @@
 #include "passes/RangeAnalysis.h"
 #include "passes/ResourceEstimate.h"
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -30,6 +31,11 @@ inline constexpr int64_t kWgStoreBarrier = 8;
 
 // The value of an expression that instantiation made constant (on-chip shapes, threads).
 int64_t cuda_const(const ir::Expr& e);
+
+// Calls f on s and every statement nested in it (sequences, loop bodies, both branches), with
+// the innermost loop around each (`loop` for s itself).
+void walk(const ir::Stmt& s, const std::function<void(const ir::Stmt&, const ir::For*)>& f,
+          const ir::For* loop = nullptr);
 
 // "Every element of region r lies inside its tensor" as a tile predicate over the region's
 // offsets (passes/RangeAnalysis), or nullptr (CudaOps.cpp).

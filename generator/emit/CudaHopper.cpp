@@ -20,7 +20,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <sstream>
 
 namespace tilegen::emit {
@@ -368,20 +367,8 @@ bool CudaEmitter::warpgroups_take_turns() const {
 // fragments"): lane l names row l % 16 and 8 columns from (l / 16) * 8 of its warp's slice.
 // The buffer is stored as 128-byte panels of K-major rows (chunk c of row r at c ^ (r % 8)).
 void CudaEmitter::emit_hoisted_a(const For* f) {
-  std::function<void(const Stmt&)> visit = [&](const Stmt& s) {
-    if (!s)
-      return;
-    if (auto* q = s->as<Seq>()) {
-      for (const auto& c : q->stmts)
-        visit(c);
-      return;
-    }
-    if (auto* fo = s->as<For>()) // wherever the plan found it (Points: every nested body)
-      return visit(fo->body);
-    if (auto* i = s->as<IfThenElse>()) {
-      visit(i->then_case);
-      return visit(i->else_case);
-    }
+  // (in program order, wherever the plan found it: every nested body)
+  walk(f->body, [&](const Stmt& s, const For*) {
     const Gemm* g = s->as<Gemm>();
     auto it = g ? plan_.gemms.find(s.get()) : plan_.gemms.end();
     if (it == plan_.gemms.end() || !it->second.a_hoisted || hoisted_a_.count(g->a.get()))
@@ -390,8 +377,7 @@ void CudaEmitter::emit_hoisted_a(const For* f) {
     const passes::PanelSwizzle& m = *plan_.panel_swizzles.at(A);
     TG_ASSERT(m.bytes == passes::kPanelBytes && A->dtype.bytes() == 2,
               "CUDA emitter: hoisted A of 128-byte panels of 16-bit elements");
-    const int64_t rows = cuda_const(A->shape[0]), K = cuda_const(A->shape[1]);
-    const int64_t pa = plan_.panels.at(A), ks = K / 16;
+    const int64_t rows = cuda_const(A->shape[0]), pa = plan_.panels.at(A), ks = wgmma_ksteps(g);
     const std::string r = "tg_ha_" + name(A->name);
     hoisted_a_[A] = r;
     line("// " + info_.spec_path + ":" + std::to_string(g->loc.line) + ": gemm's A (" + A->name +
@@ -410,8 +396,7 @@ void CudaEmitter::emit_hoisted_a(const For* f) {
          " / 8 + tg_tid % 32 / 16) ^ (tg_hr % 8)) * 16));");
     close();
     close();
-  };
-  visit(f->body);
+  });
 }
 
 void CudaEmitter::emit_ws_consumer_loop(const For* f, const passes::TmaPipeline& tp) {

@@ -279,6 +279,9 @@ std::set<const StmtNode*> ws_loop_points(const LayoutPlan& plan) {
   return out;
 }
 
+// The registers per thread a hoisted A of gemm `g` holds: four per wgmma k step (32 bytes of K).
+int64_t hoisted_a_words(const Gemm& g, int64_t K) { return K / (32 / g.a->dtype.bytes()) * 4; }
+
 // Registers per thread the plan's hoisted A operands hold inside the warp-specialized loop.
 int64_t hoisted_words(const LayoutPlan& plan, Walker& w) {
   int64_t n = 0;
@@ -293,10 +296,6 @@ int64_t hoisted_words(const LayoutPlan& plan, Walker& w) {
 }
 
 } // namespace
-
-int64_t hoisted_a_words(const Gemm& g, int64_t K) {
-  return K / (32 / g.a->dtype.bytes()) * 4;
-}
 
 std::string ResourceUse::smem_breakdown() const {
   std::string s;

@@ -154,7 +154,5 @@ void plan_operand_buffers(const ir::Kernel& k, const Target& target, LayoutPlan&
 // budget free. Measured on the H200 (bench/RESULTS.md 2026-12-02): attention D128 1.1-1.5%
 // faster at the power cap, 2% less energy per call. Called by infer_layouts.
 void plan_hoisted_operands(const ir::Kernel& k, const Target& target, LayoutPlan& plan);
-// The registers per thread a hoisted A of gemm `g` holds: 4 per k step of 16.
-int64_t hoisted_a_words(const ir::Gemm& g, int64_t K);
 
 } // namespace tilegen::passes
