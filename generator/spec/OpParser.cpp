@@ -66,8 +66,9 @@ public:
     for (const auto& [k, v] : item->entries) {
       if (k.get() == key)
         continue;
+      const std::string& field = k->value; // clang 14 cannot capture a structured binding
       bool allowed = std::any_of(std::begin(info->extra), std::end(info->extra),
-                                 [&](const char* e) { return e && k->value == e; });
+                                 [&](const char* e) { return e && field == e; });
       if (!allowed) {
         std::vector<std::string> names;
         for (const char* e : info->extra)

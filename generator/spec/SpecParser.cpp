@@ -385,8 +385,9 @@ private:
                     const std::string* cls) {
       for (const auto& o : overrides) {
         for (const auto& [cname, vals] : o.consts) {
+          const std::string& wanted = cname.name; // clang 14 cannot capture a structured binding
           auto it = std::find_if(s.tile_consts.begin(), s.tile_consts.end(),
-                                 [&](const TileConstDecl& t) { return t.name.name == cname.name; });
+                                 [&](const TileConstDecl& t) { return t.name.name == wanted; });
           if (it == s.tile_consts.end()) {
             std::vector<std::string> names;
             for (const auto& t : s.tile_consts)
