@@ -173,7 +173,8 @@ std::optional<std::vector<ShapeClassRep>> shape_class_reps(
       }
       size_t cls = n_cls;
       for (size_t i = 0; i < n_cls; ++i) {
-        auto b = simplify(substitute(k.shape_classes[i].second.pred, m))->as<BoolImm>();
+        Expr folded = simplify(substitute(k.shape_classes[i].second.pred, m)); // keeps b alive
+        auto b = folded->as<BoolImm>();
         if (b && b->value) {
           cls = i;
           break;
@@ -474,7 +475,8 @@ std::optional<Recommendation> recommend(const Kernel& k,
       bool all_ok = true;
       for (size_t r = 0; r < k.requirements.size(); ++r) {
         const auto& req = k.requirements[r];
-        auto b = simplify(substitute(req.pred, m))->as<BoolImm>();
+        Expr folded = simplify(substitute(req.pred, m)); // keeps b alive
+        auto b = folded->as<BoolImm>();
         if (!b) {
           diag.error(req.loc, "requirement '" + req.text +
                                   "' does not reduce to true/false from tile constants, flags and "
