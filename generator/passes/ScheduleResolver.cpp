@@ -39,6 +39,12 @@ std::string config_str(const std::vector<TileConst>& tcs, const std::vector<int6
   return s;
 }
 
+// A footprint in bytes; footprints saturate at INT64_MAX (extents are user numbers).
+std::string bytes_str(int64_t b) {
+  return b == std::numeric_limits<int64_t>::max() ? std::string("more than 2^63 B")
+                                                  : std::to_string(b) + " B";
+}
+
 // The configurations are visited as a mixed-radix counter; this cap keeps a typo such as
 // `range: [1, 100000]` on five constants from hanging the build.
 constexpr size_t kMaxConfigurations = 1u << 20;
@@ -204,9 +210,9 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
       for (const auto& e : buf->shape) {
         Expr v = simplify(substitute(e, m));
         auto c = v->as<IntImm>();
-        if (!c || c->value < 0) {
+        if (!c || c->value <= 0) {
           diag.error(buf->loc, "extent " + to_string(e) + " of '" + buf->name +
-                                   "' is not a non-negative constant once the schedule is "
+                                   "' is not a positive constant once the schedule is "
                                    "fixed (" + config_str(tcs, vals) + " gives " + to_string(v) + ")");
           return std::nullopt;
         }
@@ -219,7 +225,7 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
 
     if (all_ok) {
       ++req_feasible;
-      if (fp < smallest_fp) {
+      if (!smallest_req_ok || fp < smallest_fp) { // fp saturates at INT64_MAX: take the first
         smallest_fp = fp;
         smallest_req_ok = vals;
       }
@@ -246,8 +252,8 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
       names += (i ? ", " : "") + tcs[i].var->name;
     std::string msg = "unsatisfiable schedule for target '" + target.name + "': ";
     if (tcs.empty())
-      msg += "the block's on-chip buffers need " + std::to_string(smallest_fp) +
-             " B, more than the tile budget of " + std::to_string(budget) + " B";
+      msg += "the block's on-chip buffers need " + bytes_str(smallest_fp) +
+             ", more than the tile budget of " + std::to_string(budget) + " B";
     else
       msg += "no configuration of " + names + " satisfies the requirements and fits the tile budget of " +
              std::to_string(budget) + " B";
@@ -266,7 +272,7 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
     else if (!tcs.empty())
       diag.note(sched_loc, "the smallest footprint among the " + std::to_string(req_feasible) +
                                " configurations that satisfy the requirements is " +
-                               std::to_string(smallest_fp) + " B (" +
+                               bytes_str(smallest_fp) + " (" +
                                config_str(tcs, *smallest_req_ok) + "), over the budget of " +
                                std::to_string(budget) + " B of target '" + target.name + "'");
     return std::nullopt;
