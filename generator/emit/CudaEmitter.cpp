@@ -153,6 +153,13 @@ const layout::FragmentLayout& CudaEmitter::frag(const Buffer* b) const {
   return it->second;
 }
 
+const layout::FragmentLayout& CudaEmitter::loop_layout(const Parallel* p) const {
+  auto it = plan_.loops.find(p);
+  TG_ASSERT(it != plan_.loops.end(), "CUDA emitter: parallel loop at line " +
+                                         std::to_string(p->loc.line) + " has no layout");
+  return it->second;
+}
+
 std::string CudaEmitter::thread_coord(const layout::FragmentLayout& l, size_t d) const {
   std::string s;
   int64_t prod = 1;

@@ -117,8 +117,7 @@ private:
   // Global loads' indices as a base (declared before the loops) plus the register coordinate,
   // and their bounds checks as register-coordinate thresholds where they can be.
   void declare_load_indices(const ir::Parallel* p, const std::vector<const ir::Load*>& loads,
-                            const layout::FragmentLayout& L, const std::vector<size_t>& dim_of,
-                            const ir::Buffer* driver);
+                            const layout::FragmentLayout& L, const std::vector<size_t>& dim_of);
   struct LoadIndex {
     std::string index;     // the index's spelling
     std::string in_bounds; // its bounds check's, or "" (tg_inb on the index)
@@ -130,6 +129,9 @@ private:
   std::map<const ir::Load*, std::string> hoisted_loads_;
   std::map<const ir::Binary*, std::string> thresholds_;
   std::set<const ir::Var*> dead_lets_; // lets only the replaced comparisons read
+  // Inside a parallel loop over a replicated layout: the condition that picks one thread of
+  // each replica group, which alone stores to shared memory and tensors ("" otherwise).
+  std::string store_leader_;
   std::string print_binary(const ir::Binary* b, int& prec) override;
   void emit_atomic_add(const ir::AtomicAdd* a);
 
@@ -175,6 +177,8 @@ private:
   std::map<const ir::Var*, VarRegs> var_regs_;
   std::string fragment_reg(const ir::Buffer* b, const std::vector<ir::Expr>& idx);
   const layout::FragmentLayout& frag(const ir::Buffer* b) const;
+  // The layout of a parallel loop no fragment drives (LayoutPlan::loops).
+  const layout::FragmentLayout& loop_layout(const ir::Parallel* p) const;
   // C expressions of a layout's thread part along dim d and of register counter r's part.
   std::string thread_coord(const layout::FragmentLayout& l, size_t d) const;
   std::string reg_coord(const layout::FragmentLayout& l, size_t d, const std::string& r) const;

@@ -322,56 +322,29 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
     before_shared_write();
   else if (use.reads)
     before_shared_read();
-  // The driver: a fragment indexed by every variable (else, for one variable, any fragment).
-  const Buffer* driver = nullptr;
-  std::vector<size_t> dim_of(p->vars.size(), 0);
-  class Finder : public IRVisitor {
-  public:
-    std::vector<std::pair<const Buffer*, std::vector<Expr>>> acc;
-
-  protected:
-    void visit_Load(const Load* l) override {
-      if (l->buffer->scope == MemScope::Fragment)
-        acc.push_back({l->buffer.get(), l->indices});
-      IRVisitor::visit_Load(l);
-    }
-    void visit_Store(const Store* s) override {
-      if (s->buffer->scope == MemScope::Fragment)
-        acc.push_back({s->buffer.get(), s->indices});
-      IRVisitor::visit_Store(s);
-    }
-  } finder;
-  finder.visit(p->body);
-  for (const auto& [b, idx] : finder.acc) {
-    std::vector<size_t> dims(p->vars.size(), SIZE_MAX);
-    for (size_t d = 0; d < idx.size(); ++d)
-      for (size_t v = 0; v < p->vars.size(); ++v)
-        if (auto* r = idx[d]->as<VarRef>(); r && r->var.get() == p->vars[v].get())
-          dims[v] = d;
-    bool all = true;
-    for (size_t d : dims)
-      all = all && d != SIZE_MAX;
-    if (all) {
-      driver = b;
-      dim_of = dims;
-      break;
-    }
-  }
-  TG_ASSERT(driver, "CUDA emitter: parallel loop at line " + std::to_string(p->loc.line) +
-                        " has no fragment indexed by all of its variables");
-  const auto& L = frag(driver);
+  // The points follow a fragment indexed by every variable, or the loop's own layout
+  // (passes::parallel_driver, LayoutPlan::loops).
+  const passes::ParallelDriver driver = passes::parallel_driver(*p);
+  const auto& L = driver.buffer ? frag(driver.buffer) : loop_layout(p);
+  std::vector<size_t> dim_of = driver.dim_of;
+  if (!driver.buffer)
+    for (size_t v = 0; v < p->vars.size(); ++v)
+      dim_of.push_back(v);
+  // Threads that hold the same points (a replicated layout) compute the same values; stores
+  // to shared memory and tensors are left to one of them (`+=` would add twice).
+  store_leader_ = replica_leader(L);
   const std::vector<const Load*> loads = global_loads(p->body);
   const std::vector<size_t> order = parallel_loop_order(p, loads);
   open("");
   for (size_t v = 0; v < p->vars.size(); ++v)
     line("const int tg_t_" + name(p->vars[v]->name) + " = " + thread_coord(L, dim_of[v]) + ";");
-  declare_load_indices(p, loads, L, dim_of, driver);
+  declare_load_indices(p, loads, L, dim_of);
   for (size_t n = 0; n < order.size(); ++n) {
     const size_t v = order[n];
     std::string c = "tg_r_" + name(p->vars[v]->name);
     int64_t R = L.regs_of_dim(dim_of[v]);
     if (n + 1 == order.size())
-      declare_thresholds(p, p->vars[v].get(), L, dim_of[v], cuda_const(driver->shape[dim_of[v]]), c);
+      declare_thresholds(p, p->vars[v].get(), L, dim_of[v], L.shape[dim_of[v]], c);
     var_regs_[p->vars[v].get()] = {c, R};
     line("#pragma unroll");
     open("for (int " + c + " = 0; " + c + " < " + std::to_string(R) + "; ++" + c + ")");
@@ -382,6 +355,7 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
       hoist_loads(p, loads, std::vector<size_t>(order.begin(), order.begin() + n + 1));
   }
   parallel_body(p->body);
+  store_leader_.clear();
   thresholds_.clear();
   dead_lets_.clear();
   load_indices_.clear();
@@ -404,8 +378,7 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
 // gemm_bias_gelu's bias[bx * BN + j] in a 128x256 tile: 348 bytes of spills without this and
 // the loop order below, none with both.
 void CudaEmitter::declare_load_indices(const Parallel* p, const std::vector<const Load*>& loads,
-                                       const layout::FragmentLayout& L, const std::vector<size_t>& dim_of,
-                                       const Buffer* driver) {
+                                       const layout::FragmentLayout& L, const std::vector<size_t>& dim_of) {
   passes::TileVars tile;
   for (const auto& v : p->vars)
     tile[v.get()] = passes::Interval{};
@@ -430,7 +403,7 @@ void CudaEmitter::declare_load_indices(const Parallel* p, const std::vector<cons
         const std::string lim = "tg_bnd" + k;
         line("const int " + lim + " = (int)" + need("tg_min_i64") + "(" + need("tg_max_i64") + "(" +
              expr(l->buffer->shape[d], kAdd) + " - " + base + ", (int64_t)0), (int64_t)" +
-             std::to_string(cuda_const(driver->shape[dim_of[v]])) + "); // in bounds: register coordinate < " + lim);
+             std::to_string(L.shape[dim_of[v]]) + "); // in bounds: register coordinate < " + lim);
         li.in_bounds = "(" + reg + ") < " + lim;
       }
       load_indices_[{l, d}] = li;
@@ -589,7 +562,8 @@ void CudaEmitter::parallel_body(const Stmt& s) {
     std::string at = name(b.name) + "[" + global_index(b, idx) + "]";
     if (st->op == StoreOp::Add)
       value = to_float(at, b.dtype) + " + " + expr(st->value, kAdd + 1);
-    line("if (" + global_in_bounds(b, idx) + ") " + at + " = " + from_float(value, b.dtype) + ";");
+    line("if (" + (store_leader_.empty() ? "" : store_leader_ + " && ") + global_in_bounds(b, idx) +
+         ") " + at + " = " + from_float(value, b.dtype) + ";");
     return;
   }
   case MemScope::Shared: {
@@ -597,7 +571,8 @@ void CudaEmitter::parallel_body(const Stmt& s) {
     std::string at = shared_ptr(&b) + "[" + shared_offset(&b, row, expr(st->indices.back())) + "]";
     if (st->op == StoreOp::Add)
       value = to_float(at, b.dtype) + " + " + expr(st->value, kAdd + 1);
-    line(at + " = " + from_float(value, b.dtype) + ";");
+    line((store_leader_.empty() ? "" : "if (" + store_leader_ + ") ") + at + " = " +
+         from_float(value, b.dtype) + ";");
     return;
   }
   case MemScope::Local: {

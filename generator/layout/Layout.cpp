@@ -3,6 +3,7 @@
 #include "support/InternalError.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -156,9 +157,27 @@ FragmentLayout simt_accumulator(int64_t M, int64_t N, int64_t TY, int64_t TX) {
   return l;
 }
 
-FragmentLayout elementwise(const std::vector<int64_t>& shape, int64_t threads, int64_t vec) {
-  TG_ASSERT(threads % 32 == 0, "elementwise: threads must be a multiple of 32");
-  int64_t warps = threads / 32;
+namespace {
+
+int64_t largest_pow2_dividing(int64_t n, int64_t cap) {
+  int64_t p = 1;
+  while (p * 2 <= cap && n % (p * 2) == 0)
+    p *= 2;
+  return p;
+}
+
+int64_t largest_divisor_dividing(int64_t of, int64_t n) { // the largest d | of with d | n
+  for (int64_t d = of; d > 1; --d)
+    if (of % d == 0 && n % d == 0)
+      return d;
+  return 1;
+}
+
+// The shipped arrangements (the layouts every existing spec gets), or nullopt where their
+// divisibility conditions fail.
+std::optional<FragmentLayout> elementwise_regular(const std::vector<int64_t>& shape,
+                                                  int64_t threads, int64_t vec) {
+  const int64_t warps = threads / 32;
   FragmentLayout l;
   l.shape = shape;
   if (shape.size() == 1) {
@@ -169,28 +188,92 @@ FragmentLayout elementwise(const std::vector<int64_t>& shape, int64_t threads, i
     if (n % threads == 0 && n >= threads) {
       l.thread_modes = {{threads, {v}, "tid"}};
       l.regs = {{{v, 1}, {n / (threads * v), threads * v}}};
-    } else {
+    } else if (threads % n == 0) {
       // Fewer elements than threads: the first n threads own one each, the rest replicate.
-      TG_ASSERT(threads % n == 0 || n % threads == 0, "elementwise: shape vs threads");
       l.thread_modes = {{n, {1}, "tid%n"}, {threads / n, {0}, "tid/n"}};
       l.regs = {{}};
+    } else {
+      return std::nullopt;
     }
     l.origin = "elementwise, " + std::to_string(v) + " per thread and access";
     return l;
   }
-  TG_ASSERT(shape.size() == 2, "elementwise: rank 1 or 2");
   int64_t M = shape[0], N = shape[1];
   int64_t wr = 1; // warps along rows
-  while (wr < warps && wr * 2 <= M && M % (wr * 2) == 0)
+  while (wr < warps && wr * 2 <= M && M % (wr * 2) == 0 && warps % (wr * 2) == 0)
     wr *= 2;
   int64_t wc = warps / wr; // warps along columns
   int64_t v = vec;
   while (v > 1 && N % (32 * wc * v) != 0)
     v /= 2;
-  TG_ASSERT(N % (32 * wc * v) == 0, "elementwise: columns not divisible by the threads");
+  if (N % (32 * wc * v) != 0)
+    return std::nullopt;
   l.thread_modes = {{32, {0, v}, "lane"}, {wc, {0, 32 * v}, "warp_n"}, {wr, {1, 0}, "warp_m"}};
   l.regs = {{{M / wr, wr}}, {{v, 1}, {N / (32 * wc * v), 32 * wc * v}}};
   l.origin = "elementwise, " + std::to_string(v) + " consecutive elements per thread and access";
+  return l;
+}
+
+} // namespace
+
+FragmentLayout elementwise(const std::vector<int64_t>& shape, int64_t threads, int64_t vec) {
+  TG_ASSERT(threads % 32 == 0 && threads > 0, "elementwise: threads must be a multiple of 32");
+  TG_ASSERT(!shape.empty() && shape.size() <= 4, "elementwise: rank 1 to 4");
+  for (int64_t e : shape)
+    TG_ASSERT(e > 0, "elementwise: empty extent");
+  if (shape.size() <= 2)
+    if (auto l = elementwise_regular(shape, threads, vec))
+      return *l;
+  // Any other shape and block (fewer elements than threads, a warp count that is no power of
+  // two, columns that do not divide among 32 lanes, rank 3 or 4): lanes take power-of-two parts
+  // of the last dim (after `vec` consecutive elements), then of the dims before it; warps take
+  // divisors of what is left, first dim first; threads that find nothing left replicate
+  // (stride-0 modes: stores have one writer, reductions count each element once). Always a
+  // layout, so that layout inference never fails on a shape.
+  const size_t rank = shape.size(), last = rank - 1;
+  const int64_t v = largest_pow2_dividing(shape[last], std::max<int64_t>(vec, 1));
+  std::vector<int64_t> left = shape, lanes(rank, 1), warps(rank, 1), unit(rank, 1);
+  left[last] /= v;
+  unit[last] = v; // coordinate step of one lane or warp along the dim, before lanes
+  int64_t lanes_left = 32, warps_left = threads / 32;
+  for (size_t d = rank; d-- > 0;) {
+    lanes[d] = largest_pow2_dividing(left[d], lanes_left);
+    lanes_left /= lanes[d];
+    left[d] /= lanes[d];
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    warps[d] = largest_divisor_dividing(warps_left, left[d]);
+    warps_left /= warps[d];
+    left[d] /= warps[d];
+  }
+  auto dim_name = [&](size_t d) {
+    return d == last ? std::string("n") : d + 2 == rank ? std::string("m") : "d" + std::to_string(d);
+  };
+  auto along = [&](size_t d, int64_t step) {
+    std::vector<int64_t> st(rank, 0);
+    st[d] = step;
+    return st;
+  };
+  FragmentLayout l;
+  l.shape = shape;
+  for (size_t d = rank; d-- > 0;)
+    if (lanes[d] > 1)
+      l.thread_modes.push_back({lanes[d], along(d, unit[d]), "lane_" + dim_name(d)});
+  if (lanes_left > 1)
+    l.thread_modes.push_back({lanes_left, std::vector<int64_t>(rank, 0), "lane_rep"});
+  for (size_t d = rank; d-- > 0;)
+    if (warps[d] > 1)
+      l.thread_modes.push_back({warps[d], along(d, unit[d] * lanes[d]), "warp_" + dim_name(d)});
+  if (warps_left > 1)
+    l.thread_modes.push_back({warps_left, std::vector<int64_t>(rank, 0), "warp_rep"});
+  l.regs.resize(rank);
+  if (v > 1)
+    l.regs[last].push_back({v, 1});
+  for (size_t d = 0; d < rank; ++d)
+    if (left[d] > 1)
+      l.regs[d].push_back({left[d], unit[d] * lanes[d] * warps[d]});
+  l.origin = "elementwise (general), " + std::to_string(v) + " consecutive elements per thread "
+             "and access, " + std::to_string(lanes_left * warps_left) + " thread(s) per element";
   return l;
 }
 

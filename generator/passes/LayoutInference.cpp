@@ -4,6 +4,8 @@
 #include "ir/IRVisitor.h"
 #include "support/InternalError.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <set>
@@ -14,6 +16,12 @@ using namespace ir;
 using layout::FragmentLayout;
 
 namespace {
+
+std::string upper(std::string s) {
+  for (char& c : s)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
 
 int64_t const_of(const Expr& e, const char* what) {
   auto* i = e->as<IntImm>();
@@ -85,6 +93,18 @@ public:
                               " threads is not a whole number of 32-thread warps");
       return std::nullopt;
     }
+    for (const auto& s : stmts_)
+      if (auto* a = s->as<Alloc>(); a && a->buffer->scope != MemScope::Local &&
+                                    a->buffer->rank() > static_cast<size_t>(t_.gpu.max_tile_rank)) {
+        diag_.error(a->buffer->loc, t_.name + ": " + mem_scope_name(a->buffer->scope) + " buffer '" +
+                                        a->buffer->name + "' has rank " +
+                                        std::to_string(a->buffer->rank()) + "; " +
+                                        upper(backend_name(t_.backend)) + " targets lay out shared and "
+                                        "fragment buffers of rank 1 to " +
+                                        std::to_string(t_.gpu.max_tile_rank) +
+                                        " (rows x columns): merge dims or split the buffer");
+        return std::nullopt;
+      }
     mark_row_owned();
     wgmma_ = plan_hopper(k_, t_, plan_);
     for (const auto& s : stmts_)
@@ -104,6 +124,8 @@ public:
              (*pick)->loc);
     }
     if (!check_gemm_operands())
+      return std::nullopt;
+    if (!plan_loops())
       return std::nullopt;
     plan_swizzles();
     for (const auto& b : fragments_)
@@ -444,6 +466,74 @@ private:
     return changed;
   }
 
+  // Parallel loops no fragment drives get a layout of their own: the dim maps of the fragments
+  // they index by some variables (propagate_parallel made those agree), every point of the
+  // other variables in each thread's registers; with no fragment at all, the elementwise
+  // layout of the loop's extents.
+  bool plan_loops() {
+    for (const auto& s : stmts_) {
+      auto* p = s->as<Parallel>();
+      if (!p || parallel_driver(*p).buffer)
+        continue;
+      std::vector<int64_t> extents;
+      for (const auto& e : p->extents)
+        extents.push_back(const_of(e, "a parallel extent"));
+      AccessCollector ac;
+      ac.visit(p->body);
+      std::vector<std::optional<FragmentLayout::DimMap>> maps(p->vars.size());
+      const FragmentLayout* first = nullptr;
+      const Access* first_access = nullptr;
+      for (const auto& a : ac.out) {
+        const FragmentLayout* l = find(a.buffer);
+        TG_ASSERT(l, "layout inference: fragment '" + a.buffer->name + "' has no layout");
+        if (first && l->dim_map(0).thread_sizes != first->dim_map(0).thread_sizes) {
+          diag_.error(a.loc, t_.name + ": this parallel loop indexes '" + a.buffer->name + "' (" +
+                                 l->origin + ") and '" + first_access->buffer->name + "' (" +
+                                 first->origin + ") by different variables, and their layouts "
+                                 "split the threads differently; on GPU targets index one "
+                                 "fragment by all of the loop's variables");
+          diag_.note(s->loc, "in this parallel loop");
+          return false;
+        }
+        if (!first) {
+          first = l;
+          first_access = &a;
+        }
+        for (size_t d = 0; d < a.indices.size(); ++d)
+          for (size_t v = 0; v < p->vars.size(); ++v)
+            if (auto* r = a.indices[d]->as<VarRef>(); r && r->var.get() == p->vars[v].get())
+              maps[v] = l->dim_map(d);
+      }
+      FragmentLayout loop;
+      if (!first) {
+        loop = layout::elementwise(extents, threads_, 1);
+      } else {
+        std::vector<FragmentLayout::DimMap> dm;
+        std::vector<std::string> names;
+        for (const auto& t : first->thread_modes)
+          names.push_back(t.name);
+        for (size_t v = 0; v < p->vars.size(); ++v) {
+          if (maps[v]) {
+            dm.push_back(*maps[v]);
+            continue;
+          }
+          FragmentLayout::DimMap all_in_regs;
+          all_in_regs.thread_sizes = first->dim_map(0).thread_sizes;
+          all_in_regs.thread_strides.assign(all_in_regs.thread_sizes.size(), 0);
+          all_in_regs.regs = {{extents[v], 1}};
+          dm.push_back(all_in_regs);
+        }
+        loop = FragmentLayout::from_dim_maps(dm, names, extents,
+                                             "follows '" + first_access->buffer->name + "'");
+      }
+      plan_.notes.push_back("parallel loop at line " + std::to_string(p->loc.line) +
+                            " (no fragment indexed by all of its variables): " + loop.origin +
+                            "; " + loop.str());
+      plan_.loops.emplace(s.get(), std::move(loop));
+    }
+    return true;
+  }
+
   bool check_gemm_operands() {
     for (const auto& s : stmts_) {
       auto* g = s->as<Gemm>();
@@ -528,6 +618,21 @@ private:
 };
 
 } // namespace
+
+ParallelDriver parallel_driver(const Parallel& p) {
+  AccessCollector ac;
+  ac.visit(p.body);
+  for (const auto& a : ac.out) {
+    std::vector<size_t> dims(p.vars.size(), SIZE_MAX);
+    for (size_t d = 0; d < a.indices.size(); ++d)
+      for (size_t v = 0; v < p.vars.size(); ++v)
+        if (auto* r = a.indices[d]->as<VarRef>(); r && r->var.get() == p.vars[v].get())
+          dims[v] = d;
+    if (std::find(dims.begin(), dims.end(), SIZE_MAX) == dims.end())
+      return {a.buffer.get(), dims};
+  }
+  return {};
+}
 
 std::optional<LayoutPlan> infer_layouts(const Kernel& k, const Target& target, DiagEngine& diag) {
   auto plan = Inference(k, target, diag).run();

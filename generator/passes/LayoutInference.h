@@ -126,6 +126,10 @@ struct LayoutPlan {
   std::map<const ir::Buffer*, const PanelSwizzle*> panel_swizzles;
   std::map<const ir::StmtNode*, TmaPipeline> tma_loops; // keyed by the pipelined For
   bool warp_specialized() const { return !tma_loops.empty(); }
+  // Parallel loops that no fragment drives (parallel_driver finds none: the loop writes shared
+  // buffers or tensors only, or reads fragments by some of its variables): how its points are
+  // spread over the threads. Dim v of the layout is the loop's variable v.
+  std::map<const ir::StmtNode*, layout::FragmentLayout> loops;
   std::vector<std::string> notes; // one line per decision, for generated comments
 };
 
@@ -138,6 +142,15 @@ bool wgmma_eligible(const ir::Gemm& g, int64_t threads);
 // to wgmma.
 std::set<const ir::StmtNode*> plan_hopper(const ir::Kernel& k, const Target& target,
                                           LayoutPlan& plan);
+
+// The fragment a parallel loop's points follow on GPU targets (its "driver"): the first one,
+// in the body's order, indexed by all of the loop's variables, with dim_of[v] the dim that
+// variable v indexes; null when none is (LayoutPlan::loops then has the loop's layout).
+struct ParallelDriver {
+  const ir::Buffer* buffer = nullptr;
+  std::vector<size_t> dim_of;
+};
+ParallelDriver parallel_driver(const ir::Parallel& p);
 
 std::optional<LayoutPlan> infer_layouts(const ir::Kernel& k, const Target& target,
                                         DiagEngine& diag);

@@ -1,5 +1,6 @@
 // instantiate(): read top to bottom, one line per step.
 #include "passes/Pipeline.h"
+#include "passes/InstanceCheck.h"
 
 #include "ir/IRPrinter.h"
 #include "ir/IRVerifier.h"
@@ -121,6 +122,12 @@ std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const T
   out.target = target.name;
   out.notes.push_back(choice->summary);
   out.notes.push_back("chosen as the " + choice->reason);
+  // Shapes and on-chip indices the front end could not decide symbolically are constants now.
+  std::string config;
+  for (const auto& [name, v] : out.bindings)
+    config += (config.empty() ? "" : " ") + name + "=" + std::to_string(v);
+  if (!check_instance(out, config, diag))
+    return std::nullopt;
   check(out, "instantiation", true);
 
   // Rewrite what the backend lacks, then fold what the rewrite exposed.

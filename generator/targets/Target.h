@@ -64,6 +64,9 @@ struct GpuFacts {
   double fp32_tflops = 0;     // f32 FMA through the SIMT pipes (2 flops per FMA), TFLOP/s
   double mem_latency_ns = 0;  // loaded device-memory latency, for the bytes-in-flight bound
   int64_t smem_reserved_per_block = 1024; // shared memory the driver keeps per resident block
+  // Rank of the shared and fragment buffers (and so of the copy tiles) the emitter lays out:
+  // rows x columns. Higher ranks are a located error (LayoutInference), not a guess.
+  int max_tile_rank = 2;
 };
 
 // Facts of a WebGPU (WGSL) target: the limits every generated shader stays within and the

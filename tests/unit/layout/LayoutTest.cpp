@@ -96,6 +96,50 @@ TEST(LayoutTest, SmallVectorIsReplicated) {
   expect_exact_cover(l);
 }
 
+// Every shape and block size has an elementwise layout (layout inference never fails on a
+// shape): odd extents, fewer elements than threads, warp counts that are no power of two
+// (384 threads = 12 warps), columns that 32 lanes do not divide. Each element is held by the
+// same number of threads, the modes multiply to the block, and lane modes stay powers of two
+// inside the warp (the reductions' shuffles need that).
+TEST(LayoutTest, ElementwiseExistsForEveryShapeAndBlock) {
+  const std::vector<int64_t> extents = {1, 2, 3, 7, 12, 32, 48, 100, 192};
+  const std::vector<int64_t> columns = {1, 3, 12, 48, 100};
+  const std::vector<int64_t> blocks = {32, 96, 128, 384};
+  int checked = 0;
+  for (int64_t T : blocks)
+    for (int64_t V : {1, 4, 8})
+      for (int64_t M : extents) {
+        auto one = elementwise({M}, T, V);
+        EXPECT_EQ(one.threads(), T) << one.str();
+        expect_exact_cover(one);
+        for (int64_t N : columns) {
+          auto l = elementwise({M, N}, T, V);
+          EXPECT_EQ(l.threads(), T) << l.str();
+          expect_exact_cover(l);
+          int64_t prod = 1;
+          for (const auto& m : l.thread_modes) {
+            if (prod < 32) {
+              EXPECT_EQ(m.size & (m.size - 1), 0) << "lane mode not a power of two: " << l.str();
+              EXPECT_EQ(32 % (prod * m.size) == 0 || (prod * m.size) % 32 == 0, true)
+                  << "mode straddles lanes and warps: " << l.str();
+            }
+            prod *= m.size;
+          }
+          ++checked;
+        }
+      }
+  EXPECT_EQ(checked, 4 * 3 * 9 * 5);
+}
+
+// The shapes the issue named: 12 warps over [192, 32] (a SIGFPE before), BN 48 and 100.
+TEST(LayoutTest, ElementwiseOddBlocksKeepWholeRowsWhereTheyCan) {
+  auto l = elementwise({192, 32}, 384, 4);
+  EXPECT_EQ(l.replication(), 1) << l.str();
+  EXPECT_EQ(l.num_regs(), 192 * 32 / 384) << l.str();
+  expect_exact_cover(elementwise({64, 48}, 128, 4));
+  expect_exact_cover(elementwise({64, 100}, 256, 4));
+}
+
 TEST(LayoutTest, DropDimKeepsTheRowMapAndReplicates) {
   auto acc = mma_m16n8k16_accumulator(64, 64, 4, 1);
   auto row = acc.drop_dim(1);
