@@ -86,9 +86,13 @@ FragmentLayout mma_m16n8k16_accumulator(int64_t M, int64_t N, int64_t WM, int64_
 // ty + TY * i (i < M / TY) and columns 4 * tx + 4 * TX * j + e (e < 4, j < N / (4 TX)).
 FragmentLayout simt_accumulator(int64_t M, int64_t N, int64_t TY, int64_t TX);
 
-// Elementwise tiles (no matrix instruction): `vec` consecutive elements of the last dim per
-// thread and register group, lanes side by side along it, warps over rows first (a block of
-// W warps gives each warp M / W rows when M >= W, else splits the columns among warps too).
+// Elementwise tiles (no matrix instruction) of rank 1 to 4 and parallel loops no fragment
+// drives: `vec` consecutive elements of the last dim per thread and register group, lanes side
+// by side along it, warps over rows first (a block of W warps gives each warp M / W rows when
+// M >= W, else splits the columns among warps too). Where those divisions fail (fewer elements
+// than threads, a warp count that is no power of two, columns 32 lanes do not divide, rank 3
+// or 4), lanes take power-of-two parts of the dims from the last one, warps divisors of what
+// is left from the first one, and the remaining threads replicate: every shape has a layout.
 FragmentLayout elementwise(const std::vector<int64_t>& shape, int64_t threads, int64_t vec);
 
 // ---- Shared-memory swizzles ------------------------------------------------------------------
