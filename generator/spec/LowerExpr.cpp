@@ -432,8 +432,13 @@ Expr Lowerer::unary(const SExpr& e, Where where) {
     diag_.error(e.op_loc, "operator '-' needs a number, found bool");
     return nullptr;
   }
-  if (auto i = a->as<ir::IntImm>())
-    return ir::IntImm::make(i->type, -i->value, e.loc); // literals are <= 2^63-1
+  if (auto i = a->as<ir::IntImm>()) {
+    if (i->value == INT64_MIN) { // -(-2^63): a folded operand, not a literal
+      diag_.error(e.op_loc, "integer overflow in constant expression '" + e.text + "'");
+      return nullptr;
+    }
+    return ir::IntImm::make(i->type, -i->value, e.loc);
+  }
   if (auto f = a->as<ir::FloatImm>())
     return ir::FloatImm::make(f->type, -f->value, e.loc);
   return ir::Unary::make(ir::UnaryOp::Neg, a, e.loc);
