@@ -315,6 +315,10 @@ bool available(const Expr& e, const std::set<const Var*>& opened) {
 
 } // namespace
 
+namespace {
+constexpr int64_t kMaxUnrolledPoints = 64;
+} // namespace
+
 void CudaEmitter::emit_parallel(const Parallel* p) {
   SharedUse use;
   use.visit(p->body);
@@ -346,7 +350,9 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
     if (n + 1 == order.size())
       declare_thresholds(p, p->vars[v].get(), L, dim_of[v], L.shape[dim_of[v]], c);
     var_regs_[p->vars[v].get()] = {c, R};
-    line("#pragma unroll");
+    // A loop with its own layout indexes no fragment's registers by this variable: past a
+    // few points per thread it stays a loop (2^20 points per thread would not compile).
+    line(driver.buffer || R <= kMaxUnrolledPoints ? "#pragma unroll" : "#pragma unroll 1");
     open("for (int " + c + " = 0; " + c + " < " + std::to_string(R) + "; ++" + c + ")");
     line("const int64_t " + name(p->vars[v]->name) + " = tg_t_" + name(p->vars[v]->name) + " + " +
          reg_coord(L, dim_of[v], c) + ";");
@@ -354,7 +360,18 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
     if (n + 1 < order.size())
       hoist_loads(p, loads, std::vector<size_t>(order.begin(), order.begin() + n + 1));
   }
+  // A loop over part of its fragment (extent below the fragment's dim) skips the registers
+  // past its extent: the register loops above run over the whole fragment.
+  std::string part;
+  for (size_t v = 0; v < p->vars.size(); ++v)
+    if (cuda_const(p->extents[v]) < L.shape[dim_of[v]])
+      part += (part.empty() ? "" : " && ") + name(p->vars[v]->name) + " < " +
+              std::to_string(cuda_const(p->extents[v]));
+  if (!part.empty())
+    open("if (" + part + ")");
   parallel_body(p->body);
+  if (!part.empty())
+    close();
   store_leader_.clear();
   thresholds_.clear();
   dead_lets_.clear();

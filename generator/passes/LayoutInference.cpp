@@ -17,6 +17,17 @@ using layout::FragmentLayout;
 
 namespace {
 
+// Points of a parallel loop without a fragment (LayoutPlan::loops) a block may run: far more
+// than any tile, small enough that every register coordinate fits in 32 bits.
+constexpr int64_t kMaxLoopPoints = int64_t(1) << 24;
+
+std::string points_str(const Parallel* p) {
+  std::string s;
+  for (const auto& e : p->extents)
+    s += (s.empty() ? "" : " x ") + std::to_string(e->as<IntImm>() ? e->as<IntImm>()->value : -1);
+  return s;
+}
+
 std::string upper(std::string s) {
   for (char& c : s)
     c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -476,8 +487,18 @@ private:
       if (!p || parallel_driver(*p).buffer)
         continue;
       std::vector<int64_t> extents;
-      for (const auto& e : p->extents)
+      int64_t points = 1;
+      for (const auto& e : p->extents) {
         extents.push_back(const_of(e, "a parallel extent"));
+        if (__builtin_mul_overflow(points, extents.back(), &points) || points > kMaxLoopPoints) {
+          diag_.error(p->loc, t_.name + ": a parallel loop of " + points_str(p) + " points; " +
+                                  upper(backend_name(t_.backend)) + " targets run parallel "
+                                  "loops of at most 2^24 points per block (their register "
+                                  "coordinates are 32-bit): put a serial 'for' around a "
+                                  "smaller parallel loop");
+          return false;
+        }
+      }
       AccessCollector ac;
       ac.visit(p->body);
       std::vector<std::optional<FragmentLayout::DimMap>> maps(p->vars.size());

@@ -24,36 +24,56 @@ protected:
   }
 };
 
-class No64BitFloats : public IRVisitor {
+// The first use of something WGSL has no type for: f64, or an integer outside i32.
+class Unrepresentable : public IRVisitor {
 public:
   std::string found;
+  SourceLoc at;
+
+  void note(bool bad, const std::string& what, const SourceLoc& loc) {
+    if (bad && found.empty()) {
+      found = what;
+      at = loc;
+    }
+  }
 
 protected:
-  void note(DType t, const std::string& what) {
-    if (t == DType::f64() && found.empty())
-      found = what;
+  void visit_buffer_use(const BufferPtr& b) override {
+    note(b->dtype == DType::f64(), "f64 buffer '" + b->name + "'", b->loc);
   }
-  void visit_buffer_use(const BufferPtr& b) override { note(b->dtype, "buffer '" + b->name + "'"); }
   void visit_Cast(const Cast* n) override {
-    note(n->type, "a cast to f64");
+    note(n->type == DType::f64(), "a cast to f64", n->loc);
     IRVisitor::visit_Cast(n);
   }
-  void visit_FloatImm(const FloatImm* n) override { note(n->type, "an f64 literal"); }
+  void visit_FloatImm(const FloatImm* n) override {
+    note(n->type == DType::f64(), "an f64 literal", n->loc);
+  }
+  void visit_IntImm(const IntImm* n) override {
+    note(n->value < INT32_MIN || n->value > INT32_MAX,
+         "the integer " + std::to_string(n->value) +
+             (n->name.empty() ? std::string() : " ('" + n->name + "')") + ", outside i32",
+         n->loc);
+  }
 };
 
 } // namespace
 
+bool check_wgsl(const Kernel& k, const Target& target, DiagEngine& diag) {
+  Unrepresentable u;
+  for (const auto& s : k.scalars)
+    u.note(s->type == DType::f64(), "f64 scalar '" + s->name + "'", s->loc);
+  u.visit(k.body);
+  if (u.found.empty())
+    return true;
+  diag.error(u.at.known() ? u.at : k.loc,
+             "target '" + target.name + "': kernel '" + k.name + "' uses " + u.found +
+                 ", which WGSL cannot express (no 64-bit types); use f32 and i32 values, or "
+                 "leave the WGSL targets out of this library's TARGETS");
+  return false;
+}
+
 Kernel legalize_wgsl(const Kernel& k, const Target& target) {
   TG_ASSERT(target.backend == Backend::WGSL, "legalize_wgsl: target '" + target.name + "' is not WGSL");
-  No64BitFloats check;
-  check.visit(k.body);
-  for (const auto& s : k.scalars)
-    if (s->type == DType::f64() && check.found.empty())
-      check.found = "scalar '" + s->name + "'";
-  if (!check.found.empty())
-    internal_error("kernel '" + k.name + "' uses f64 (" + check.found +
-                   "), which WGSL does not have; leave target '" + target.name +
-                   "' out of this library's TARGETS");
   // On-chip 16-bit floats held as f32 with rounding writes: the same rewrite as C.
   Kernel out = legalize_c(k);
   return FiniteLiterals().mutate_kernel(out);

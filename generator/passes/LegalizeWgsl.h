@@ -11,17 +11,23 @@
 //    has no literal for them. Every +-inf literal (softmax's pad value, max's identity, the
 //    masks of attention) becomes +-FLT_MAX, the largest finite f32: comparisons against it
 //    keep their meaning for finite data, exp(-FLT_MAX - m) is 0 as exp(-inf) was.
-//  * No 64-bit types: f64 is rejected (internal error naming the kernel: no shipped kernel
-//    uses it); i64 index arithmetic is printed as i32, and the host glue checks that every
-//    dim and every tensor's element count is below 2^31 before a dispatch.
-// Precondition: an instantiated kernel. Postcondition: no on-chip 16-bit buffer, no infinite
-// float literal, no f64.
+//  * No 64-bit types: f64 anywhere and integer constants outside i32 are located user errors
+//    (check_wgsl, before legalization: a GPU-only rule of docs/spec.md); i64 index arithmetic
+//    is printed as i32, and the host glue checks that every dim and every tensor's element
+//    count is below 2^31 before a dispatch.
+// Precondition: an instantiated kernel that check_wgsl accepted. Postcondition: no on-chip
+// 16-bit buffer, no infinite float literal, no f64.
 #pragma once
 
 #include "ir/IR.h"
+#include "support/Diagnostics.h"
 #include "targets/Target.h"
 
 namespace tilegen::passes {
+
+// What WGSL cannot express, as located errors: f64 (a buffer, scalar, cast or literal) and
+// integer constants outside i32 (a parallel extent of 2^32, a shape constant). False if any.
+bool check_wgsl(const ir::Kernel& k, const Target& target, DiagEngine& diag);
 
 ir::Kernel legalize_wgsl(const ir::Kernel& k, const Target& target);
 

@@ -130,7 +130,10 @@ std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const T
     return std::nullopt;
   check(out, "instantiation", true);
 
-  // Rewrite what the backend lacks, then fold what the rewrite exposed.
+  // Rewrite what the backend lacks, then fold what the rewrite exposed. What it cannot
+  // rewrite is a located error first.
+  if (target.backend == Backend::WGSL && !check_wgsl(out, target, diag))
+    return std::nullopt;
   out = simplify(legalize_for(out, target));
   check(out, "legalization", true);
 
