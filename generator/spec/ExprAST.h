@@ -35,9 +35,13 @@ struct SExpr {
   bool bval = false;
   std::string name; // Name, Index, Call
   std::string op;   // Unary, Binary
-  std::string text; // the source text of the whole expression, for messages
+  // The source text of the whole expression, for messages: a span of the expression string
+  // the node was parsed from (kept once per expression, not copied into every node: a flat sum
+  // of 8000 terms would otherwise hold 8000 prefixes of the string).
+  std::shared_ptr<const std::string> source;
+  size_t text_begin = 0, text_size = 0;
+  std::string text() const { return source ? source->substr(text_begin, text_size) : std::string(); }
   std::vector<SExprPtr> args;
-  int depth = 1; // height of the tree (bounded by the parser)
 };
 
 // A parallel-body statement: `x[i, j] = e`, `x[i] += e`, `let t = e`.

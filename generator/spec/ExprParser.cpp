@@ -37,7 +37,7 @@ constexpr const char* kPuncts[] = {"||", "&&", "==", "!=", "<=", ">=", "+=", "("
 class Parser {
 public:
   Parser(std::string_view text, const LocMapper& loc, DiagEngine& diag)
-      : text_(text), map_(loc), diag_(diag) {}
+      : text_(text), source_(std::make_shared<const std::string>(text)), map_(loc), diag_(diag) {}
 
   bool lex() {
     if (text_.size() > kMaxExprLength) {
@@ -222,22 +222,17 @@ private:
     n->kind = k;
     n->loc = map_(begin, std::max<size_t>(1, end - begin));
     n->op_loc = map_(op.begin, std::max<size_t>(1, op.end - op.begin));
-    n->text = std::string(text_.substr(begin, end - begin));
+    n->source = source_;
+    n->text_begin = begin;
+    n->text_size = end - begin;
     return n;
   }
   size_t begin_of(const SExprPtr& e) const { return begins_.at(e.get()); }
   size_t end_of(const SExprPtr& e) const { return ends_.at(e.get()); }
+  // Depth counts nesting (brackets, calls, unary operators, ?:), not the length of a chain of
+  // binary operators: `a + b + ... + z` is one level, whatever its number of terms (the
+  // expression's length bounds those).
   SExprPtr finish(std::shared_ptr<SExpr> n, size_t begin, size_t end) {
-    for (const auto& a : n->args)
-      n->depth = std::max(n->depth, a->depth + 1);
-    if (n->depth > kMaxExprDepth) {
-      if (!depth_reported_)
-        error(begin, 1,
-              "expression is nested too deeply (more than " + std::to_string(kMaxExprDepth) +
-                  " levels)");
-      depth_reported_ = true;
-      return nullptr;
-    }
     begins_[n.get()] = begin;
     ends_[n.get()] = end;
     return n;
@@ -443,6 +438,7 @@ private:
   }
 
   std::string_view text_;
+  std::shared_ptr<const std::string> source_; // text_, shared by every node's text()
   const LocMapper& map_;
   DiagEngine& diag_;
   std::vector<Token> toks_;

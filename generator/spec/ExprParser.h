@@ -22,7 +22,9 @@ namespace tilegen::spec {
 // Maps [offset, offset+length) of the parsed string to a file location.
 using LocMapper = std::function<SourceLoc(size_t offset, size_t length)>;
 
-// Trees deeper than this are rejected (with a located error): later stages recurse over them.
+// Nesting deeper than this (brackets, calls, unary operators, ?:) is rejected with a located
+// error; a chain of binary operators counts as one level, so a tree can be as tall as the
+// length limit allows (about 8000 for `a+a+...`), which the CLI's stack holds (tools/tilegen.cpp).
 constexpr int kMaxExprDepth = 256;
 constexpr size_t kMaxExprLength = 16384;
 

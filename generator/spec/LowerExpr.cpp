@@ -434,7 +434,7 @@ Expr Lowerer::unary(const SExpr& e, Where where) {
   }
   if (auto i = a->as<ir::IntImm>()) {
     if (i->value == INT64_MIN) { // -(-2^63): a folded operand, not a literal
-      diag_.error(e.op_loc, "integer overflow in constant expression '" + e.text + "'");
+      diag_.error(e.op_loc, "integer overflow in constant expression '" + e.text() + "'");
       return nullptr;
     }
     return ir::IntImm::make(i->type, -i->value, e.loc);
@@ -490,7 +490,7 @@ Expr Lowerer::binary(const SExpr& e, Where where) {
     } else if (fold_int(e.op, x->value, y->value, r, why)) {
       return ir::make_i64(r, e.loc);
     } else {
-      diag_.error(e.op_loc, why + " in constant expression '" + e.text + "'");
+      diag_.error(e.op_loc, why + " in constant expression '" + e.text() + "'");
       return nullptr;
     }
   }
@@ -580,7 +580,7 @@ Expr Lowerer::call(const SExpr& e, Where where) {
       int64_t r;
       std::string why;
       if (!fold_int("cdiv", *x, *y, r, why)) {
-        diag_.error(e.op_loc, why + " in constant expression '" + e.text + "'");
+        diag_.error(e.op_loc, why + " in constant expression '" + e.text() + "'");
         return nullptr;
       }
       return ir::make_i64(r, e.loc);

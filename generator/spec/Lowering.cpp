@@ -301,7 +301,7 @@ private:
     if (!e)
       return nullptr;
     if (e->kind != EKind::Name) {
-      diag_.error(e->loc, role + " must be the name of an on-chip buffer, found '" + e->text + "'");
+      diag_.error(e->loc, role + " must be the name of an on-chip buffer, found '" + e->text() + "'");
       return nullptr;
     }
     const Symbol* s = lo_.buffer_symbol(*e, role);
@@ -344,7 +344,7 @@ private:
   bool side(const SExprPtr& e, const std::string& role, bool write, Side& out) {
     out.e = e.get();
     if (e->kind != EKind::Name && e->kind != EKind::Index) {
-      diag_.error(e->loc, role + " must be a buffer name or 'X[i, ...]', found '" + e->text + "'");
+      diag_.error(e->loc, role + " must be a buffer name or 'X[i, ...]', found '" + e->text() + "'");
       return false;
     }
     const Symbol* s = lo_.buffer_symbol(*e, role);
@@ -428,7 +428,7 @@ private:
       diag_.error(o.loc, "one side of '" + op +
                              "' must be a whole buffer (its shape is the tile "
                              "shape); both '" +
-                             o.src->text + "' and '" + o.dst->text + "' have indices");
+                             o.src->text() + "' and '" + o.dst->text() + "' have indices");
       return nullptr;
     }
     if (atomic) {

@@ -5,6 +5,7 @@
 #include "tools/Driver.h"
 
 #include <algorithm>
+#include <pthread.h>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -247,9 +248,9 @@ int internal(const std::string& what, int argc, char** argv) {
   return 70;
 }
 
-} // namespace
-
-int main(int argc, char** argv) {
+// Runs the command and maps every exception to its exit code (70 for anything that is not a
+// diagnosed user error).
+int guarded(int argc, char** argv) {
   try {
     int rc = run(argc, argv);
     std::cout.flush();
@@ -265,4 +266,37 @@ int main(int argc, char** argv) {
   } catch (...) {
     return internal("unknown exception", argc, argv);
   }
+}
+
+// The passes recurse over expression trees, whose height a spec bounds only through the
+// length of an expression (a chain of 8000 additions is one nesting level, docs/spec.md
+// "Limits"): the command runs on a thread with a stack far larger than any spec needs, so that
+// no accepted spec can overflow it. Reserved address space, not memory.
+constexpr size_t kStackBytes = size_t(512) << 20;
+
+struct Call {
+  int argc;
+  char** argv;
+  int rc;
+};
+
+void* call_guarded(void* p) {
+  auto* c = static_cast<Call*>(p);
+  c->rc = guarded(c->argc, c->argv);
+  return nullptr;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  Call call{argc, argv, 70};
+  pthread_attr_t attr;
+  pthread_t thread;
+  if (pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, kStackBytes) == 0 &&
+      pthread_create(&thread, &attr, call_guarded, &call) == 0) {
+    pthread_join(thread, nullptr);
+    pthread_attr_destroy(&attr);
+    return call.rc;
+  }
+  return guarded(argc, argv); // no thread (a tiny address space): the main thread's stack
 }
