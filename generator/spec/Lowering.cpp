@@ -602,9 +602,21 @@ private:
         declare(SymKind::Let, Name{s.let_name, s.let_loc}); // poisoned: no cascade
         return nullptr;
       }
+      const uint64_t size = expanded_size(v);
+      if (size > kMaxLetExpansion) {
+        diag_.error(s.value->loc,
+                    "let '" + s.let_name + "' stands for an expression of more than " +
+                        std::to_string(kMaxLetExpansion) +
+                        " terms once the lets it reads are written out (each let that reads "
+                        "an earlier one twice doubles it); the compiler analyses conditions and "
+                        "indices through lets: keep such a value in a fragment or local buffer");
+        declare(SymKind::Let, Name{s.let_name, s.let_loc}); // poisoned: no cascade
+        return nullptr;
+      }
       auto var = ir::make_var(s.let_name, ir::VarKind::Let, v->type, s.let_loc);
       if (!declare(SymKind::Let, Name{s.let_name, s.let_loc}, var))
         return nullptr;
+      let_size_[var.get()] = size;
       return ir::LetStmt::make(var, v, s.loc);
     }
     const SExpr& t = *s.target;
@@ -762,10 +774,41 @@ private:
     return ir::IfThenElse::make(c, ir::Seq::make(std::move(t), o.loc), els, o.loc);
   }
 
+  // The number of IR nodes of e with every let it reads replaced by its value (saturating):
+  // passes that look through lets (VersionByRange, RangeAnalysis) walk that tree.
+  uint64_t expanded_size(const Expr& e) const {
+    class Count : public ir::IRVisitor {
+    public:
+      const std::map<const ir::Var*, uint64_t>* lets = nullptr;
+      uint64_t n = 0;
+
+    protected:
+      void add(uint64_t k) { n = n + k < n ? UINT64_MAX : n + k; }
+      void visit_VarRef(const ir::VarRef* r) override {
+        auto it = lets->find(r->var.get());
+        add(it == lets->end() ? 1 : it->second);
+      }
+      void visit_IntImm(const ir::IntImm*) override { add(1); }
+      void visit_FloatImm(const ir::FloatImm*) override { add(1); }
+      void visit_BoolImm(const ir::BoolImm*) override { add(1); }
+      void visit_Unary(const ir::Unary* u) override { add(1), IRVisitor::visit_Unary(u); }
+      void visit_Binary(const ir::Binary* b) override { add(1), IRVisitor::visit_Binary(b); }
+      void visit_Select(const ir::Select* x) override { add(1), IRVisitor::visit_Select(x); }
+      void visit_Call(const ir::Call* c) override { add(1), IRVisitor::visit_Call(c); }
+      void visit_Cast(const ir::Cast* c) override { add(1), IRVisitor::visit_Cast(c); }
+      void visit_Load(const ir::Load* l) override { add(1), IRVisitor::visit_Load(l); }
+    } count;
+    count.lets = &let_size_;
+    count.visit(e);
+    return count.n;
+  }
+  static constexpr uint64_t kMaxLetExpansion = 1 << 16;
+
   const Spec& spec_;
   DiagEngine& diag_;
   Lowerer lo_;
   int depth_ = 0; // loops and ifs around the op being lowered
+  std::map<const ir::Var*, uint64_t> let_size_;
 };
 
 } // namespace
