@@ -316,4 +316,68 @@ bool is_const_zero(const Expr& e) {
   return false;
 }
 
+namespace {
+
+std::optional<__int128> eval(const Expr& e, const std::map<const Var*, int64_t>& env) {
+  switch (e->kind) {
+  case ExprKind::IntImm: return e->as<IntImm>()->value;
+  case ExprKind::BoolImm: return e->as<BoolImm>()->value ? 1 : 0;
+  case ExprKind::VarRef: {
+    auto it = env.find(e->as<VarRef>()->var.get());
+    if (it == env.end() || !(e->type.is_int() || e->type.is_bool()))
+      return std::nullopt;
+    return it->second;
+  }
+  case ExprKind::Unary: {
+    const Unary* u = e->as<Unary>();
+    auto a = eval(u->a, env);
+    if (!a)
+      return std::nullopt;
+    if (u->op == UnaryOp::Not)
+      return *a == 0 ? 1 : 0;
+    if (!fits(u->type, -*a))
+      return std::nullopt;
+    return -*a;
+  }
+  case ExprKind::Binary: {
+    const Binary* b = e->as<Binary>();
+    if (!(b->a->type.is_int() || b->a->type.is_bool()))
+      return std::nullopt;
+    auto x = eval(b->a, env);
+    if (x && (b->op == BinaryOp::And || b->op == BinaryOp::Or) && ((*x != 0) == (b->op == BinaryOp::Or)))
+      return b->op == BinaryOp::Or ? 1 : 0; // false && y, true || y: simplify folds these too
+    auto y = eval(b->b, env);
+    if (!x || !y)
+      return std::nullopt;
+    auto r = fold_int(b->op, *x, *y);
+    if (!r)
+      return std::nullopt;
+    if (b->type.is_bool())
+      return *r != 0 ? 1 : 0;
+    if (!fits(b->type, *r))
+      return std::nullopt;
+    return r;
+  }
+  case ExprKind::Select: {
+    const Select* s = e->as<Select>();
+    if (!(s->type.is_int() || s->type.is_bool()))
+      return std::nullopt;
+    auto c = eval(s->cond, env);
+    if (!c)
+      return std::nullopt;
+    return eval(*c != 0 ? s->t : s->f, env);
+  }
+  default: return std::nullopt;
+  }
+}
+
+} // namespace
+
+std::optional<int64_t> eval_int(const Expr& e, const std::map<const Var*, int64_t>& env) {
+  auto v = eval(e, env);
+  if (!v)
+    return std::nullopt;
+  return static_cast<int64_t>(*v);
+}
+
 } // namespace tilegen::ir

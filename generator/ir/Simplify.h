@@ -13,6 +13,9 @@
 
 #include "ir/IR.h"
 
+#include <map>
+#include <optional>
+
 namespace tilegen::ir {
 
 Expr simplify(const Expr& e);
@@ -21,6 +24,14 @@ Kernel simplify(const Kernel& k);
 
 // The value of an expression that simplifies to an integer/bool constant, else nullopt.
 std::optional<int64_t> as_const_int(const Expr& e);
+
+// The value of an integer/bool expression with its variables bound by `env` (bools as 0/1),
+// computed without building IR: the value simplify(substitute(e, env)) folds to, or nullopt
+// where this evaluator does not go (floats, casts, calls, loads, unbound variables) or the
+// fold would not happen (overflow, division by zero). The schedule resolver and the tile
+// recommender evaluate predicates over thousands of configurations and shapes with it, and
+// fall back to simplify(substitute(...)) on nullopt.
+std::optional<int64_t> eval_int(const Expr& e, const std::map<const Var*, int64_t>& env);
 bool is_const_int(const Expr& e, int64_t v);
 // Null, or a constant +0 (integer or float, through casts): a copy's default padding.
 bool is_const_zero(const Expr& e);

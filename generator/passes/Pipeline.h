@@ -33,8 +33,11 @@ std::optional<ir::Kernel> instantiate(const ir::Kernel& k, const Instance& inst,
                                       const Target& target, DiagEngine& diag);
 // The same for one shape class of a GPU target (resolve_schedule's class overload): "large",
 // or a schedule.classes name. C targets have only "large".
+// `known`: the tile recommendation of this kernel, instance and target, if the caller has it.
+struct Recommendation;
 std::optional<ir::Kernel> instantiate(const ir::Kernel& k, const Instance& inst,
                                       const Target& target, DiagEngine& diag,
-                                      const std::string& shape_class);
+                                      const std::string& shape_class,
+                                      const Recommendation* known = nullptr);
 
 } // namespace tilegen::passes

@@ -98,6 +98,23 @@ VarMap instance_var_map(const Kernel& k, const std::map<std::string, int64_t>& v
   return m;
 }
 
+std::optional<int64_t> fold_with(const Expr& e, const VarMap& m) {
+  std::map<const Var*, int64_t> env;
+  for (const auto& [v, x] : m)
+    if (auto i = x->as<IntImm>())
+      env[v] = i->value;
+    else if (auto b = x->as<BoolImm>())
+      env[v] = b->value ? 1 : 0;
+  if (auto r = eval_int(e, env))
+    return r;
+  Expr folded = simplify(substitute(e, m));
+  if (auto i = folded->as<IntImm>())
+    return i->value;
+  if (auto b = folded->as<BoolImm>())
+    return b->value ? 1 : 0;
+  return std::nullopt;
+}
+
 std::vector<BufferPtr> allocated_buffers(const Stmt& body) {
   AllocCollector c;
   if (body)
@@ -108,14 +125,20 @@ std::vector<BufferPtr> allocated_buffers(const Stmt& body) {
 std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
                                                const std::map<std::string, int64_t>& instance_values,
                                                const Target& target, DiagEngine& diag,
-                                               const std::string& shape_class) {
+                                               const std::string& shape_class,
+                                               const Recommendation* known) {
   if (!target.is_gpu()) {
     TG_ASSERT(shape_class == kLargeClass, "C targets have no shape class '" + shape_class + "'");
     return resolve_schedule(k, instance_values, target, diag);
   }
-  auto rec = recommend(k, instance_values, target, diag);
-  if (!rec)
-    return std::nullopt;
+  std::optional<Recommendation> computed;
+  if (!known) {
+    computed = recommend(k, instance_values, target, diag);
+    if (!computed)
+      return std::nullopt;
+    known = &*computed;
+  }
+  const Recommendation* rec = known;
   const ClassChoice* cls = rec->find(shape_class);
   TG_ASSERT(cls, "kernel '" + k.name + "' has no shape class '" + shape_class + "'");
   const auto& [best, model] = cls->ranked.front();
@@ -190,17 +213,16 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
     bool all_ok = true;
     for (size_t r = 0; r < k.requirements.size(); ++r) {
       const auto& req = k.requirements[r];
-      Expr v = simplify(substitute(req.pred, m));
-      auto b = v->as<BoolImm>();
+      auto b = fold_with(req.pred, m);
       if (!b) {
         diag.error(req.loc, "requirement '" + req.text +
                                 "' does not reduce to true/false from tile constants, flags and "
-                                "value params (left: " + to_string(v) + ")");
+                                "value params (left: " + to_string(simplify(substitute(req.pred, m))) + ")");
         return std::nullopt;
       }
-      if (b->value)
+      if (*b)
         ++req_ok[r];
-      all_ok &= b->value;
+      all_ok &= *b != 0;
     }
 
     // Footprint: overflow-checked, since extents are user numbers.
@@ -208,15 +230,15 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
     for (const auto& buf : buffers) {
       int64_t bytes = buf->dtype.bytes();
       for (const auto& e : buf->shape) {
-        Expr v = simplify(substitute(e, m));
-        auto c = v->as<IntImm>();
-        if (!c || c->value <= 0) {
+        auto c = fold_with(e, m);
+        if (!c || *c <= 0) {
           diag.error(buf->loc, "extent " + to_string(e) + " of '" + buf->name +
                                    "' is not a positive constant once the schedule is "
-                                   "fixed (" + config_str(tcs, vals) + " gives " + to_string(v) + ")");
+                                   "fixed (" + config_str(tcs, vals) + " gives " +
+                                   to_string(simplify(substitute(e, m))) + ")");
           return std::nullopt;
         }
-        if (__builtin_mul_overflow(bytes, c->value, &bytes))
+        if (__builtin_mul_overflow(bytes, *c, &bytes))
           bytes = std::numeric_limits<int64_t>::max();
       }
       if (__builtin_add_overflow(fp, bytes, &fp))

@@ -54,11 +54,15 @@ std::optional<ScheduleChoice> resolve_schedule(const ir::Kernel& k,
                                                const std::map<std::string, int64_t>& instance_values,
                                                const Target& target, DiagEngine& diag);
 // The same for one shape class of a GPU target ("large", or a schedule.classes name; C
-// targets have only "large"). An unknown class is an internal error.
+// targets have only "large"). An unknown class is an internal error. `known`: the
+// passes::recommend result for this kernel, instance and target when the caller has it (the
+// driver asks once per instance and target, then instantiates each class's variant).
+struct Recommendation;
 std::optional<ScheduleChoice> resolve_schedule(const ir::Kernel& k,
                                                const std::map<std::string, int64_t>& instance_values,
                                                const Target& target, DiagEngine& diag,
-                                               const std::string& shape_class);
+                                               const std::string& shape_class,
+                                               const Recommendation* known = nullptr);
 
 // The schedule.targets candidates of `tc` that apply to `target`: its own entry, else the
 // nearest fallback's (c_avx512 -> c_avx2 -> c), else nullptr (use the declared candidates).
@@ -74,6 +78,12 @@ const std::vector<int64_t>* class_override(const ir::TileConst& tc, const Target
 
 // Bindings of the kernel's flags and value params as constants (VarRef -> BoolImm/IntImm).
 ir::VarMap instance_var_map(const ir::Kernel& k, const std::map<std::string, int64_t>& values);
+
+// The constant an integer or bool expression takes with the constants of `m` substituted:
+// ir::eval_int where it applies (no IR is built: the resolver and the recommender ask this
+// for every configuration and shape), else simplify(substitute(e, m)); nullopt if it does not
+// fold to a constant. Bools are 0/1.
+std::optional<int64_t> fold_with(const ir::Expr& e, const ir::VarMap& m);
 
 // The buffers a block allocates, in program order.
 std::vector<ir::BufferPtr> allocated_buffers(const ir::Stmt& body);

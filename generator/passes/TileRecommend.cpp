@@ -173,9 +173,8 @@ std::optional<std::vector<ShapeClassRep>> shape_class_reps(
       }
       size_t cls = n_cls;
       for (size_t i = 0; i < n_cls; ++i) {
-        Expr folded = simplify(substitute(k.shape_classes[i].second.pred, m)); // keeps b alive
-        auto b = folded->as<BoolImm>();
-        if (b && b->value) {
+        auto b = fold_with(k.shape_classes[i].second.pred, m);
+        if (b && *b) {
           cls = i;
           break;
         }
@@ -475,16 +474,15 @@ std::optional<Recommendation> recommend(const Kernel& k,
       bool all_ok = true;
       for (size_t r = 0; r < k.requirements.size(); ++r) {
         const auto& req = k.requirements[r];
-        Expr folded = simplify(substitute(req.pred, m)); // keeps b alive
-        auto b = folded->as<BoolImm>();
+        auto b = fold_with(req.pred, m);
         if (!b) {
           diag.error(req.loc, "requirement '" + req.text +
                                   "' does not reduce to true/false from tile constants, flags and "
                                   "value params");
           return std::nullopt;
         }
-        req_ok[r] += b->value;
-        all_ok &= b->value;
+        req_ok[r] += *b != 0;
+        all_ok &= *b != 0;
       }
       if (all_ok) {
         auto e = plan_config(k, m, target, diag);

@@ -197,7 +197,9 @@ std::optional<ir::Kernel> Driver::instantiate_once(const ir::Kernel& k,
   auto key = std::make_pair(k.name, t.name);
   if (failed.count(key))
     return std::nullopt;
-  auto ik = passes::instantiate(k, inst, t, diag_, shape_class);
+  auto known = recommendations_.find({&k, inst.name, t.name});
+  auto ik = passes::instantiate(k, inst, t, diag_, shape_class,
+                                known == recommendations_.end() ? nullptr : known->second.get());
   if (!ik)
     failed.insert(key);
   return ik;
@@ -216,6 +218,7 @@ std::optional<std::vector<std::string>> Driver::class_plan(const ir::Kernel& k,
     failed.insert(key);
     return std::nullopt;
   }
+  recommendations_[{&k, inst.name, t.name}] = std::make_shared<const passes::Recommendation>(*rec);
   std::vector<std::string> names = dispatch::shape_class_names(k);
   TG_ASSERT(rec->classes.size() == names.size(),
             "recommend() returned " + std::to_string(rec->classes.size()) + " classes for " +

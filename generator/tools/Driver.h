@@ -8,11 +8,15 @@
 
 #include "ir/IR.h"
 #include "passes/Pipeline.h"
+#include "passes/TileRecommend.h"
 #include "support/AtomicFile.h"
 #include "support/Diagnostics.h"
 #include "targets/Target.h"
 
 #include <iosfwd>
+#include <map>
+#include <memory>
+#include <tuple>
 #include <optional>
 #include <set>
 #include <string>
@@ -87,6 +91,10 @@ private:
   std::ostream& out_;
   std::ostream& err_;
   DiagEngine diag_;
+  // class_plan's recommendations, by (kernel, instance, target), for instantiate_once: the
+  // recommender runs once per instance and target, not once more per class variant.
+  std::map<std::tuple<const ir::Kernel*, std::string, std::string>,
+           std::shared_ptr<const passes::Recommendation>> recommendations_;
 };
 
 } // namespace tilegen::tools
