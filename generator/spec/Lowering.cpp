@@ -830,6 +830,28 @@ std::optional<std::vector<ir::Kernel>> lower_spec(const Spec& spec, DiagEngine& 
       return std::nullopt;
     }
   }
+  // Instances: bindings x flag values x value-set values. Each is a variant per target, with
+  // its own schedule resolution; the cap keeps a typo (`values: [1, 2, ..., 300]` twice) from
+  // turning into hours of generation and thousands of files.
+  uint64_t instances = bindings.size();
+  std::string factors = std::to_string(bindings.size()) + " type binding" +
+                        (bindings.size() == 1 ? "" : "s");
+  auto times = [&](uint64_t n, const std::string& what) {
+    instances = instances > kMaxInstances ? instances : instances * n;
+    factors += " x " + std::to_string(n) + " (" + what + ")";
+  };
+  for (const auto& f : spec.flags)
+    times(2, "flag " + f.name);
+  for (const auto& d : spec.params)
+    if (d.value_set)
+      times(d.values.size(), "values of " + d.name.name);
+  if (instances > kMaxInstances) {
+    diag.error(spec.kernel.loc, "kernel '" + spec.kernel.name + "' has more than " +
+                                    std::to_string(kMaxInstances) + " instances (" + factors +
+                                    "); each is one variant per target: split the kernel, or "
+                                    "make a value-set param a runtime dim");
+    return std::nullopt;
+  }
   std::vector<ir::Kernel> out;
   for (size_t i = 0; i < bindings.size(); ++i) {
     std::map<std::string, DType> m(bindings[i].begin(), bindings[i].end());

@@ -8,10 +8,14 @@
 #include "spec/SpecAST.h"
 #include "support/Diagnostics.h"
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
 namespace tilegen::spec {
+
+// At most this many instances (type bindings x flag values x value-set values) per kernel.
+constexpr uint64_t kMaxInstances = 64;
 
 std::optional<std::vector<ir::Kernel>> lower_spec(const Spec& spec, DiagEngine& diag);
 
