@@ -75,19 +75,20 @@ Driver::Driver(std::ostream& out, std::ostream& err) : out_(out), err_(err), dia
 // ---- usage checks --------------------------------------------------------------------------
 
 bool Driver::resolve_targets(const Options& o, std::vector<const Target*>& out,
-                             bool default_all_c) {
+                             bool default_all) {
   std::vector<std::string> known;
   for (const auto& t : all_targets())
     known.push_back(t.name);
   if (o.targets.empty()) {
-    if (!default_all_c) {
+    if (!default_all) {
       err_ << "tilegen: error: --targets is required (known targets: " << join(known, ", ")
            << ")\n";
       return false;
     }
+    // check: every target, so that the GPU-only rules show at check time, not first in a
+    // CUDA or WebGPU build (docs/spec.md "Rules of the GPU targets").
     for (const auto& t : all_targets())
-      if (t.backend == Backend::C)
-        out.push_back(&t);
+      out.push_back(&t);
     return true;
   }
   for (const auto& name : o.targets) {

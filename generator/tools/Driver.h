@@ -64,7 +64,7 @@ public:
 
 private:
   // Usage checks shared by the commands; print "tilegen: error: ..." and return false.
-  bool resolve_targets(const Options& o, std::vector<const Target*>& out, bool default_all_c);
+  bool resolve_targets(const Options& o, std::vector<const Target*>& out, bool default_all);
   bool check_library_name(const std::string& lib);
   bool require_specs(const Options& o);
 

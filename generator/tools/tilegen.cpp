@@ -60,8 +60,9 @@ options:
 )"},
     {"check", R"(usage: tilegen check [--targets T1,T2,...] SPEC...
 
-Parses, checks and instantiates every kernel of every SPEC for the targets (default: all C
-targets) without writing anything. Exit 0 if all is well, 1 after printing the errors.
+Parses, checks and instantiates every kernel of every SPEC for the targets (default: every
+target of `tilegen targets`, so that the rules of the GPU targets show here, not first in a
+GPU build) without writing anything. Exit 0 if all is well, 1 after printing the errors.
 )"},
     {"dump", R"(usage: tilegen dump --stage=ir|instantiated|recommend [--target=T] [--instance=NAME] [--locs] SPEC...
 
