@@ -177,6 +177,8 @@ private:
   std::map<const ir::Var*, VarRegs> var_regs_;
   std::string fragment_reg(const ir::Buffer* b, const std::vector<ir::Expr>& idx);
   const layout::FragmentLayout& frag(const ir::Buffer* b) const;
+  int64_t num_elements(const ir::Buffer& b) const; // on-chip: the product of its extents
+  void copy_elementwise(const ir::Copy* c);
   // The layout of a parallel loop no fragment drives (LayoutPlan::loops).
   const layout::FragmentLayout& loop_layout(const ir::Parallel* p) const;
   // C expressions of a layout's thread part along dim d and of register counter r's part.

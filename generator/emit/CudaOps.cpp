@@ -112,7 +112,57 @@ void CudaEmitter::emit_fill(const Fill* f) {
     close();
     return;
   }
-  internal_error("CUDA emitter: fill of a " + std::string(mem_scope_name(b.scope)) + " buffer");
+  TG_ASSERT(b.scope == MemScope::Local, "CUDA emitter: fill of a global buffer");
+  // A local buffer is each thread's own: every thread fills all of it.
+  open("for (int tg_e = 0; tg_e < " + std::to_string(num_elements(b)) + "; ++tg_e)");
+  line(name(b.name) + "[tg_e] = " + v + ";");
+  close();
+}
+
+int64_t CudaEmitter::num_elements(const Buffer& b) const {
+  int64_t n = 1;
+  for (const auto& e : b.shape)
+    n *= cuda_const(e);
+  return n;
+}
+
+// A copy between shared memory and shared memory or a tensor (no fragment on either side): the
+// block's threads take the tile's elements in turn, one element each. Tensor elements out of
+// bounds read as the pad and are not written, as everywhere.
+void CudaEmitter::copy_elementwise(const Copy* c) {
+  const auto& ext = c->src.extents;
+  const size_t tr = ext.size();
+  const int64_t rows = tr == 2 ? cuda_const(ext[0]) : 1, cols = cuda_const(ext[tr - 1]);
+  if (c->src.buffer->scope == MemScope::Shared)
+    before_shared_read();
+  if (c->dst.buffer->scope == MemScope::Shared)
+    before_shared_write();
+  auto at = [&](const Region& r, std::vector<std::string>* idx) {
+    const Buffer& b = *r.buffer;
+    const size_t n = b.rank();
+    std::vector<std::string> ix;
+    for (const auto& o : r.offsets)
+      ix.push_back("(" + expr(o) + ")");
+    ix[n - 1] += " + tg_j";
+    if (tr == 2)
+      ix[n - 2] += " + tg_i";
+    if (b.scope == MemScope::Shared)
+      return shared_ptr(&b) + "[" + shared_offset(&b, n >= 2 ? "(int)" + ix[n - 2] : "0", "(int)" + ix[n - 1]) + "]";
+    *idx = ix;
+    return name(b.name) + "[" + global_index(b, ix) + "]";
+  };
+  open("for (int tg_e = tg_tid; tg_e < " + std::to_string(rows * cols) + "; tg_e += " +
+       std::to_string(threads_) + ")");
+  line("const int tg_i = tg_e / " + std::to_string(cols) + ", tg_j = tg_e % " + std::to_string(cols) + ";");
+  std::vector<std::string> sidx, didx;
+  std::string src = at(c->src, &sidx), dst = at(c->dst, &didx);
+  const Buffer &sb = *c->src.buffer, &db = *c->dst.buffer;
+  std::string v = to_float(src, sb.dtype);
+  if (sb.scope == MemScope::Global)
+    v = "(" + global_in_bounds(sb, sidx) + " ? " + v + " : " + (c->pad ? expr(c->pad) : "0.0f") + ")";
+  std::string store = dst + " = " + from_float(v, db.dtype) + ";";
+  line(db.scope == MemScope::Global ? "if (" + global_in_bounds(db, didx) + ") " + store : store);
+  close();
 }
 
 // ---- copies ----------------------------------------------------------------------------------
@@ -140,8 +190,9 @@ void CudaEmitter::emit_copy(const Copy* c) {
     before_shared_write();
     copy_shared_fragment(c, false);
   } else {
-    internal_error(std::string("CUDA emitter: copy from ") + mem_scope_name(s) + " to " +
-                   mem_scope_name(d) + " is not supported yet");
+    // Shared to shared or to a tensor (LayoutInference rejects copies with a local buffer).
+    TG_ASSERT(s != MemScope::Local && d != MemScope::Local, "CUDA emitter: copy with a local buffer");
+    copy_elementwise(c);
   }
 }
 

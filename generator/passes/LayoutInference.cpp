@@ -116,6 +116,8 @@ public:
                                         " (rows x columns): merge dims or split the buffer");
         return std::nullopt;
       }
+    if (!check_operands())
+      return std::nullopt;
     mark_row_owned();
     wgmma_ = plan_hopper(k_, t_, plan_);
     for (const auto& s : stmts_)
@@ -146,6 +148,52 @@ public:
   }
 
 private:
+  // Where each op's operands may live on a GPU target (docs/spec.md "Rules of the GPU
+  // targets"): a thread block's registers are split among its threads, so an op that combines
+  // elements across threads needs them in fragments (whose layout says who holds what) or in
+  // shared memory; a local buffer is one thread's scratch for parallel bodies.
+  bool check_operands() {
+    auto fail = [&](const StmtNode& s, const std::string& msg) {
+      diag_.error(s.loc, t_.name + ": " + msg);
+      return false;
+    };
+    for (const auto& st : stmts_) {
+      const StmtNode& s = *st;
+      if (auto* c = s.as<Copy>()) {
+        for (const Buffer* b : {c->src.buffer.get(), c->dst.buffer.get()})
+          if (b->scope == MemScope::Local)
+            return fail(s, "copy into or out of local buffer '" + b->name + "': on GPU targets "
+                           "a local buffer is each thread's own scratch for parallel bodies, so "
+                           "a tile copy has no meaning there; use a fragment or shared buffer");
+      } else if (auto* r = s.as<Reduce>()) {
+        for (const BufferPtr& b : {r->src, r->dst})
+          if (!is_fragment(b))
+            return fail(s, "reduce " + std::string(b == r->src ? "from" : "into") + " " +
+                               mem_scope_name(b->scope) + " buffer '" + b->name +
+                               "': GPU targets reduce fragments (the threads that hold a row "
+                               "combine it); copy it into a fragment first");
+      } else if (auto* g = s.as<Gemm>()) {
+        if (!is_fragment(g->c))
+          return fail(s, "gemm into " + std::string(mem_scope_name(g->c->scope)) + " buffer '" +
+                             g->c->name + "': GPU targets accumulate in a fragment; declare '" +
+                             g->c->name + "' as a fragment (copy it to shared memory after the gemm)");
+        if (g->b->scope != MemScope::Shared)
+          return fail(s, "gemm reads operand b from " + std::string(mem_scope_name(g->b->scope)) +
+                             " buffer '" + g->b->name + "': GPU targets read b from shared "
+                             "memory (every warp needs all of it); copy it into a shared buffer");
+        if (g->a->scope != MemScope::Shared && !is_fragment(g->a))
+          return fail(s, "gemm reads operand a from local buffer '" + g->a->name +
+                             "': GPU targets read a from shared memory or a fragment");
+      } else if (auto* a = s.as<AtomicAdd>()) {
+        if (!is_fragment(a->src.buffer))
+          return fail(s, "atomic_add from " + std::string(mem_scope_name(a->src.buffer->scope)) +
+                             " buffer '" + a->src.buffer->name + "': GPU targets add from a "
+                             "fragment; copy it into one first");
+      }
+    }
+    return true;
+  }
+
   // Fragments read as a gemm's A operand, and what they are copied from: their producers
   // must give each warp whole rows so the registers are the A operand as they are.
   void mark_row_owned() {
