@@ -559,8 +559,10 @@ private:
           diag_.error(a.loc, t_.name + ": this parallel loop indexes '" + a.buffer->name + "' (" +
                                  l->origin + ") and '" + first_access->buffer->name + "' (" +
                                  first->origin + ") by different variables, and their layouts "
-                                 "split the threads differently; on GPU targets index one "
-                                 "fragment by all of the loop's variables");
+                                 "split the threads differently (a thread holds only its own "
+                                 "part of each); copy one of them into a shared buffer and read "
+                                 "it from there, or index one fragment by all of the loop's "
+                                 "variables");
           diag_.note(s->loc, "in this parallel loop");
           return false;
         }

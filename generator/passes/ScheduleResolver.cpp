@@ -115,6 +115,29 @@ std::optional<int64_t> fold_with(const Expr& e, const VarMap& m) {
   return std::nullopt;
 }
 
+std::optional<int64_t> onchip_footprint(const std::vector<BufferPtr>& buffers, const VarMap& m,
+                                        const std::string& config, DiagEngine& diag) {
+  // Overflow-checked, since extents are user numbers: saturates at INT64_MAX.
+  int64_t fp = 0;
+  for (const auto& buf : buffers) {
+    int64_t bytes = buf->dtype.bytes();
+    for (const auto& e : buf->shape) {
+      auto c = fold_with(e, m);
+      if (!c || *c <= 0) {
+        diag.error(buf->loc, "extent " + to_string(e) + " of '" + buf->name +
+                                 "' is not a positive constant once the schedule is fixed (" +
+                                 config + " gives " + to_string(simplify(substitute(e, m))) + ")");
+        return std::nullopt;
+      }
+      if (__builtin_mul_overflow(bytes, *c, &bytes))
+        bytes = std::numeric_limits<int64_t>::max();
+    }
+    if (__builtin_add_overflow(fp, bytes, &fp))
+      fp = std::numeric_limits<int64_t>::max();
+  }
+  return fp;
+}
+
 std::vector<BufferPtr> allocated_buffers(const Stmt& body) {
   AllocCollector c;
   if (body)
@@ -225,25 +248,10 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
       all_ok &= *b != 0;
     }
 
-    // Footprint: overflow-checked, since extents are user numbers.
-    int64_t fp = 0;
-    for (const auto& buf : buffers) {
-      int64_t bytes = buf->dtype.bytes();
-      for (const auto& e : buf->shape) {
-        auto c = fold_with(e, m);
-        if (!c || *c <= 0) {
-          diag.error(buf->loc, "extent " + to_string(e) + " of '" + buf->name +
-                                   "' is not a positive constant once the schedule is "
-                                   "fixed (" + config_str(tcs, vals) + " gives " +
-                                   to_string(simplify(substitute(e, m))) + ")");
-          return std::nullopt;
-        }
-        if (__builtin_mul_overflow(bytes, *c, &bytes))
-          bytes = std::numeric_limits<int64_t>::max();
-      }
-      if (__builtin_add_overflow(fp, bytes, &fp))
-        fp = std::numeric_limits<int64_t>::max();
-    }
+    auto fp_or = onchip_footprint(buffers, m, config_str(tcs, vals), diag);
+    if (!fp_or)
+      return std::nullopt;
+    const int64_t fp = *fp_or;
 
     if (all_ok) {
       ++req_feasible;

@@ -88,4 +88,11 @@ std::optional<int64_t> fold_with(const ir::Expr& e, const ir::VarMap& m);
 // The buffers a block allocates, in program order.
 std::vector<ir::BufferPtr> allocated_buffers(const ir::Stmt& body);
 
+// The bytes of `buffers` with the constants of `m` substituted (saturating at INT64_MAX), or
+// nullopt after a located error for an extent that is not a positive constant; `config` names
+// the configuration in that message ("BM=64 BN=32").
+std::optional<int64_t> onchip_footprint(const std::vector<ir::BufferPtr>& buffers,
+                                        const ir::VarMap& m, const std::string& config,
+                                        DiagEngine& diag);
+
 } // namespace tilegen::passes

@@ -403,6 +403,7 @@ std::optional<Recommendation> recommend(const Kernel& k,
                                         const Target& target, DiagEngine& diag) {
   const auto& tcs = k.tile_consts;
   const SourceLoc sched_loc = tcs.empty() ? k.loc : tcs.front().loc;
+  const auto buffers = allocated_buffers(k.body);
   Recommendation rec;
   for (const auto& tc : tcs)
     rec.const_names.push_back(tc.var->name);
@@ -485,6 +486,11 @@ std::optional<Recommendation> recommend(const Kernel& k,
         all_ok &= *b != 0;
       }
       if (all_ok) {
+        std::string config;
+        for (size_t i = 0; i < tcs.size(); ++i)
+          config += (i ? " " : "") + tcs[i].var->name + "=" + std::to_string(vals[i]);
+        if (!onchip_footprint(buffers, m, config.empty() ? "no tile constants" : config, diag))
+          return std::nullopt;
         auto e = plan_config(k, m, target, diag);
         if (!e)
           return std::nullopt;

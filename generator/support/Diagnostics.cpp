@@ -100,6 +100,14 @@ void DiagEngine::note(const SourceLoc& loc, const std::string& message) {
 
 void DiagEngine::emit(Severity s, const SourceLoc& loc, const std::string& message) {
   if (s == Severity::Error) {
+    // The same error at the same place again (an instantiation error repeats for every target
+    // and instance that reaches it): shown once, with its notes; its repeats are not counted.
+    std::string key = (loc.file ? *loc.file : std::string()) + ":" + std::to_string(loc.line) +
+                      ":" + std::to_string(loc.col) + ":" + message;
+    if (!shown_.insert(std::move(key)).second) {
+      suppress_notes_ = true;
+      return;
+    }
     ++errors_;
     if (errors_ > limit_) {
       if (errors_ == limit_ + 1)

@@ -14,6 +14,7 @@
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,8 @@ private:
   std::vector<Diagnostic> all_;
   int errors_ = 0;
   int limit_ = 20;
-  bool suppress_notes_ = false; // notes of an error past the limit are dropped too
+  bool suppress_notes_ = false; // notes of an error past the limit (or repeated) are dropped too
+  std::set<std::string> shown_; // location + message of every error reported
 };
 
 // "did you mean 'x'?" helper: the closest candidate by edit distance, or "" if none is close.
