@@ -373,17 +373,30 @@ void emit_check(std::ostream& os, const KernelEntry& e, const Names& n,
   // The scalars' `require` predicates: the kernel bodies may rely on them.
   for (const auto& r : k.scalar_requirements) {
     std::string fmt, vals;
+    size_t n = 0;
     for (const ir::Var* v : require_scalars(r.pred)) {
       fmt += v->name + " = %g, ";
       vals += ", " + c_scalar_as_double(*v);
+      ++n;
     }
+    fmt += "but the kernel requires ";
     std::string where = e.spec_path + (r.loc.line > 0 ? ":" + std::to_string(r.loc.line) : "");
-    std::string rule; // a printf format: % doubled
-    for (char ch : fold_whitespace(r.text) + " (" + where + ")")
-      rule += ch == '%' ? std::string("%%") : std::string(1, ch);
+    std::string rule = visible_text(fold_whitespace(r.text) + " (" + where + ")");
+    // The whole sentence fits tg_selection.reason (256 bytes) whatever the values (%g prints at
+    // most 13 characters), or gcc's -Wformat-truncation (in -Wall) rejects the call at -O2: a
+    // long rule or spec path is cut, ending in "...".
+    const size_t budget = 255 - std::min<size_t>(255, fmt.size() + n * 11);
+    if (rule.size() > budget) {
+      size_t cut = budget < 3 ? 0 : budget - 3;
+      while (cut > 0 && (static_cast<unsigned char>(rule[cut]) & 0xc0) == 0x80)
+        --cut; // not inside a UTF-8 sequence
+      rule = rule.substr(0, cut) + "...";
+    }
+    for (char ch : rule) // a printf format: % doubled
+      fmt += ch == '%' ? std::string("%%") : std::string(1, ch);
     os << "  {\n    int tg_ok = 1;\n    if (!" << c_require_expr(r.pred, "tg_ok") << " || !tg_ok) {\n"
        << "      if (tg_why && tg_why_size)\n        snprintf(tg_why, tg_why_size, \""
-       << c_string_body(fmt + "but the kernel requires " + rule) << "\"" << vals
+       << c_string_body(fmt) << "\"" << vals
        << ");\n      return TG_ERR_INVALID_ARGUMENT;\n    }\n  }\n";
   }
   for (const auto& t : k.tensors) {
