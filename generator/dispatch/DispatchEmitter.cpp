@@ -12,6 +12,7 @@
 #include "dispatch/Naming.h"
 #include "passes/TileRecommend.h"
 #include "support/InternalError.h"
+#include "support/TextEscape.h"
 
 #include <algorithm>
 #include <sstream>
@@ -97,11 +98,12 @@ std::string name_list(const std::vector<Arg>& args) {
   return join(parts, ", ");
 }
 
+// "path:line" of the kernel, for the inside of a C comment.
 std::string spec_where(const KernelEntry& e) {
   std::string s = e.spec_path;
   if (e.kernel->loc.line > 0)
     s += ":" + std::to_string(e.kernel->loc.line);
-  return s;
+  return c_block_comment(s);
 }
 
 // "M, N >= 0; D in {64, 128}; K: multiple of 8, 16 <= K <= 4096"
@@ -137,8 +139,8 @@ std::string dim_doc(const ir::Kernel& k) {
 void emit_doc(std::ostream& os, const std::string& lib, const KernelEntry& e, bool gpu) {
   const ir::Kernel& k = *e.kernel;
   std::string types = k.type_suffix();
-  os << "/* " << k.name << (types.empty() ? "" : " (" + types + ")") << ": " << k.summary
-     << "\n";
+  os << "/* " << k.name << (types.empty() ? "" : " (" + types + ")") << ": "
+     << c_block_comment(k.summary) << "\n";
   for (const auto& t : k.tensors) {
     std::vector<std::string> dims;
     for (const auto& s : t->shape)
@@ -199,13 +201,15 @@ std::vector<std::string> variant_classes(const KernelEntry& e, const Names& n, s
   return out;
 }
 
-// "class small_m (M <= 64)", "class large (not M <= 64)": the class of a call, for _query.
+// "class small_m (M <= 64)", "class large (not M <= 64)": the class of a call, for _query
+// (predicates as written, whitespace folded; the caller escapes the result).
 std::string class_description(const ir::Kernel& k, size_t c) {
   if (c < k.shape_classes.size())
-    return "class " + k.shape_classes[c].first + " (" + k.shape_classes[c].second.text + ")";
+    return "class " + k.shape_classes[c].first + " (" +
+           fold_whitespace(k.shape_classes[c].second.text) + ")";
   std::vector<std::string> preds;
   for (const auto& [name, req] : k.shape_classes)
-    preds.push_back(req.text);
+    preds.push_back(fold_whitespace(req.text));
   return std::string("class large (") + (preds.size() == 1 ? "not " : "none of ") +
          join(preds, ", ") + ")";
 }
@@ -220,7 +224,7 @@ void emit_class_function(std::ostream& os, const KernelEntry& e, const Names& n)
     params.push_back("int64_t " + d.var->name);
   for (const auto& f : k.flags)
     params.push_back("int " + f->name);
-  os << "/* Shape class of a call (schedule.classes, " << e.spec_path
+  os << "/* Shape class of a call (schedule.classes, " << c_block_comment(e.spec_path)
      << "): the first class whose predicate\n"
      << " * holds, else large; the shape_class of the GPU rows it runs. Overflow in a "
         "predicate's\n * arithmetic means the class does not hold. */\n";
@@ -232,8 +236,10 @@ void emit_class_function(std::ostream& os, const KernelEntry& e, const Names& n)
     os << "  (void)" << f->name << ";\n";
   for (size_t c = 0; c < k.shape_classes.size(); ++c) {
     const auto& [name, req] = k.shape_classes[c];
-    os << "  { /* " << name << ": " << c_comment_body(req.text) << " (" << e.spec_path << ":"
-       << req.loc.line << ") */\n";
+    os << "  { /* " << name << ": "
+       << c_block_comment(fold_whitespace(req.text) + " (" + e.spec_path + ":" +
+                          std::to_string(req.loc.line) + ")")
+       << " */\n";
     os << "    int tg_ok = 1;\n";
     os << "    if (" << c_pred_expr(req.pred, "tg_ok") << " && tg_ok)\n      return " << c
        << ";\n  }\n";
@@ -367,17 +373,30 @@ void emit_check(std::ostream& os, const KernelEntry& e, const Names& n,
   // The scalars' `require` predicates: the kernel bodies may rely on them.
   for (const auto& r : k.scalar_requirements) {
     std::string fmt, vals;
+    size_t n = 0;
     for (const ir::Var* v : require_scalars(r.pred)) {
       fmt += v->name + " = %g, ";
       vals += ", " + c_scalar_as_double(*v);
+      ++n;
     }
+    fmt += "but the kernel requires ";
     std::string where = e.spec_path + (r.loc.line > 0 ? ":" + std::to_string(r.loc.line) : "");
-    std::string rule;
-    for (char ch : r.text + " (" + where + ")")
-      rule += ch == '%' ? std::string("%%") : std::string(1, ch);
+    std::string rule = visible_text(fold_whitespace(r.text) + " (" + where + ")");
+    // The whole sentence fits tg_selection.reason (256 bytes) whatever the values (%g prints at
+    // most 13 characters), or gcc's -Wformat-truncation (in -Wall) rejects the call at -O2: a
+    // long rule or spec path is cut, ending in "...".
+    const size_t budget = 255 - std::min<size_t>(255, fmt.size() + n * 11);
+    if (rule.size() > budget) {
+      size_t cut = budget < 3 ? 0 : budget - 3;
+      while (cut > 0 && (static_cast<unsigned char>(rule[cut]) & 0xc0) == 0x80)
+        --cut; // not inside a UTF-8 sequence
+      rule = rule.substr(0, cut) + "...";
+    }
+    for (char ch : rule) // a printf format: % doubled
+      fmt += ch == '%' ? std::string("%%") : std::string(1, ch);
     os << "  {\n    int tg_ok = 1;\n    if (!" << c_require_expr(r.pred, "tg_ok") << " || !tg_ok) {\n"
        << "      if (tg_why && tg_why_size)\n        snprintf(tg_why, tg_why_size, \""
-       << c_string_body(fmt + "but the kernel requires " + rule) << "\"" << vals
+       << c_string_body(fmt) << "\"" << vals
        << ");\n      return TG_ERR_INVALID_ARGUMENT;\n    }\n  }\n";
   }
   for (const auto& t : k.tensors) {
@@ -564,7 +583,7 @@ std::string emit_header(const Library& lib) {
      << "'.\n";
   os << " * Targets: " << join(targets, ", ") << ". Specs:\n";
   for (const auto& s : specs)
-    os << " *   " << s << "\n";
+    os << " *   " << c_block_comment(s) << "\n";
   os
      << " * Each function validates its arguments, picks the best variant this machine can run\n"
      << " * and runs it. Tensors are row-major and contiguous; tg_f16/tg_bf16 are uint16_t bit\n"

@@ -200,20 +200,4 @@ std::vector<const ir::Var*> require_scalars(const ir::Expr& e) {
   return out;
 }
 
-// `text` inside a C string literal / a C comment.
-std::string c_string_body(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out;
-}
-std::string c_comment_body(std::string text) {
-  for (size_t i; (i = text.find("*/")) != std::string::npos;)
-    text.replace(i, 2, "* /");
-  return text;
-}
-
 } // namespace tilegen::dispatch

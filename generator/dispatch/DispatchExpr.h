@@ -34,8 +34,4 @@ std::string js_require_expr(const ir::Expr& e);
 // Every scalar the predicate reads, first use first (for the failure message).
 std::vector<const ir::Var*> require_scalars(const ir::Expr& e);
 
-// `text` escaped for the inside of a C string literal / a C comment.
-std::string c_string_body(const std::string& text);
-std::string c_comment_body(std::string text);
-
 } // namespace tilegen::dispatch

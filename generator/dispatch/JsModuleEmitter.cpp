@@ -8,6 +8,7 @@
 #include "ir/IRPrinter.h"
 #include "ir/Simplify.h"
 #include "support/InternalError.h"
+#include "support/TextEscape.h"
 
 #include <algorithm>
 #include <map>
@@ -22,27 +23,11 @@ std::string wgsl_manifest_file_name(const std::string& lib) { return lib + ".wgs
 
 namespace {
 
-std::string quote(const std::string& s) { // a JSON / JavaScript string literal
-  std::string o = "\"";
-  for (char c : s) {
-    switch (c) {
-    case '"': o += "\\\""; break;
-    case '\\': o += "\\\\"; break;
-    case '\n': o += "\\n"; break;
-    case '\t': o += "\\t"; break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", c);
-        o += buf;
-      } else {
-        o += c;
-      }
-    }
-  }
-  return o + "\"";
-}
+// A JSON / JavaScript string literal (the same text in both languages).
+std::string quote(const std::string& s) { return json_string(s); }
 
+// Generated text (a WGSL variant's source, whose spec text its emitter escaped) as a template
+// literal, byte for byte.
 std::string template_literal(const std::string& s) {
   std::string o = "`";
   for (size_t i = 0; i < s.size(); ++i) {
@@ -320,7 +305,8 @@ std::string emit_js_module(const WgslLibrary& lib) {
       keys.push_back(v->name);
     for (const auto& f : k.flags)
       keys.push_back(f->name);
-    s += "\n/** " + k.name + (k.summary.empty() ? "" : ": " + k.summary) + " (spec " + ki.spec_path + ")";
+    s += "\n/** " + k.name + (k.summary.empty() ? "" : ": " + js_comment(k.summary)) + " (spec " +
+         js_comment(ki.spec_path) + ")";
     for (const auto& [p, t] : k.type_binding)
       s += ", " + p + " = " + t.name();
     s += ". */\nexport async function " + fn + "(device, args) {\n";
@@ -354,9 +340,8 @@ std::string emit_js_module(const WgslLibrary& lib) {
       std::string vals;
       for (const ir::Var* v : require_scalars(r.pred))
         vals += v->name + " = ${s_" + v->name + "}, ";
-      std::string rule; // inside a template literal
-      for (char ch : r.text + " (" + ki.spec_path + (r.loc.line > 0 ? ":" + std::to_string(r.loc.line) : "") + ")")
-        rule += ch == '`' || ch == '\\' || ch == '$' ? std::string("\\") + ch : std::string(1, ch);
+      std::string where = ki.spec_path + (r.loc.line > 0 ? ":" + std::to_string(r.loc.line) : "");
+      std::string rule = js_template_body(fold_whitespace(r.text) + " (" + where + ")");
       s += "  if (!" + js_require_expr(r.pred) + ")\n    fail('invalid-argument', fn, `" + vals +
            "but the kernel requires " + rule + "`);\n";
     }
@@ -396,7 +381,7 @@ std::string emit_js_types(const WgslLibrary& lib) {
        "  workgroups: [number, number, number];\n  dispatched: boolean;\n}\n";
   for (const auto& ki : lib.kernels) {
     const Kernel& k = *ki.kernel;
-    s += "\n/** " + k.name + (k.summary.empty() ? "" : ": " + k.summary) + " */\n";
+    s += "\n/** " + k.name + (k.summary.empty() ? "" : ": " + js_comment(k.summary)) + " */\n";
     s += "export declare function " + public_function_name(lib.name, k) + "(device: GPUDevice, args: {\n";
     for (const auto& t : k.tensors)
       s += "  /** " + shape_text(t) + ", " + access_name(t->access) + " */\n  " + t->name + ": GPUBuffer;\n";

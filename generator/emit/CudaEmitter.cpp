@@ -4,6 +4,7 @@
 
 #include "ir/IRPrinter.h"
 #include "support/InternalError.h"
+#include "support/TextEscape.h"
 
 #include <cctype>
 #include <functional>
@@ -503,7 +504,7 @@ void CudaEmitter::op_comment(const Stmt& s) {
   for (auto& ch : what)
     ch = static_cast<char>(std::tolower(ch));
   if (s->loc.line > 0)
-    line("// " + info_.spec_path + ":" + std::to_string(s->loc.line) + ": " + what);
+    line("// " + c_line_comment(info_.spec_path) + ":" + std::to_string(s->loc.line) + ": " + what);
 }
 
 void CudaEmitter::stmt(const Stmt& s) {
@@ -633,12 +634,13 @@ void CudaEmitter::emit_for(const For* f) {
 
 std::string CudaEmitter::header_comment() const {
   std::ostringstream os;
-  os << "// " << k_.name << " (" << k_.type_suffix() << ") for " << t_.name << ": " << t_.summary
-     << "\n// Spec: " << info_.spec_path << ":" << k_.loc.line << ". " << k_.summary << "\n";
+  os << "// " << k_.name << " (" << k_.type_suffix() << ") for " << t_.name << ": "
+     << c_line_comment(t_.summary) << "\n// Spec: " << c_line_comment(info_.spec_path) << ":"
+     << k_.loc.line << ". " << c_line_comment(k_.summary) << "\n";
   for (const auto& n : k_.notes)
-    os << "// " << n << "\n";
+    os << "// " << c_line_comment(n) << "\n";
   for (const auto& n : plan_.notes)
-    os << "// " << n << "\n";
+    os << "// " << c_line_comment(n) << "\n";
   if (ws())
     os << "// Dynamic shared memory: " << smem_bytes_ << " bytes (+1024 for alignment); "
        << threads_ << " consumer threads x " << groups()

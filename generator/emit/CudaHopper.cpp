@@ -17,6 +17,7 @@
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "support/InternalError.h"
+#include "support/TextEscape.h"
 
 #include <algorithm>
 #include <cmath>
@@ -200,7 +201,8 @@ void CudaEmitter::emit_producer_branch() {
       if (late_producers_.count(s) != static_cast<size_t>(set))
         continue;
       if (s->loc.line > 0)
-        line("// " + info_.spec_path + ":" + std::to_string(s->loc.line) + ": copy (TMA)");
+        line("// " + c_line_comment(info_.spec_path) + ":" + std::to_string(s->loc.line) +
+             ": copy (TMA)");
       tma_issue(as_copy(s), "tg_st", "&" + full + "[tg_st]");
     }
   }
@@ -312,7 +314,8 @@ void CudaEmitter::emit_prologue_issue() {
   line(need("tg_mbar_expect_tx") + "(&tg_pro[0], " + std::to_string(bytes) + "u);");
   for (const StmtNode* s : ws_pipe_.prologue) {
     if (s->loc.line > 0)
-      line("// " + info_.spec_path + ":" + std::to_string(s->loc.line) + ": copy (TMA, once per tile)");
+      line("// " + c_line_comment(info_.spec_path) + ":" + std::to_string(s->loc.line) +
+           ": copy (TMA, once per tile)");
     tma_issue(as_copy(s), "0", "&tg_pro[0]");
   }
 }
@@ -380,8 +383,8 @@ void CudaEmitter::emit_hoisted_a(const For* f) {
     const int64_t rows = cuda_const(A->shape[0]), pa = plan_.panels.at(A), ks = wgmma_ksteps(g);
     const std::string r = "tg_ha_" + name(A->name);
     hoisted_a_[A] = r;
-    line("// " + info_.spec_path + ":" + std::to_string(g->loc.line) + ": gemm's A (" + A->name +
-         ") into registers once per tile (" + std::to_string(ks * 4) +
+    line("// " + c_line_comment(info_.spec_path) + ":" + std::to_string(g->loc.line) +
+         ": gemm's A (" + A->name + ") into registers once per tile (" + std::to_string(ks * 4) +
          " per thread), in the wgmma A-fragment layout");
     line("uint32_t " + r + "[" + std::to_string(ks) + "][4];");
     open("");
@@ -1318,7 +1321,7 @@ void CudaEmitter::split_part_head() {
 
 void CudaEmitter::emit_combine(const Combine* c) {
   if (c->loc.line > 0)
-    line("// " + info_.spec_path + ":" + std::to_string(c->loc.line) +
+    line("// " + c_line_comment(info_.spec_path) + ":" + std::to_string(c->loc.line) +
          ": split (the parts of a split tile join here)");
   const std::string B = std::to_string(split_state_bytes());
   const std::string G = std::to_string(kSplitGroup), G1 = std::to_string(kSplitGroup - 1);

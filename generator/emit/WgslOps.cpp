@@ -8,6 +8,7 @@
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "support/InternalError.h"
+#include "support/TextEscape.h"
 
 #include <cfloat>
 
@@ -112,7 +113,7 @@ void WgslEmitter::op_comment(const Stmt& s) {
   std::string where = info_.spec_path.empty() && s->loc.known() ? *s->loc.file : info_.spec_path;
   if (s->loc.line > 0)
     where += ":" + std::to_string(s->loc.line);
-  line("// spec: " + where + " " + text);
+  line("// spec: " + wgsl_line_comment(where + " " + text));
 }
 
 void WgslEmitter::stmt(const Stmt& s) {

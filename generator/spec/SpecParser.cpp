@@ -3,9 +3,11 @@
 #include "spec/SpecParser.h"
 
 #include "spec/YamlAccess.h"
+#include "support/TextEscape.h"
 #include "targets/Target.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace tilegen::spec {
 
@@ -44,7 +46,7 @@ public:
       auto v = in_.string(n, "a one-line summary string");
       ok_ &= v.has_value();
       if (v)
-        s.summary = *v;
+        s.summary = summary(n, *v);
     }
     if (const YNode* n = root->get("types"))
       types(n, s);
@@ -77,6 +79,25 @@ public:
   }
 
 private:
+  // A summary is one line of printable text (docs/spec.md): runs of whitespace and line
+  // breaks fold to one space; a control or bidirectional-control character (reachable through
+  // escapes of double-quoted YAML, "\e", "\u202e") is an error. Every output escapes the
+  // summary again for its own comment syntax (support/TextEscape.h).
+  std::string summary(const YNode* n, const std::string& value) {
+    if (auto bad = find_forbidden_char(value)) {
+      char cp[16];
+      std::snprintf(cp, sizeof cp, "U+%04X", static_cast<unsigned>(bad->code_point));
+      diag_.error(n->value_loc(bad->offset, bad->length),
+                  std::string(bad->bidi ? "bidirectional control" : "control") + " character " +
+                      cp + " in the summary: a summary is one line of printable text; remove it" +
+                      (bad->bidi ? " (bidi controls make source code read differently from how "
+                                   "it compiles)"
+                                 : " (line breaks and tabs are folded to spaces)"));
+      ok_ = false;
+    }
+    return fold_whitespace(value);
+  }
+
   bool map_of(const YNode* n, const char* field) {
     bool r = in_.expect(n, YKind::Map, std::string("a mapping for '") + field + "'");
     ok_ &= r;

@@ -12,6 +12,7 @@
 #include "passes/TileRecommend.h"
 #include "spec/Frontend.h"
 #include "support/InternalError.h"
+#include "support/TextEscape.h"
 
 #include <algorithm>
 #include <map>
@@ -518,6 +519,9 @@ int Driver::outputs(const Options& o) {
   if (!loaded)
     return 1;
   bool cmake = o.format == "cmake";
+  // cmake records are split at spaces (cmake/TileGen.cmake): each field is a generated name,
+  // checked by cmake_record_field.
+  auto field = [&](const std::string& f) { return cmake ? cmake_record_field(f) : f; };
   // WGSL variants are not compiled: cmake lists them as `wgsl <file>`, with the ES module, its
   // types and the manifest as `wgsl_host <file>` (cmake/TileGen.cmake installs them).
   bool any_c = false, any_wgsl = false;
@@ -534,25 +538,29 @@ int Driver::outputs(const Options& o) {
           if (auto plan = class_plan(lk.kernel, inst, *t, failed))
             for (const std::string& cls : distinct(*plan)) {
               if (cmake)
-                listing += t->backend == Backend::WGSL ? "wgsl " : "variant " + t->name + " ";
-              listing += dispatch::variant_file_name(o.lib, lk.kernel, inst, *t, cls) + "\n";
+                listing +=
+                    t->backend == Backend::WGSL ? "wgsl " : "variant " + field(t->name) + " ";
+              listing += field(dispatch::variant_file_name(o.lib, lk.kernel, inst, *t, cls)) + "\n";
             }
   if (diag_.has_errors())
     return 1;
   if (any_c) {
-    out_ << (cmake ? "header " : "") << dispatch::header_file_name(o.lib) << "\n";
-    out_ << (cmake ? "source " : "") << dispatch::dispatch_file_name(o.lib) << "\n";
+    out_ << (cmake ? "header " : "") << field(dispatch::header_file_name(o.lib)) << "\n";
+    out_ << (cmake ? "source " : "") << field(dispatch::dispatch_file_name(o.lib)) << "\n";
   }
   out_ << listing;
   if (any_wgsl)
     for (const std::string& f : {dispatch::js_module_file_name(o.lib), dispatch::js_types_file_name(o.lib),
                                  dispatch::wgsl_manifest_file_name(o.lib)})
-      out_ << (cmake ? "wgsl_host " : "") << f << "\n";
+      out_ << (cmake ? "wgsl_host " : "") << field(f) << "\n";
   if (cmake)
     for (const Target* t : targets)
-      if (t->backend != Backend::WGSL)
-        out_ << "flags " << t->name << (t->compile_flags.empty() ? "" : " ")
-             << join(t->compile_flags, " ") << "\n";
+      if (t->backend != Backend::WGSL) {
+        out_ << "flags " << field(t->name);
+        for (const auto& f : t->compile_flags)
+          out_ << " " << field(f);
+        out_ << "\n";
+      }
   return 0;
 }
 
