@@ -6,9 +6,15 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace tilegen::spec {
 
@@ -306,7 +312,65 @@ private:
   std::vector<Frame> stack_;
 };
 
+// A file over the size limit, reported at its first byte past the limit.
+void report_too_large(const YamlFile& file, const std::string& size, const YamlLimits& limits,
+                      DiagEngine& diag) {
+  diag.error(file.loc_at(limits.max_bytes),
+             "spec file is too large (" + size + " bytes; the limit is " +
+                 std::to_string(limits.max_bytes) + "); this is the first byte past it");
+}
+
 } // namespace
+
+std::optional<std::string> read_spec_file(const std::string& path, DiagEngine& diag,
+                                          const YamlLimits& limits) {
+  SourceLoc l;
+  l.file = std::make_shared<const std::string>(path);
+  // O_NONBLOCK: opening a FIFO does not wait for a writer; reads block again below.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    diag.error(l, "cannot open spec file: " + std::string(std::strerror(errno)));
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    diag.error(l, S_ISDIR(st.st_mode)
+                      ? "this is a folder, not a spec file"
+                      : "cannot read spec file: " + std::string(std::strerror(errno)));
+    ::close(fd);
+    return std::nullopt;
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  std::string text(limits.max_bytes + 1, '\0');
+  size_t got = 0;
+  int error = 0;
+  while (got < text.size()) {
+    ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      error = errno;
+    if (n <= 0)
+      break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  text.resize(got);
+  if (error != 0) {
+    diag.error(l, "cannot read spec file: " + std::string(std::strerror(error)));
+    return std::nullopt;
+  }
+  if (got > limits.max_bytes) {
+    // The size of a regular file is known; a pipe or device goes on past what was read.
+    std::string size = S_ISREG(st.st_mode) && static_cast<size_t>(st.st_size) > limits.max_bytes
+                           ? std::to_string(st.st_size)
+                           : "more than " + std::to_string(limits.max_bytes);
+    YamlFile file(diag.add_source(path, text), text);
+    report_too_large(file, size, limits, diag);
+    return std::nullopt;
+  }
+  return text;
+}
 
 std::unique_ptr<YamlFile> load_yaml(const std::string& path, std::string text, DiagEngine& diag,
                                     const YamlLimits& limits) {
@@ -315,9 +379,7 @@ std::unique_ptr<YamlFile> load_yaml(const std::string& path, std::string text, D
   const std::string& t = file->text();
 
   if (t.size() > limits.max_bytes) {
-    diag.error(file->file_loc(), "spec file is too large (" + std::to_string(t.size()) +
-                                     " bytes; the limit is " + std::to_string(limits.max_bytes) +
-                                     ")");
+    report_too_large(*file, std::to_string(t.size()), limits, diag);
     return nullptr;
   }
   size_t base = t.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;

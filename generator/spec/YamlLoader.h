@@ -12,6 +12,7 @@
 #include "support/Diagnostics.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace tilegen::spec {
@@ -21,6 +22,13 @@ struct YamlLimits {
   int max_depth = 64;         // nesting of flow and block collections (estimated, see .cpp)
   size_t max_nodes = 200000;  // YAML nodes in one file
 };
+
+// Reads the spec file at `path` for load_yaml: at most limits.max_bytes + 1 bytes, so that a huge
+// file, /dev/zero or an endless pipe costs no more than that. Opening a FIFO does not wait for a
+// writer (with none, it reads as empty). Returns nullopt after a located error: the file cannot be
+// opened or read, is a folder, or is over the limit (reported at the first byte past it).
+std::optional<std::string> read_spec_file(const std::string& path, DiagEngine& diag,
+                                          const YamlLimits& limits = {});
 
 // Registers `text` with `diag` under `path` and parses it. Returns nullptr after reporting an
 // error. An empty document (no content) yields a YamlFile whose root is a Null node.

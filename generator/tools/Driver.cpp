@@ -53,10 +53,11 @@ const std::set<std::string>& reserved_words() {
   return words;
 }
 
-bool is_c_candidate(const std::string& name, const void* ctx) {
-  const std::string& lib = *static_cast<const std::string*>(ctx);
+// A name a file of library `lib` may have (only such files are ever removed as stale).
+bool is_c_candidate(const std::string& name, const std::string& lib) {
   if (name == dispatch::header_file_name(lib) || name == dispatch::dispatch_file_name(lib) ||
-      name == dispatch::js_module_file_name(lib) || name == dispatch::js_types_file_name(lib))
+      name == dispatch::js_module_file_name(lib) || name == dispatch::js_types_file_name(lib) ||
+      name == dispatch::wgsl_manifest_file_name(lib))
     return true;
   std::string prefix = lib + "__";
   if (name.size() <= prefix.size() + 2 || name.compare(0, prefix.size(), prefix) != 0)
@@ -67,6 +68,16 @@ bool is_c_candidate(const std::string& name, const void* ctx) {
       return true;
   }
   return false;
+}
+
+// Whether a file of library `lib` starts as tilegen writes them: the marker comment on the first
+// line, or, in the JSON manifest (no comments), as the second line's "generated" member.
+bool is_generated_for(const std::string& head, const std::string& lib) {
+  std::string marker = dispatch::generated_marker(lib); // "/* @generated ... */"
+  std::string json = "{\n  \"generated\": \"" + marker.substr(3, marker.size() - 6) + "\",\n";
+  bool first_line = head.compare(0, marker.size(), marker) == 0 &&
+                    (head.size() == marker.size() || head[marker.size()] == '\n');
+  return first_line || head.compare(0, json.size(), json) == 0;
 }
 
 } // namespace
@@ -349,22 +360,21 @@ int Driver::generate(const Options& o) {
     return 1;
 
   WriteReport report;
-  std::string error = write_files_atomically(o.out_dir, *files, &report);
-  if (error.empty()) {
-    std::vector<std::string> keep;
-    for (const auto& f : *files)
-      keep.push_back(f.name);
-    error = remove_stale_files(o.out_dir, keep, is_c_candidate, &o.lib,
-                               dispatch::generated_marker(o.lib), &report);
-  }
+  Ownership own{
+      [&](const std::string& name) { return is_c_candidate(name, o.lib); },
+      [&](const std::string&, const std::string& head) { return is_generated_for(head, o.lib); }};
+  std::string error = update_output_folder(o.out_dir, *files, own, &report);
   if (!error.empty()) {
     err_ << "tilegen: error: " << error << "\n";
     return 1;
   }
+  if (!report.warning.empty())
+    err_ << "tilegen: warning: " << report.warning << "\n";
   if (o.verbose) {
     out_ << "tilegen: " << o.lib << ": " << report.written.size() << " written, "
          << report.unchanged.size() << " unchanged, " << report.removed.size()
-         << " stale removed (" << o.out_dir << ")\n";
+         << " stale removed (" << o.out_dir << (report.method.empty() ? "" : ", " + report.method)
+         << ")\n";
     for (const auto& n : report.written)
       out_ << "  wrote " << n << "\n";
     for (const auto& n : report.removed)

@@ -110,7 +110,11 @@ TEST_F(AtomicFileTest, RenameFailureCleansUpTemporaries) {
     EXPECT_EQ(name.find("tilegen-tmp"), std::string::npos) << name;
 }
 
-bool lib_candidate(const std::string& name, const void*) { return name.rfind("lib__", 0) == 0; }
+// The library "lib": files lib__*, generated ones start with the line "MARK".
+const Ownership kLib{[](const std::string& name) { return name.rfind("lib__", 0) == 0; },
+                     [](const std::string&, const std::string& head) {
+                       return head.rfind("MARK\n", 0) == 0;
+                     }};
 
 TEST_F(AtomicFileTest, StaleFilesNeedTheMarker) {
   write("lib__old.c", "MARK\nint x;\n");
@@ -119,9 +123,174 @@ TEST_F(AtomicFileTest, StaleFilesNeedTheMarker) {
   write("other.c", "MARK\n");
   write(".lib__old.c.tilegen-tmp-123456", "partial");
   WriteReport r;
-  ASSERT_EQ(remove_stale_files(dir, {"lib__keep.c"}, lib_candidate, nullptr, "MARK", &r), "");
+  ASSERT_EQ(remove_stale_files(dir, {"lib__keep.c"}, kLib, &r), "");
   EXPECT_EQ(r.removed, (std::vector<std::string>{"lib__old.c"}));
   EXPECT_EQ(listing(), (std::vector<std::string>{"lib__keep.c", "lib__mine.c", "other.c"}));
+}
+
+// ---- update_output_folder: the staged folder swap --------------------------------------------
+
+// The output folder is dir/out; the fixture's folder is its parent, where the lock file and the
+// staging folder live while a run lasts.
+class OutputFolderTest : public TempDir {
+protected:
+  std::string out() { return dir + "/out"; }
+  struct stat info(const std::string& name) {
+    struct stat st {};
+    EXPECT_EQ(::lstat((out() + "/" + name).c_str(), &st), 0) << name;
+    return st;
+  }
+  std::vector<std::string> out_listing() {
+    std::vector<std::string> v;
+    for (const auto& e : fs::directory_iterator(out()))
+      v.push_back(e.path().filename().string());
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+  void put(const std::string& name, const std::string& text) {
+    std::ofstream(out() + "/" + name) << text;
+  }
+};
+
+TEST_F(OutputFolderTest, SwapKeepsWhatStays) {
+  WriteReport r0;
+  ASSERT_EQ(update_output_folder(out(), {{"lib__a.c", "MARK\na"}, {"lib__b.c", "MARK\nb"},
+                                         {"lib__old.c", "MARK\nold"}},
+                                 kLib, &r0),
+            "");
+  EXPECT_EQ(r0.method, "created");
+  EXPECT_EQ(listing(), (std::vector<std::string>{"out"})); // nothing left next to it
+  put("notes.txt", "mine");
+  put("lib__mine.c", "int mine;"); // named like the library's, without the marker
+  ::symlink("notes.txt", (out() + "/link").c_str());
+  ::mkfifo((out() + "/fifo").c_str(), 0644);
+  ASSERT_EQ(::chmod(out().c_str(), 0750), 0);
+  struct stat a = info("lib__a.c"), notes = info("notes.txt"), link = info("link"), before {};
+  ASSERT_EQ(::stat(out().c_str(), &before), 0);
+
+  WriteReport r;
+  ASSERT_EQ(update_output_folder(out(), {{"lib__a.c", "MARK\na"}, {"lib__b.c", "MARK\nb2"},
+                                         {"lib__c.c", "MARK\nc"}},
+                                 kLib, &r),
+            "");
+  EXPECT_EQ(r.method, "swapped");
+  EXPECT_EQ(r.written, (std::vector<std::string>{"lib__b.c", "lib__c.c"}));
+  EXPECT_EQ(r.unchanged, (std::vector<std::string>{"lib__a.c"}));
+  EXPECT_EQ(r.removed, (std::vector<std::string>{"lib__old.c"}));
+  EXPECT_EQ(out_listing(), (std::vector<std::string>{"fifo", "lib__a.c", "lib__b.c", "lib__c.c",
+                                                     "lib__mine.c", "link", "notes.txt"}));
+  EXPECT_EQ(listing(), (std::vector<std::string>{"out"}));
+  struct stat after {};
+  ASSERT_EQ(::stat(out().c_str(), &after), 0);
+  EXPECT_NE(after.st_ino, before.st_ino) << "the folder was not swapped";
+  EXPECT_EQ(after.st_mode & 07777, 0750u) << "the new folder lost the old one's mode";
+  // Entries that stay are the same files (hard links), mtime included.
+  EXPECT_EQ(info("lib__a.c").st_ino, a.st_ino);
+  EXPECT_EQ(info("lib__a.c").st_mtim.tv_nsec, a.st_mtim.tv_nsec);
+  EXPECT_EQ(info("notes.txt").st_ino, notes.st_ino);
+  EXPECT_EQ(info("link").st_ino, link.st_ino);
+  EXPECT_TRUE(S_ISFIFO(info("fifo").st_mode));
+  EXPECT_EQ(info("lib__a.c").st_nlink, 1u) << "the old tree still holds a link";
+  EXPECT_EQ(read("out/lib__b.c"), "MARK\nb2");
+
+  // The same again: nothing changes, the folder is not even swapped.
+  WriteReport r2;
+  ASSERT_EQ(update_output_folder(out(), {{"lib__a.c", "MARK\na"}, {"lib__b.c", "MARK\nb2"},
+                                         {"lib__c.c", "MARK\nc"}},
+                                 kLib, &r2),
+            "");
+  EXPECT_EQ(r2.method, "");
+  EXPECT_TRUE(r2.written.empty());
+  struct stat again {};
+  ASSERT_EQ(::stat(out().c_str(), &again), 0);
+  EXPECT_EQ(again.st_ino, after.st_ino);
+  EXPECT_EQ(listing(), (std::vector<std::string>{"out"}));
+}
+
+TEST_F(OutputFolderTest, SubfolderMeansFileByFile) {
+  ASSERT_EQ(update_output_folder(out(), {{"lib__a.c", "MARK\na"}, {"lib__old.c", "MARK\n"}},
+                                 kLib, nullptr),
+            "");
+  fs::create_directory(out() + "/sub");
+  put("sub/x", "x");
+  WriteReport r;
+  ASSERT_EQ(update_output_folder(out(), {{"lib__a.c", "MARK\na2"}}, kLib, &r), "");
+  EXPECT_EQ(r.method, "file by file (it has a subfolder, 'sub')");
+  EXPECT_EQ(r.removed, (std::vector<std::string>{"lib__old.c"}));
+  EXPECT_EQ(out_listing(), (std::vector<std::string>{"lib__a.c", "sub"}));
+  EXPECT_EQ(read("out/lib__a.c"), "MARK\na2");
+  EXPECT_EQ(read("out/sub/x"), "x");
+  EXPECT_EQ(listing(), (std::vector<std::string>{"out"})); // no temporary in the folder either
+}
+
+TEST_F(OutputFolderTest, FolderInTheWayIsAnErrorAndChangesNothing) {
+  ASSERT_EQ(update_output_folder(out(), {{"lib__a.c", "MARK\na"}}, kLib, nullptr), "");
+  fs::create_directory(out() + "/lib__b.c"); // the user's folder where a file should go
+  put("lib__b.c/keep", "x");
+  WriteReport r;
+  std::string err =
+      update_output_folder(out(), {{"lib__a.c", "MARK\na2"}, {"lib__b.c", "MARK\nb"}}, kLib, &r);
+  EXPECT_NE(err.find("cannot rename"), std::string::npos) << err;
+  EXPECT_EQ(read("out/lib__b.c/keep"), "x");
+  EXPECT_EQ(listing(), (std::vector<std::string>{"out"}));
+}
+
+TEST_F(OutputFolderTest, WriteFailureLeavesFolderUnchanged) {
+  ASSERT_EQ(update_output_folder(out(), {{"lib__a.c", "MARK\nold"}}, kLib, nullptr), "");
+  struct rlimit saved {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  void (*old_handler)(int) = signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = saved;
+  small.rlim_cur = 512; // the lock file's journal fits, the second file does not
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  WriteReport r;
+  std::string err = update_output_folder(
+      out(), {{"lib__a.c", "MARK\nnew"}, {"lib__b.c", "MARK\n" + std::string(1000, 'B')}}, kLib, &r);
+  setrlimit(RLIMIT_FSIZE, &saved);
+  signal(SIGXFSZ, old_handler);
+  EXPECT_NE(err.find("cannot write"), std::string::npos) << err;
+  EXPECT_EQ(read("out/lib__a.c"), "MARK\nold");
+  EXPECT_EQ(out_listing(), (std::vector<std::string>{"lib__a.c"}));
+  EXPECT_EQ(listing(), (std::vector<std::string>{"out"}));
+  EXPECT_TRUE(r.written.empty());
+}
+
+// What a killed run leaves next to the folder is removed by the next run, as its journal (the
+// lock file) records it; a folder that merely looks like a staging folder is left alone.
+TEST_F(OutputFolderTest, NextRunCleansUpAfterAKilledOne) {
+  ASSERT_EQ(update_output_folder(out(), {{"lib__a.c", "MARK\na"}}, kLib, nullptr), "");
+  struct stat st {};
+  ASSERT_EQ(::stat(out().c_str(), &st), 0);
+  // Killed while staging: the staging folder holds a link and a new file.
+  std::string stage = dir + "/.out.tilegen-stage-Ab12Cd";
+  fs::create_directory(stage);
+  ASSERT_EQ(::link((out() + "/lib__a.c").c_str(), (stage + "/lib__a.c").c_str()), 0);
+  std::ofstream(stage + "/lib__b.c") << "MARK\nb";
+  fs::create_directory(dir + "/.out.tilegen-stage-Zz99Zz"); // not recorded: not ours
+  std::ofstream(dir + "/.out.tilegen-lock")
+      << "tilegen output folder lock: do not edit\nstage .out.tilegen-stage-Ab12Cd "
+      << st.st_dev << " " << st.st_ino << "\n";
+  WriteReport r;
+  ASSERT_EQ(update_output_folder(out(), {{"lib__a.c", "MARK\na"}}, kLib, &r), "");
+  EXPECT_EQ(listing(), (std::vector<std::string>{".out.tilegen-stage-Zz99Zz", "out"}));
+  EXPECT_EQ(info("lib__a.c").st_nlink, 1u);
+
+  // Killed after the swap: the old tree is at the staging folder's name, and the journal names
+  // the inode the output folder had. Its links of the new folder's files and the old versions
+  // it dropped go; a file some other program made in the folder meanwhile is moved back.
+  std::string old_tree = dir + "/.out.tilegen-stage-Old123";
+  fs::create_directory(old_tree);
+  ASSERT_EQ(::stat(old_tree.c_str(), &st), 0);
+  ASSERT_EQ(::link((out() + "/lib__a.c").c_str(), (old_tree + "/lib__a.c").c_str()), 0);
+  std::ofstream(old_tree + "/lib__gone.c") << "MARK\nold version";
+  std::ofstream(old_tree + "/late.txt") << "made during the run";
+  std::ofstream(dir + "/.out.tilegen-lock")
+      << "tilegen output folder lock: do not edit\nstage .out.tilegen-stage-Old123 " << st.st_dev
+      << " " << st.st_ino << "\ndrop lib__gone.c\n";
+  ASSERT_EQ(update_output_folder(out(), {{"lib__a.c", "MARK\na"}}, kLib, &r), "");
+  EXPECT_EQ(listing(), (std::vector<std::string>{".out.tilegen-stage-Zz99Zz", "out"}));
+  EXPECT_EQ(out_listing(), (std::vector<std::string>{"late.txt", "lib__a.c"}));
+  EXPECT_EQ(info("lib__a.c").st_nlink, 1u);
 }
 
 // ---- Driver: exit codes for command-line mistakes ------------------------------------------

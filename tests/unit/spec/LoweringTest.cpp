@@ -9,6 +9,8 @@
 #include <optional>
 #include <sstream>
 
+#include <sys/stat.h>
+
 using namespace tilegen;
 
 namespace {
@@ -338,7 +340,8 @@ TEST(Frontend, FileErrors) {
   std::ostringstream out;
   DiagEngine diag(out);
   EXPECT_FALSE(spec::load_kernels("/nonexistent/dir/x.yaml", diag));
-  EXPECT_EQ(out.str(), "/nonexistent/dir/x.yaml: error: cannot open spec file\n");
+  EXPECT_EQ(out.str(), "/nonexistent/dir/x.yaml: error: cannot open spec file: No such file or "
+                       "directory\n");
 
   std::string big = ::testing::TempDir() + "/tilegen_big_spec.yaml";
   {
@@ -348,7 +351,32 @@ TEST(Frontend, FileErrors) {
   std::ostringstream out2;
   DiagEngine diag2(out2);
   EXPECT_FALSE(spec::load_kernels(big, diag2));
-  EXPECT_EQ(out2.str(), big + ": error: spec file is too large (1048581 bytes; the limit is "
-                              "1048576)\n");
+  // Located at the first byte past the limit (one line of '#': column 1048577), the line shown
+  // as a window around it.
+  EXPECT_EQ(out2.str().substr(0, out2.str().find('\n') + 1),
+            big + ":1:1048577: error: spec file is too large (1048581 bytes; the limit is "
+                  "1048576); this is the first byte past it\n");
   std::remove(big.c_str());
+
+  // Not regular files: a folder; /dev/zero and a pipe that never ends are read up to the limit
+  // + 1 bytes; a FIFO without a writer does not block (it reads as empty).
+  std::ostringstream out3;
+  DiagEngine diag3(out3);
+  EXPECT_FALSE(spec::load_kernels(::testing::TempDir(), diag3));
+  EXPECT_NE(out3.str().find(": error: this is a folder, not a spec file\n"), std::string::npos)
+      << out3.str();
+  std::ostringstream out4;
+  DiagEngine diag4(out4);
+  EXPECT_FALSE(spec::load_kernels("/dev/zero", diag4));
+  EXPECT_EQ(out4.str().substr(0, out4.str().find('\n') + 1),
+            "/dev/zero:1:1048577: error: spec file is too large (more than 1048576 bytes; the "
+            "limit is 1048576); this is the first byte past it\n");
+  std::string fifo = ::testing::TempDir() + "/tilegen_fifo_spec.yaml";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::ostringstream out5;
+  DiagEngine diag5(out5);
+  EXPECT_FALSE(spec::load_kernels(fifo, diag5));
+  EXPECT_NE(out5.str().find("empty spec"), std::string::npos) << out5.str();
+  std::remove(fifo.c_str());
 }

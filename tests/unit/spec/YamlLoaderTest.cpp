@@ -119,7 +119,8 @@ TEST(YamlLoader, Limits) {
   Loaded big(std::string(101, '#'), small);
   EXPECT_FALSE(big.file);
   EXPECT_EQ(big.first_line(),
-            "f.yaml: error: spec file is too large (101 bytes; the limit is 100)");
+            "f.yaml:1:101: error: spec file is too large (101 bytes; the limit is 100); this is "
+            "the first byte past it");
 
   Loaded deep(std::string(100000, '[') + std::string(100000, ']'));
   EXPECT_FALSE(deep.file);
