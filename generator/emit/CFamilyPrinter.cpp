@@ -1,6 +1,6 @@
 #include "emit/CFamilyPrinter.h"
 
-#include "support/Keywords.h"
+#include "support/ReservedNames.h"
 
 #include "ir/IRPrinter.h"
 #include "support/InternalError.h"
