@@ -2,6 +2,7 @@
 
 #include "dispatch/DispatchEmitter.h"
 #include "passes/TileRecommend.h"
+#include "support/ReservedNames.h"
 #include "support/InternalError.h"
 
 namespace tilegen::dispatch {
@@ -106,15 +107,22 @@ bool is_valid_library_name(const std::string& name) {
     return false;
   auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  if (!alpha(name[0]))
+  if (!alpha(name[0]) || name[0] == '_') // C reserves file-scope names beginning with '_'
     return false;
   for (char c : name)
     if (!alpha(c) && !digit(c))
       return false;
   if (name.find("__") != std::string::npos || name.back() == '_')
     return false;
-  // "tg" itself would make public names like tg_cpu_has collide with the runtime's.
-  return name != "tg" && name.rfind("tgv_", 0) != 0;
+  // The runtime's header guards and macros begin with TILEGEN: <LIB>_H must not be one.
+  std::string low = name;
+  for (char& c : low)
+    c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (low.rfind("tilegen", 0) == 0 || is_header_macro(header_guard(name)))
+    return false;
+  // "tg" itself would make public names like tg_cpu_has collide with the runtime's (other
+  // names beginning with tg_ are checked against the runtime's names, runtime_names()).
+  return low != "tg" && low.rfind("tgv_", 0) != 0;
 }
 
 const char* c_type_name(ir::DType t) {

@@ -68,8 +68,15 @@ std::vector<LibraryName> library_names(const std::string& lib, const ir::Kernel&
                                        const std::vector<passes::Instance>& instances,
                                        const std::vector<const Target*>& targets);
 
-// True if `name` can be a library name: a C identifier without "__" (which separates the
-// parts of variant names), not ending in '_', not "tg" (the runtime's prefix) nor "tgv_...".
+// The tg_/TG_ names the runtime's public headers declare (read from runtime/include/tilegen/
+// when tilegen is configured, generator/dispatch/CMakeLists.txt writes the definition): a
+// library's public names must not be one of them.
+const std::vector<std::string>& runtime_names();
+
+// True if `name` can be a library name: a C identifier of at most 64 characters beginning with
+// a letter, without "__" (which separates the parts of variant names), not ending in '_', not
+// "tg" (the runtime's prefix) nor "tgv_..." (variant functions) nor "tilegen..." (the
+// runtime's macros), in any letter case, and whose header guard <LIB>_H is no header's macro.
 bool is_valid_library_name(const std::string& name);
 
 // The C type of an element of dtype `t` in the public API (float, tg_bf16, int8_t, ...).

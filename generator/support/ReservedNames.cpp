@@ -281,6 +281,12 @@ std::string reserved_name_reason(std::string_view name) {
   return "";
 }
 
+bool is_header_macro(const std::string& name) {
+  static const std::set<std::string> macros(detail::header_macros().begin(),
+                                            detail::header_macros().end());
+  return macros.count(name) > 0;
+}
+
 std::string reserved_names_markdown() {
   std::string md;
   md += "Spelling: identifiers `[A-Za-z][A-Za-z0-9_]*` of at most " +

@@ -60,6 +60,9 @@ std::string name_spelling_problem(std::string_view name, bool joined);
 // that reserves it.
 std::string reserved_name_reason(std::string_view name);
 
+// True if `name` is a macro of the headers generated sources include (or predefined by GCC).
+bool is_header_macro(const std::string& name);
+
 // The "Reserved names" section of docs/spec.md, between its markers, as generated from the
 // tables above.
 std::string reserved_names_markdown();

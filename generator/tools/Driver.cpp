@@ -100,7 +100,9 @@ bool Driver::check_library_name(const std::string& lib) {
   }
   if (!dispatch::is_valid_library_name(lib)) {
     err_ << "tilegen: error: invalid library name '" << lib
-         << "': use a C identifier without '__' or a trailing '_' (it prefixes every symbol)\n";
+         << "': use a C identifier of at most 64 characters that begins with a letter, without "
+            "'__' or a trailing '_', and neither 'tg' nor beginning with 'tgv_' or 'tilegen' in "
+            "any letter case (it prefixes every symbol and file of the library)\n";
     return false;
   }
   return true;
@@ -320,7 +322,7 @@ int Driver::generate(const Options& o) {
 }
 
 int Driver::check(const Options& o) {
-  if (!require_specs(o))
+  if (!require_specs(o) || (!o.lib.empty() && !check_library_name(o.lib)))
     return 2;
   std::vector<const Target*> targets;
   if (!resolve_targets(o, targets, true))

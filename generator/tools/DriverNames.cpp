@@ -82,8 +82,8 @@ void Driver::check_library_names(const std::vector<LoadedSpec>& loaded, const st
       diag_.error(k->loc, head + " twice, also as " + first.what +
                               ": rename the kernel or its shape classes");
     } else if (!first.kernel) {
-      diag_.error(k->loc, head + ", which is " + first.what + " of library '" + lib_name +
-                              "': rename the kernel");
+      diag_.error(k->loc, head + ", which is already " + first.what + " (library '" +
+                              lib_name + "'): rename the kernel or the library");
     } else {
       diag_.error(k->loc, head + ", which kernel '" + other + "' defines too (" + first.what +
                               "): the names of one library must be unique; rename one of the "
@@ -105,6 +105,8 @@ void Driver::check_library_names(const std::vector<LoadedSpec>& loaded, const st
   if (!lib.empty())
     define(Space::C, dispatch::header_guard(lib), "the include guard of the library's header",
            nullptr);
+  for (const std::string& n : dispatch::runtime_names())
+    define(Space::C, n, "a name the tilegen runtime's headers declare", nullptr);
 
   for (const auto& s : loaded)
     for (const auto& lk : s.kernels) {
