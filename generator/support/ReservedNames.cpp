@@ -124,8 +124,12 @@ std::vector<ReservedList> build_lists() {
               "volatile", "wgsl", "where", "with", "writeonly", "yield"})});
   std::set<std::string> macros(detail::header_macros().begin(), detail::header_macros().end());
   macros.insert({"linux", "unix", "i386"}); // GCC's GNU modes on Linux (i386: 32-bit x86)
-  lists.push_back({"Macros of the C and CUDA headers generated sources include, and GCC's "
-                   "predefined macros",
+  // Programs that include the public header have often included <errno.h> or defined NDEBUG:
+  // a parameter of that name in the header's prototypes would be replaced.
+  macros.insert({"errno", "NDEBUG"});
+  lists.push_back({"Macros of the C and CUDA headers generated sources include, GCC's "
+                   "predefined macros, and errno and NDEBUG (programs including the public "
+                   "header often have them)",
                    "a macro of the C or CUDA headers the generated sources include", macros});
   lists.push_back({"File-scope identifiers of the C headers generated C sources include",
                    "declared by the C headers the generated C sources include",
@@ -265,8 +269,9 @@ std::string name_spelling_problem(std::string_view name, bool joined) {
            " characters long (they become parts of C symbols and file names); this one has " +
            std::to_string(name.size());
   if (joined && !name.empty() && name.back() == '_')
-    return "it must not end with '_': it is joined with '_' into generated symbol and file "
-           "names, where a trailing '_' would make two names read as one";
+    return "names of kernels, params, flags and shape classes must not end with '_' (they are "
+           "joined with '_' into generated symbol and file names, where a trailing '_' would "
+           "make two names read as one)";
   return "";
 }
 

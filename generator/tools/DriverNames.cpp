@@ -72,24 +72,32 @@ void Driver::check_library_names(const std::vector<LoadedSpec>& loaded, const st
     const std::string other = first.kernel ? first.kernel->name : std::string();
     if (!reported.insert({k->name + "@" + k->loc.str(), other}).second)
       return;
-    const std::string same =
-        "'" + name + "'" +
-        (first.name == name ? ""
-                            : " ('" + first.name +
-                                  "' but for letter case: one file on macOS and Windows)");
-    const std::string head = "kernel '" + k->name + "' would define " + same + " (" + what + ")";
-    if (same_kernel(first.kernel, k)) {
-      diag_.error(k->loc, head + " twice, also as " + first.what +
-                              ": rename the kernel or its shape classes");
+    const bool same = same_kernel(first.kernel, k);
+    const std::string fix = same ? "rename the kernel or its shape classes"
+                            : first.kernel ? "rename one of the kernels"
+                                           : "rename the kernel or the library";
+    if (first.name != name) { // file names equal but for letter case
+      diag_.error(k->loc, "kernel '" + k->name + "' would write '" + name + "' (" + what + ")" +
+                              (same ? " and '" : ", and " + (first.kernel ? "kernel '" + other + "'"
+                                                                          : std::string("the library")) +
+                                                     " '") +
+                              first.name + "' (" + first.what +
+                              "): file names that differ only in letter case are one file on "
+                              "macOS and Windows; " + fix);
+    } else if (same) {
+      diag_.error(k->loc, "kernel '" + k->name + "' would define '" + name + "' twice, as " +
+                              first.what + " and as " + what + ": " + fix);
     } else if (!first.kernel) {
-      diag_.error(k->loc, head + ", which is already " + first.what + " (library '" +
-                              lib_name + "'): rename the kernel or the library");
+      diag_.error(k->loc, "kernel '" + k->name + "' would define '" + name + "' (" + what +
+                              "), which is already " + first.what + " (library '" + lib_name +
+                              "'): " + fix);
     } else {
-      diag_.error(k->loc, head + ", which kernel '" + other + "' defines too (" + first.what +
-                              "): the names of one library must be unique; rename one of the "
-                              "kernels");
-      diag_.note(first.kernel->loc, "kernel '" + other + "' is declared here");
+      diag_.error(k->loc, "kernel '" + k->name + "' would define '" + name + "' (" + what +
+                              "), which kernel '" + other + "' defines too (" + first.what +
+                              "): the names of one library must be unique; " + fix);
     }
+    if (first.kernel && !same)
+      diag_.note(first.kernel->loc, "kernel '" + other + "' is declared here");
   };
 
   // The library's own files and the header's include guard.

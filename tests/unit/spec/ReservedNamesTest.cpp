@@ -174,7 +174,7 @@ TEST(ReservedNames, SpellingEdges) {
     const std::string trailing = std::string(s.fallback) + "_";
     const std::string e = errors(s.placeholder, trailing);
     if (s.joined)
-      EXPECT_NE(e.find("it must not end with '_'"), std::string::npos) << s.placeholder << "\n" << e;
+      EXPECT_NE(e.find("must not end with '_'"), std::string::npos) << s.placeholder << "\n" << e;
     else
       EXPECT_EQ(e, "") << s.placeholder;
   }
