@@ -102,6 +102,15 @@ std::vector<LibraryName> library_names(const std::string& lib, const ir::Kernel&
   return out;
 }
 
+const std::vector<std::string>& js_module_names() {
+  static const std::vector<std::string> names = {
+      "STORAGE",     "UNIFORM",       "COPY_DST",    "COMPUTE",   "I32_MAX",
+      "TilegenError", "fail",         "pipelines",   "pipelineFor", "checkDevice",
+      "checkKeys",   "checkDim",      "checkFlag",   "checkScalar", "checkTensor",
+      "checkAliasing", "pick",        "dispatch",    "SHADERS"};
+  return names;
+}
+
 bool is_valid_library_name(const std::string& name) {
   if (name.empty() || name.size() > 64)
     return false;

@@ -73,6 +73,12 @@ std::vector<LibraryName> library_names(const std::string& lib, const ir::Kernel&
 // library's public names must not be one of them.
 const std::vector<std::string>& runtime_names();
 
+// The names the ES module (<lib>.js) declares at its top level besides each kernel's export and
+// VARIANTS_ table (JsModuleEmitter's helpers and constants): a public name must not be one
+// (library COPY with kernel DST would define COPY_DST twice). ReservedNamesTest compares this
+// list with a generated module.
+const std::vector<std::string>& js_module_names();
+
 // True if `name` can be a library name: a C identifier of at most 64 characters beginning with
 // a letter, without "__" (which separates the parts of variant names), not ending in '_', not
 // "tg" (the runtime's prefix) nor "tgv_..." (variant functions) nor "tilegen..." (the

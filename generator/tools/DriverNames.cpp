@@ -11,6 +11,7 @@
 
 #include "dispatch/JsModuleEmitter.h"
 #include "dispatch/Naming.h"
+#include "support/ReservedNames.h"
 
 #include <cctype>
 #include <map>
@@ -115,23 +116,43 @@ void Driver::check_library_names(const std::vector<LoadedSpec>& loaded, const st
            nullptr);
   for (const std::string& n : dispatch::runtime_names())
     define(Space::C, n, "a name the tilegen runtime's headers declare", nullptr);
+  // Public names are <lib>_<kernel>...: a library fputs with a kernel unlocked would declare
+  // stdio.h's fputs_unlocked again in the dispatch source.
+  for (const auto& list : reserved_lists())
+    for (const std::string& w : list.words)
+      define(Space::C, w, "a reserved name (" + list.reason + ")", nullptr);
+  for (const std::string& n : dispatch::js_module_names())
+    define(Space::JS, n, "a name the ES module declares", nullptr);
 
+  // One instance per kernel stands for all: within a kernel, instance names differ only in the
+  // digits of flag and value-param values and contain no "__", and the "__"-separated parts of
+  // a variant name split one way, so two variants collide only through their kernel, target or
+  // shape class, which the first instance shows. (A table of every instance would hold instances
+  // x targets x classes names: millions for large value sets.) File-name length, which does
+  // depend on the instance, is checked for the longest instance name.
   for (const auto& s : loaded)
     for (const auto& lk : s.kernels) {
-      bool long_reported = false;
-      for (const auto& n : dispatch::library_names(lib_name, lk.kernel, lk.instances, targets)) {
+      if (lk.instances.empty())
+        continue;
+      for (const auto& n : dispatch::library_names(lib_name, lk.kernel, {lk.instances.front()},
+                                                   targets))
         define(n.space, n.name, n.what, &lk.kernel);
+      const passes::Instance* longest = &lk.instances.front();
+      for (const auto& inst : lk.instances)
+        if (dispatch::instance_label(inst).size() > dispatch::instance_label(*longest).size())
+          longest = &inst;
+      for (const auto& n : dispatch::library_names(lib_name, lk.kernel, {*longest}, targets)) {
         const size_t length = n.name.size() - (lib.empty() ? lib_name.size() : 0);
-        if (n.space == Space::File && length > kMaxFileName && !long_reported) {
-          long_reported = true;
-          diag_.error(lk.kernel.loc,
-                      "kernel '" + lk.kernel.name + "' would write the variant file '" +
-                          n.name.substr(0, 60) + "...', " + std::to_string(length) +
-                          " bytes long" + (lib.empty() ? " without the library name" : "") +
-                          ": file names have at most " + std::to_string(kMaxFileName) +
-                          " bytes; shorten the names of the kernel, its flags, value params "
-                          "and shape classes (they make up the instance and variant names)");
-        }
+        if (n.space != Space::File || length <= kMaxFileName)
+          continue;
+        diag_.error(lk.kernel.loc,
+                    "kernel '" + lk.kernel.name + "' would write the variant file '" +
+                        n.name.substr(0, 60) + "...', " + std::to_string(length) + " bytes long" +
+                        (lib.empty() ? " without the library name" : "") +
+                        ": file names have at most " + std::to_string(kMaxFileName) +
+                        " bytes; shorten the names of the kernel, its flags, value params and "
+                        "shape classes (they make up the instance and variant names)");
+        break;
       }
     }
 

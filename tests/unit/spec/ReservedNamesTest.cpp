@@ -1,6 +1,7 @@
 // The reserved-name policy (support/ReservedNames.h): docs/spec.md lists exactly the tables, the
 // printers' own lists are inside the policy, every kind of declared name is checked, and the
 // spelling rules hold at their edges.
+#include "dispatch/Naming.h"
 #include "emit/CEmitter.h"
 #include "emit/WgslEmitter.h"
 #include "passes/Pipeline.h"
@@ -8,9 +9,11 @@
 #include "spec/Frontend.h"
 #include "support/ReservedNames.h"
 #include "targets/Target.h"
+#include "tools/Driver.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -184,4 +187,49 @@ TEST(ReservedNames, SpellingEdges) {
   for (const char* no : {"expf", "half", "M_PI", "INT64_MAX", "TILEGEN_RUNTIME_H", "select",
                          "workgroupBarrier", "constructor", "nv_bfloat16", "CUtensorMap", "TG"})
     EXPECT_NE(reserved_name_reason(no), "") << no;
+}
+
+// The ES module declares at its top level exactly the names of dispatch::js_module_names(), the
+// exports and their VARIANTS_ tables (Driver::load's library table knows them all).
+TEST(ReservedNames, JsModuleTopLevelNames) {
+  std::ostringstream out, err;
+  tools::Driver driver(out, err);
+  tools::Options o;
+  o.lib = "lib";
+  o.targets = {"wgsl"};
+  o.specs = {std::string(TILEGEN_SOURCE_DIR) + "/kernels/softmax.yaml"};
+  auto files = driver.build_outputs(o);
+  ASSERT_TRUE(files.has_value()) << err.str();
+  std::string js;
+  for (const auto& f : *files)
+    if (f.name == "lib.js")
+      js = f.contents;
+  ASSERT_FALSE(js.empty());
+  // Top-level declarations start a line; WGSL shader text sits in template literals (skipped).
+  std::set<std::string> declared;
+  bool in_template = false;
+  std::istringstream lines(js);
+  std::regex decl(R"(^(?:export\s+)?(?:async\s+)?(?:const|let|var|function|class)\s+([A-Za-z_$][\w$]*))");
+  std::regex more(R"(,\s*([A-Za-z_$][\w$]*)\s*=)");
+  for (std::string line; std::getline(lines, line);) {
+    const bool was = in_template;
+    for (char c : line)
+      if (c == '`')
+        in_template = !in_template;
+    std::smatch m;
+    if (was || !std::regex_search(line, m, decl))
+      continue;
+    declared.insert(m[1]);
+    if (line.rfind("const ", 0) == 0)
+      for (std::sregex_iterator it(line.begin(), line.end(), more), end; it != end; ++it)
+        declared.insert((*it)[1]);
+  }
+  const auto& known = dispatch::js_module_names();
+  for (const auto& n : declared) {
+    const bool kernel_name = n.rfind("lib_softmax_", 0) == 0 || n.rfind("VARIANTS_lib_softmax_", 0) == 0;
+    EXPECT_TRUE(kernel_name || std::find(known.begin(), known.end(), n) != known.end())
+        << "the ES module declares '" << n << "' at its top level: add it to js_module_names()";
+  }
+  for (const auto& n : known)
+    EXPECT_TRUE(declared.count(n)) << "js_module_names() lists '" << n << "', the module does not declare it";
 }
