@@ -129,6 +129,13 @@ bool is_valid_library_name(const std::string& name) {
     c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
   if (low.rfind("tilegen", 0) == 0 || is_header_macro(header_guard(name)))
     return false;
+  // Windows reserves these file names whatever the extension: CON.h cannot be written there.
+  for (const char* dev : {"con", "prn", "aux", "nul"})
+    if (low == dev)
+      return false;
+  if (low.size() == 4 && (low.rfind("com", 0) == 0 || low.rfind("lpt", 0) == 0) &&
+      low[3] >= '1' && low[3] <= '9')
+    return false;
   // "tg" itself would make public names like tg_cpu_has collide with the runtime's (other
   // names beginning with tg_ are checked against the runtime's names, runtime_names()).
   return low != "tg" && low.rfind("tgv_", 0) != 0;

@@ -82,7 +82,8 @@ const std::vector<std::string>& js_module_names();
 // True if `name` can be a library name: a C identifier of at most 64 characters beginning with
 // a letter, without "__" (which separates the parts of variant names), not ending in '_', not
 // "tg" (the runtime's prefix) nor "tgv_..." (variant functions) nor "tilegen..." (the
-// runtime's macros), in any letter case, and whose header guard <LIB>_H is no header's macro.
+// runtime's macros), in any letter case, nor a file name Windows reserves (CON, NUL, COM1, ...),
+// and whose header guard <LIB>_H is no header's macro.
 bool is_valid_library_name(const std::string& name);
 
 // The C type of an element of dtype `t` in the public API (float, tg_bf16, int8_t, ...).

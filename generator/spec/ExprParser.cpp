@@ -482,7 +482,8 @@ bool is_identifier(std::string_view s) {
 
 bool is_reserved_name(std::string_view s) { return spec_language_words().count(std::string(s)) > 0; }
 
-std::string declared_name_problem(std::string_view s, const std::string& what, bool joined) {
+std::string declared_name_problem(std::string_view s, const std::string& what, bool joined,
+                                  bool bare) {
   // A name of hundreds of characters is shown by its start.
   const std::string shown = s.size() > 40 ? std::string(s.substr(0, 40)) + "..." : std::string(s);
   if (!is_identifier(s))
@@ -491,7 +492,7 @@ std::string declared_name_problem(std::string_view s, const std::string& what, b
   const std::string spelling = name_spelling_problem(s, joined);
   if (!spelling.empty())
     return "invalid " + what + " name '" + shown + "': " + spelling;
-  const std::string reason = reserved_name_reason(s);
+  const std::string reason = reserved_name_reason(s, bare);
   if (!reason.empty())
     return "'" + shown + "' is a reserved name and cannot name a " + what + ": it is " + reason +
            " (docs/spec.md, \"Reserved names\", lists them all)";

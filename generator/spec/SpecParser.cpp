@@ -32,7 +32,7 @@ public:
     if (const YNode* n = root->get("kernel")) {
       if (in_.expect(n, YKind::Scalar, "the kernel name")) {
         // Kernel names follow the identifier rule of declared names (they become C symbols).
-        if (auto name = in_.decl_name(n, "kernel", true))
+        if (auto name = in_.decl_name(n, "kernel", true, false))
           s.kernel = *name;
         else
           ok_ = false;
@@ -95,7 +95,7 @@ private:
     if (!map_of(n, "types"))
       return;
     for (const auto& [k, v] : n->entries) {
-      auto name = in_.decl_name(k.get(), "type parameter");
+      auto name = in_.decl_name(k.get(), "type parameter", false, false);
       if (!name) {
         ok_ = false;
         continue;
@@ -441,7 +441,7 @@ private:
       return;
     }
     for (const auto& [k, p] : v->entries) {
-      auto name = in_.decl_name(k.get(), "shape class", true);
+      auto name = in_.decl_name(k.get(), "shape class", true, false);
       if (!name) {
         ok_ = false;
         continue;

@@ -114,8 +114,8 @@ std::optional<std::string> YamlAccess::string(const YNode* n, const std::string&
 }
 
 std::optional<Name> YamlAccess::decl_name(const YNode* key, const std::string& what,
-                                          bool joined) {
-  const std::string problem = declared_name_problem(key->value, what, joined);
+                                          bool joined, bool bare) {
+  const std::string problem = declared_name_problem(key->value, what, joined, bare);
   if (!problem.empty()) {
     diag_.error(key->loc, problem);
     return std::nullopt;

@@ -275,14 +275,18 @@ std::string name_spelling_problem(std::string_view name, bool joined) {
   return "";
 }
 
-std::string reserved_name_reason(std::string_view name) {
+std::string reserved_name_reason(std::string_view name, bool bare) {
   const std::string s(name);
-  for (const auto& l : reserved_lists())
-    if (l.words.count(s))
-      return l.reason;
-  for (const auto& p : reserved_patterns())
-    if (p.matches(name))
-      return p.reason;
+  const auto& lists = reserved_lists();
+  const auto& patterns = reserved_patterns();
+  // Parts of names: the spec language's words (the first list) and tilegen's families (the
+  // first two patterns).
+  for (size_t i = 0; i < (bare ? lists.size() : 1); ++i)
+    if (lists[i].words.count(s))
+      return lists[i].reason;
+  for (size_t i = 0; i < (bare ? patterns.size() : 2); ++i)
+    if (patterns[i].matches(name))
+      return patterns[i].reason;
   return "";
 }
 
@@ -298,6 +302,10 @@ std::string reserved_names_markdown() {
         std::to_string(kMaxNameLength) +
         " characters, not beginning with `_` and without `__`; the names of kernels, params, "
         "flags and shape classes do not end with `_` either.\n\n";
+  md += "Kernels, type parameters and shape classes appear in generated code only as parts of "
+        "longer names: only the spec language's words and the first two families apply to "
+        "them. Every other kind of name appears as it is: all of the lists and families "
+        "apply.\n\n";
   md += "Families (by spelling):\n\n";
   for (const auto& p : reserved_patterns())
     md += "- " + p.title + "\n";

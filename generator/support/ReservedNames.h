@@ -57,8 +57,13 @@ const std::set<std::string>& spec_language_words();
 std::string name_spelling_problem(std::string_view name, bool joined);
 
 // Why `name` is reserved, completing "it is ..." ("" if it is not): the first list or family
-// that reserves it.
-std::string reserved_name_reason(std::string_view name);
+// that reserves it. `bare`: the kind of name appears in generated code as an identifier of its
+// own (tensors, params, flags, scalars, tile constants, block indices, buffers, loop and
+// parallel variables, lets). Kernels, type parameters and shape classes only ever appear as a
+// part of generated identifiers and file names (lib_gemm_f32, tgv_..__small_m): for them only
+// the spec language's words and tilegen's families (tg, tilegen) are reserved, and
+// Driver::load's table checks the names they compose.
+std::string reserved_name_reason(std::string_view name, bool bare = true);
 
 // True if `name` is a macro of the headers generated sources include (or predefined by GCC).
 bool is_header_macro(const std::string& name);

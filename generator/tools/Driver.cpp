@@ -102,7 +102,8 @@ bool Driver::check_library_name(const std::string& lib) {
     err_ << "tilegen: error: invalid library name '" << lib
          << "': use a C identifier of at most 64 characters that begins with a letter, without "
             "'__' or a trailing '_', and neither 'tg' nor beginning with 'tgv_' or 'tilegen' in "
-            "any letter case (it prefixes every symbol and file of the library)\n";
+            "any letter case nor a device name of Windows such as CON (it prefixes every symbol "
+            "and file of the library)\n";
     return false;
   }
   return true;

@@ -116,8 +116,8 @@ void Driver::check_library_names(const std::vector<LoadedSpec>& loaded, const st
            nullptr);
   for (const std::string& n : dispatch::runtime_names())
     define(Space::C, n, "a name the tilegen runtime's headers declare", nullptr);
-  // Public names are <lib>_<kernel>...: a library fputs with a kernel unlocked would declare
-  // stdio.h's fputs_unlocked again in the dispatch source.
+  // Public names are <lib>_<kernel>...: a library fputc with a kernel unlocked would declare
+  // stdio.h's fputc_unlocked again in the dispatch source.
   for (const auto& list : reserved_lists())
     for (const std::string& w : list.words)
       define(Space::C, w, "a reserved name (" + list.reason + ")", nullptr);
