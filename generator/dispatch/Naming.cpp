@@ -1,6 +1,8 @@
 #include "dispatch/Naming.h"
 
+#include "dispatch/DispatchEmitter.h"
 #include "passes/TileRecommend.h"
+#include "support/ReservedNames.h"
 #include "support/InternalError.h"
 
 namespace tilegen::dispatch {
@@ -52,20 +54,91 @@ std::string generated_marker(const std::string& lib) {
          "'. Do not edit: regenerate from the specs. */";
 }
 
+std::string dispatch_prefix(const ir::Kernel& k) {
+  std::string types = k.type_suffix();
+  return k.name + (types.empty() ? "" : "_" + types);
+}
+
+namespace {
+std::string upper(std::string s) {
+  for (char& c : s)
+    if (c >= 'a' && c <= 'z')
+      c = static_cast<char>(c - 'a' + 'A');
+  return s;
+}
+} // namespace
+
+std::string header_guard(const std::string& lib) { return upper(lib) + "_H"; }
+
+std::vector<LibraryName> library_names(const std::string& lib, const ir::Kernel& k,
+                                       const std::vector<passes::Instance>& instances,
+                                       const std::vector<const Target*>& targets) {
+  using S = LibraryName::Space;
+  std::vector<LibraryName> out;
+  const std::string pub = public_function_name(lib, k);
+  out.push_back({S::C, pub, "the public function"});
+  out.push_back({S::C, pub + "_query", "the public function's _query twin"});
+  out.push_back({S::C, pub + "_desc", "the public function's _desc twin"});
+  out.push_back({S::JS, pub, "the ES module's export"});
+  out.push_back({S::JS, "VARIANTS_" + pub, "the ES module's variant table"});
+  const std::string prefix = dispatch_prefix(k), macro = upper(prefix);
+  for (const char* t : {"_check", "_class", "_instances", "_keys", "_class_why", "_variants",
+                        "_cache"})
+    out.push_back({S::C, prefix + t, "a static of the dispatch source"});
+  for (const char* m : {"_N_INSTANCES", "_N_KEYS", "_N_VARIANTS", "_N_CLASSES"})
+    out.push_back({S::C, macro + m, "a macro of the dispatch source"});
+  std::vector<std::string> classes{passes::kLargeClass};
+  if (!k.shape_classes.empty())
+    classes = shape_class_names(k);
+  for (const auto& inst : instances)
+    for (const Target* t : targets)
+      for (const std::string& cls : t->is_gpu() ? classes : std::vector<std::string>{""}) {
+        const std::string fn = variant_function_name(lib, k, inst, *t, cls);
+        out.push_back({S::C, fn, "a variant function"});
+        if (t->is_gpu())
+          out.push_back({S::C, fn + "_desc", "a variant function's _desc twin"});
+        out.push_back({S::File, variant_file_name(lib, k, inst, *t, cls), "a variant file"});
+      }
+  return out;
+}
+
+const std::vector<std::string>& js_module_names() {
+  static const std::vector<std::string> names = {
+      "STORAGE",     "UNIFORM",       "COPY_DST",    "COMPUTE",   "I32_MAX",
+      "TilegenError", "fail",         "pipelines",   "pipelineFor", "checkDevice",
+      "checkKeys",   "checkDim",      "checkFlag",   "checkScalar", "checkTensor",
+      "checkAliasing", "pick",        "dispatch",    "SHADERS"};
+  return names;
+}
+
 bool is_valid_library_name(const std::string& name) {
   if (name.empty() || name.size() > 64)
     return false;
   auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
   auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  if (!alpha(name[0]))
+  if (!alpha(name[0]) || name[0] == '_') // C reserves file-scope names beginning with '_'
     return false;
   for (char c : name)
     if (!alpha(c) && !digit(c))
       return false;
   if (name.find("__") != std::string::npos || name.back() == '_')
     return false;
-  // "tg" itself would make public names like tg_cpu_has collide with the runtime's.
-  return name != "tg" && name.rfind("tgv_", 0) != 0;
+  // The runtime's header guards and macros begin with TILEGEN: <LIB>_H must not be one.
+  std::string low = name;
+  for (char& c : low)
+    c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (low.rfind("tilegen", 0) == 0 || is_header_macro(header_guard(name)))
+    return false;
+  // Windows reserves these file names whatever the extension: CON.h cannot be written there.
+  for (const char* dev : {"con", "prn", "aux", "nul"})
+    if (low == dev)
+      return false;
+  if (low.size() == 4 && (low.rfind("com", 0) == 0 || low.rfind("lpt", 0) == 0) &&
+      low[3] >= '1' && low[3] <= '9')
+    return false;
+  // "tg" itself would make public names like tg_cpu_has collide with the runtime's (other
+  // names beginning with tg_ are checked against the runtime's names, runtime_names()).
+  return low != "tg" && low.rfind("tgv_", 0) != 0;
 }
 
 const char* c_type_name(ir::DType t) {

@@ -17,6 +17,9 @@ class CFamilyPrinter {
 public:
   virtual ~CFamilyPrinter() = default;
 
+  // The words name() checks spec names against (ReservedNamesTest: the front end refuses all).
+  const std::set<std::string>& printer_reserved_words() const { return reserved_words(); }
+
   // An expression, parenthesized as needed for a context of precedence `min_prec`
   // (C levels: 3 = ?:, 4 = ||, ..., 13 = * / %, 14 = unary/cast, 16 = primary).
   std::string expr(const ir::Expr& e, int min_prec = 0);
@@ -34,7 +37,7 @@ protected:
   virtual std::string nan_literal(ir::DType t) const;       // "NAN"
   virtual std::string bool_literal(bool v) const { return v ? "true" : "false"; }
   virtual std::string math_name(ir::Intrinsic fn, ir::DType t) const; // "expf", "" = special
-  virtual const std::set<std::string>& reserved_words() const;
+  virtual const std::set<std::string>& reserved_words() const; // checked by name()
 
   // ---- Hooks for what differs in substance ------------------------------------------------
   virtual std::string print_load(const ir::Load* l, int& prec) = 0;
@@ -47,8 +50,9 @@ protected:
   virtual std::string print_select(const ir::Select* s, int& prec); // C: c ? t : f
 
   // ---- Names and helpers ------------------------------------------------------------------
-  // A user name as a valid identifier that cannot collide with the language's keywords or
-  // the library functions generated code calls (a trailing '_' is added).
+  // A spec name as printed: as it is. The front end refuses reserved words (docs/spec.md,
+  // "Reserved names"), so a spec name cannot collide with the language's keywords, its headers'
+  // names or the names generated code declares; an accepted reserved word is an internal error.
   std::string name(const std::string& user_name) const;
   // Records that generated code calls helper `h` (the dialect prints the used ones).
   const std::string& need(const std::string& h) {

@@ -271,7 +271,7 @@ void CudaEmitter::emit_tma_store(const Copy* c) {
       line("// this warpgroup's rows");
     open("if (" + issuer + ")");
     for (const auto& b : boxes)
-      line(store + "(&tg_p.tg_tm_store, " + b + ");");
+      line(store + "(&tg_p.tg_tm_out, " + b + ");");
     line(need("tg_bulk_commit") + "();");
     close();
   };
@@ -408,7 +408,7 @@ std::string CudaEmitter::tma_store_setup_source() {
   const Buffer& g = *tma_store_->dst.buffer;
   return "    /* the epilogue's TMA store into " + g.name + " */\n" +
          encode_tensor_map(g, passes::kPanelBytes / g.dtype.bytes(), store_wg_rows_ > 0 ? store_wg_rows_ : store_rows_,
-                           "tg_tm_store", "NONE");
+                           "tg_tm_out", "NONE");
 }
 
 } // namespace tilegen::emit

@@ -1157,7 +1157,8 @@ std::string CudaEmitter::tma_params_source() const {
   for (const auto& m : tma_maps_)
     s += "  CUtensorMap " + m.member + "; // 64-byte aligned by its type\n";
   if (tma_store_)
-    s += "  CUtensorMap tg_tm_store; // the epilogue's TMA store\n";
+    // tg_tm_<buffer> are the loads' maps; `out` is a reserved name, so no buffer's map is this
+    s += "  CUtensorMap tg_tm_out; // the epilogue's TMA store\n";
   return s;
 }
 
@@ -1187,16 +1188,17 @@ std::string CudaEmitter::encode_tensor_map(const Buffer& g, int64_t pc, int64_t 
                    : g.dtype == DType::f16() ? "CU_TENSOR_MAP_DATA_TYPE_FLOAT16"
                                              : "CU_TENSOR_MAP_DATA_TYPE_UINT8"; // FP8: bytes
   std::ostringstream os;
+  // tg_ names: the extents are expressions over the spec's dims, declared in tg_setup.
   os << "    {\n"
-     << "      const cuuint64_t dims[" << n << "] = {" << dims << "};\n"
-     << "      const cuuint64_t strides[" << n - 1 << "] = {" << strides << "};\n"
-     << "      const cuuint32_t box[" << n << "] = {" << box << "}, estr[" << n << "] = {" << ones << "};\n"
+     << "      const cuuint64_t tg_dims[" << n << "] = {" << dims << "};\n"
+     << "      const cuuint64_t tg_strides[" << n - 1 << "] = {" << strides << "};\n"
+     << "      const cuuint32_t tg_box[" << n << "] = {" << box << "}, tg_estr[" << n << "] = {" << ones << "};\n"
      << "      static thread_local tg_tm_memo tg_memo;\n"
      << "      bool tg_empty = false;\n"
-     << "      for (int i = 0; i < " << n << "; ++i)\n        tg_empty = tg_empty || dims[i] == 0;\n"
+     << "      for (int tg_d = 0; tg_d < " << n << "; ++tg_d)\n        tg_empty = tg_empty || tg_dims[tg_d] == 0;\n"
      << "      tg_ok = tg_ok && !tg_empty &&\n"
      << "              tg_encode_memo(&tg_memo, tg_encode, &tg_p->" << member << ", " << dt << ", " << n
-     << ", (void*)tg_p->" << name(g.name) << ", dims, strides, box, estr,\n"
+     << ", (void*)tg_p->" << name(g.name) << ", tg_dims, tg_strides, tg_box, tg_estr,\n"
      << "                             CU_TENSOR_MAP_L2_PROMOTION_" << l2 << swizzle << ");\n"
      << "    }\n";
   return os.str();
@@ -1253,7 +1255,7 @@ std::string CudaEmitter::tma_memo_source() const {
 // cannot describe (empty, misaligned, strides past 2^40) makes the call use the fallback kernel.
 std::string CudaEmitter::tma_setup_source() {
   std::ostringstream os;
-  os << "  if (*tma) {\n"
+  os << "  if (*tg_tma) {\n"
      << "    /* looked up once per process (thread-safe static initialization) */\n"
      << "    static const tg_encode_fn tg_encode = (tg_encode_fn)tg_cuda_driver_entry(\"cuTensorMapEncodeTiled\");\n"
      << "    bool tg_ok = tg_encode != NULL;\n";
@@ -1261,7 +1263,7 @@ std::string CudaEmitter::tma_setup_source() {
     os << encode_tensor_map(*m.copy->src.buffer, plan_.panels.at(m.copy->dst.buffer.get()),
                             slots_.at(m.copy->dst.buffer.get()).rows, m.member, "L2_256B");
   os << tma_store_setup_source();
-  os << "    *tma = tg_ok;\n  }\n";
+  os << "    *tg_tma = tg_ok;\n  }\n";
   return os.str();
 }
 
@@ -1589,7 +1591,7 @@ std::string CudaEmitter::ws_kernel_text(bool split_kernel) {
   for (const auto& m : tma_maps_)
     line(need("tg_prefetch_map") + "(&tg_p." + m.member + ");");
   if (tma_store_)
-    line(need("tg_prefetch_map") + "(&tg_p.tg_tm_store);");
+    line(need("tg_prefetch_map") + "(&tg_p.tg_tm_out);");
   close();
   line("__syncthreads();");
   emit_launch_order();

@@ -960,7 +960,7 @@ std::string CudaEmitter::run() {
   }
   os << "/* Fills the kernel parameters and the grid; 1 = empty grid, else a tg_status. */\n";
   os << "static int tg_setup(const tg_variant_args* args, " << (any_pitched() ? "const int64_t* tg_pitch, " : "")
-     << "tg_params* tg_p, dim3* grid, int* vec" << (ws() ? ", bool* tma" : "") << ") {\n";
+     << "tg_params* tg_p, dim3* tg_grid, int* tg_vw" << (ws() ? ", bool* tg_tma" : "") << ") {\n";
   size_t ti = 0, si = 0;
   os << "  *tg_p = tg_params{};\n";
   for (const auto& t : k_.tensors)
@@ -988,29 +988,29 @@ std::string CudaEmitter::run() {
     os << "  tg_p->tg_group = " << walk.rows << "; // tg_run: tg_walk_rows\n";
   os << "  if (tg_gx <= 0 || tg_gy <= 0 || tg_gz <= 0)\n    return 1;\n";
   os << "  if (tg_gx > 2147483647 || tg_gy > 65535 || tg_gz > 65535)\n    return TG_ERR_UNSUPPORTED_SHAPE;\n";
-  os << "  *grid = dim3((unsigned)tg_gx, (unsigned)tg_gy, (unsigned)tg_gz);\n";
+  os << "  *tg_grid = dim3((unsigned)tg_gx, (unsigned)tg_gy, (unsigned)tg_gz);\n";
   if (ws())
     os << "  tg_p->tg_tiles[0] = tg_gx;\n  tg_p->tg_tiles[1] = tg_gy;\n  tg_p->tg_tiles[2] = tg_gz;\n";
-  os << "  *vec = 0;\n  if (" << vec_check(16) << ")\n    *vec = 16;\n";
+  os << "  *tg_vw = 0;\n  if (" << vec_check(16) << ")\n    *tg_vw = 16;\n";
   if (narrow_copies_)
-    os << "  else if (" << vec_check(4) << ")\n    *vec = 4;\n";
+    os << "  else if (" << vec_check(4) << ")\n    *tg_vw = 4;\n";
   if (!ws() && shift_smem_bytes_ > 0) {
     std::string c;
     for (const auto& t : k_.tensors)
       c += (c.empty() ? "" : " &&\n      ") + std::string("(uintptr_t)tg_p->") + name(t->name) + " % 16 == 0";
-    os << "  else if (" << c << ")\n    *vec = 2; /* rows of any width: shifted chunk copies */\n";
+    os << "  else if (" << c << ")\n    *tg_vw = 2; /* rows of any width: shifted chunk copies */\n";
   }
   if (ws() && runtime_vec()) {
     // The TMA kernel needs 16-byte rows of the tensors TMA reaches; its threads move the others
     // in the widest vectors they allow (TG_VEC, at run time).
     auto maps = [&](size_t i) { return !threads_vec_[i] || tma_reaches(*k_.tensors[i]); };
     auto own = [&](size_t i) { return bool(threads_vec_[i]); };
-    os << "  *tma = " << vec_check(16, maps) << ";\n";
+    os << "  *tg_tma = " << vec_check(16, maps) << ";\n";
     os << "  /* the TMA kernel's threads: vectors of up to 16 bytes where their tensors allow */\n";
     os << "  tg_p->tg_vec = " << vec_check(16, own) << " ? 16\n    : " << vec_check(8, own)
        << " ? 8\n    : " << vec_check(4, own) << " ? 4 : 0;\n";
   } else if (ws()) {
-    os << "  *tma = *vec == 16;\n";
+    os << "  *tg_tma = *tg_vw == 16;\n";
   }
   os << tma_setup << "  return TG_OK;\n}\n\n";
   os << host_source(realign_source(host_dims));
@@ -1053,6 +1053,16 @@ std::string setup_decls(bool tma) {
 }
 std::string setup_args(bool tma, const std::string& pitch = "") {
   return (pitch.empty() ? "" : pitch + ", ") + (tma ? "&p, &grid, &vec, &tma" : "&p, &grid, &vec");
+}
+// The same in tg_realigned, which declares the spec's dims (and reads tile constants) next to
+// them: there every local is tg_-prefixed, so that no spec name can be one of them.
+std::string realign_decls(bool tma) {
+  return std::string("  tg_params tg_kp;\n  dim3 tg_grid;\n  int tg_vw = 0;\n") +
+         (tma ? "  bool tg_tma = false;\n" : "");
+}
+std::string realign_setup_args(bool tma, const std::string& pitch = "") {
+  return (pitch.empty() ? "" : pitch + ", ") +
+         (tma ? "&tg_kp, &tg_grid, &tg_vw, &tg_tma" : "&tg_kp, &tg_grid, &tg_vw");
 }
 } // namespace
 
@@ -1115,7 +1125,7 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
   const bool P = any_pitched();
   // Tensors the TMA kernel's threads address at any alignment (threads_vec_) stay in place.
   const bool RV = runtime_vec();
-  const std::string setup = setup_args(ws(), P ? "NULL" : "");
+  const std::string setup = realign_setup_args(ws(), P ? "NULL" : "");
   const std::string in_place = P ? "tg_run(launch, args, NULL)" : "tg_run(launch, args)";
   std::string bytes, outs, ins, elems, lasts, rows, pitchable, own;
   for (size_t i = 0; i < k_.tensors.size(); ++i) {
@@ -1158,12 +1168,12 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
   if (P)
     os << kRepitchSource;
   os << "static int tg_realigned(const tg_launch* launch, const tg_variant_args* args) {\n"
-     << setup_decls(ws())
-     << "  int s = tg_setup(args, " << setup << ");\n"
-     << (P ? "  if (s != TG_OK || vec == 16" : "  if (s != TG_OK || vec != 0") << (RV ? " || tma)\n" : ")\n")
+     << realign_decls(ws())
+     << "  int tg_st = tg_setup(args, " << setup << ");\n"
+     << (P ? "  if (tg_st != TG_OK || tg_vw == 16" : "  if (tg_st != TG_OK || tg_vw != 0") << (RV ? " || tg_tma)\n" : ")\n")
      << "    return " << in_place << ";\n"
      << host_dims
-     << "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n";
+     << "  cudaStream_t tg_stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n";
   if (!P)
     os << "  const size_t tg_bytes[" << NT << "] = {" << bytes << "};\n";
   else
@@ -1181,22 +1191,22 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
     os << "  int64_t tg_pitch[" << NT << "]; /* elements per row of each copy */\n"
           "  size_t tg_bytes[" << NT << "];\n"
           "  bool tg_whole = true; /* every row of whole 16-byte chunks, copied or not */\n";
-  os << "  for (int i = 0; i < " << NT << "; ++i) {\n"
-        "    tg_t[i] = args->tensors[i];\n";
+  os << "  for (int tg_i = 0; tg_i < " << NT << "; ++tg_i) {\n"
+        "    tg_t[tg_i] = args->tensors[tg_i];\n";
   if (!P) {
-    os << "    tg_moved[i] = " << (RV ? "!tg_own[i] && " : "") << "tg_t[i] && (uintptr_t)tg_t[i] % 16 != 0 && tg_bytes[i] > 0;\n";
+    os << "    tg_moved[tg_i] = " << (RV ? "!tg_own[tg_i] && " : "") << "tg_t[tg_i] && (uintptr_t)tg_t[tg_i] % 16 != 0 && tg_bytes[tg_i] > 0;\n";
   } else {
-    os << "    const int64_t v = 16 / (int64_t)tg_elem[i]; /* elements per 16-byte chunk */\n"
-          "    const bool uneven = tg_pitchable[i] && tg_last[i] % v != 0;\n"
-          "    tg_pitch[i] = uneven ? (tg_last[i] + v - 1) / v * v : tg_last[i];\n"
-          "    tg_bytes[i] = tg_elem[i] * (size_t)tg_pitch[i] * tg_rows[i];\n"
-          "    tg_moved[i] = " << (RV ? "!tg_own[i] && " : "") << "tg_t[i] && tg_last[i] > 0 && tg_rows[i] > 0 &&\n"
-          "                  ((uintptr_t)tg_t[i] % 16 != 0 || uneven);\n"
-          "    if (!tg_moved[i])\n      tg_pitch[i] = tg_last[i];\n"
-          "    tg_whole = tg_whole && " << (RV ? "(tg_own[i] || tg_pitch[i] % v == 0)" : "tg_pitch[i] % v == 0") << ";\n";
+    os << "    const int64_t tg_per = 16 / (int64_t)tg_elem[tg_i]; /* elements per 16-byte chunk */\n"
+          "    const bool tg_uneven = tg_pitchable[tg_i] && tg_last[tg_i] % tg_per != 0;\n"
+          "    tg_pitch[tg_i] = tg_uneven ? (tg_last[tg_i] + tg_per - 1) / tg_per * tg_per : tg_last[tg_i];\n"
+          "    tg_bytes[tg_i] = tg_elem[tg_i] * (size_t)tg_pitch[tg_i] * tg_rows[tg_i];\n"
+          "    tg_moved[tg_i] = " << (RV ? "!tg_own[tg_i] && " : "") << "tg_t[tg_i] && tg_last[tg_i] > 0 && tg_rows[tg_i] > 0 &&\n"
+          "                  ((uintptr_t)tg_t[tg_i] % 16 != 0 || tg_uneven);\n"
+          "    if (!tg_moved[tg_i])\n      tg_pitch[tg_i] = tg_last[tg_i];\n"
+          "    tg_whole = tg_whole && " << (RV ? "(tg_own[tg_i] || tg_pitch[tg_i] % tg_per == 0)" : "tg_pitch[tg_i] % tg_per == 0") << ";\n";
   }
-  os << "    tg_at[i] = tg_total;\n"
-        "    tg_total += tg_moved[i] ? (tg_bytes[i] + 255) / 256 * 256 : 0;\n"
+  os << "    tg_at[tg_i] = tg_total;\n"
+        "    tg_total += tg_moved[tg_i] ? (tg_bytes[tg_i] + 255) / 256 * 256 : 0;\n"
         "  }\n";
   if (P) {
     os << "  if (!tg_whole) /* rows no copy fixes (a tensor the kernel addresses itself) */\n"
@@ -1209,11 +1219,11 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
           "   * where the pipeline loads at least " << kRepitchShare << " times the copies' bytes (tiles x iterations\n"
           "   * x " << stage << " bytes)" << (split_ ? ", or where every tile runs in parts (split-K: in place, a long\n"
                                                    "   * loop on few SMs)" : "") << ". H200: docs/cuda-backend.md, \"Repitched copies\". */\n"
-          "  if (vec == 4) {\n"
+          "  if (tg_vw == 4) {\n"
           "    size_t tg_traffic = 0;\n"
-          "    for (int i = 0; i < " << NT << "; ++i)\n"
-          "      tg_traffic += tg_moved[i] ? ((tg_in[i] ? 2 : 0) + (tg_out[i] ? 2 : 0)) * tg_bytes[i] : 0;\n"
-          "    const int64_t tg_tiles = p.tg_tiles[0] * p.tg_tiles[1] * p.tg_tiles[2];\n"
+          "    for (int tg_i = 0; tg_i < " << NT << "; ++tg_i)\n"
+          "      tg_traffic += tg_moved[tg_i] ? ((tg_in[tg_i] ? 2 : 0) + (tg_out[tg_i] ? 2 : 0)) * tg_bytes[tg_i] : 0;\n"
+          "    const int64_t tg_tiles = tg_kp.tg_tiles[0] * tg_kp.tg_tiles[1] * tg_kp.tg_tiles[2];\n"
           "    const int64_t tg_nk = " << loop_extent_host_ << ";\n"
           "    bool tg_pays = (double)tg_tiles * (double)tg_nk * " << stage << ".0 >= " << kRepitchShare
        << ".0 * (double)tg_traffic;\n";
@@ -1228,42 +1238,42 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
   os << "  /* held until tg_cuda_realign_release: another thread's call on the stream waits */\n"
         "  int tg_slot = -1;\n"
         "  unsigned char* tg_ws = tg_total > TG_CUDA_REALIGN_MIN_BYTES\n"
-        "      ? (unsigned char*)tg_cuda_realign_workspace((void*)stream, tg_total, &tg_slot) : NULL;\n"
+        "      ? (unsigned char*)tg_cuda_realign_workspace((void*)tg_stream, tg_total, &tg_slot) : NULL;\n"
         "  if (!tg_ws)\n    return " << in_place << ";\n"
-        "  for (int i = 0; i < " << NT << "; ++i)\n"
-        "    if (tg_moved[i])\n      tg_t[i] = tg_ws + tg_at[i];\n"
+        "  for (int tg_i = 0; tg_i < " << NT << "; ++tg_i)\n"
+        "    if (tg_moved[tg_i])\n      tg_t[tg_i] = tg_ws + tg_at[tg_i];\n"
         "  tg_variant_args tg_a = *args;\n  tg_a.tensors = tg_t;\n";
   if (!P)
     os << (shift_smem_bytes_ > 0 ? "  /* the copies must take the widest kernel (rows of whole 16-byte chunks) or, aligned now,\n"
                                    "   * the shifted chunk copies (rows of any width) */\n"
                                  : "  /* the copies must take the widest kernel: their rows are whole 16-byte chunks */\n")
-       << "  s = tg_setup(&tg_a, " << setup << ");\n"
-          "  if (s != TG_OK || " << (RV ? "!tma" : shift_smem_bytes_ > 0 ? "(vec != 16 && vec != 2)" : "vec != 16")
+       << "  tg_st = tg_setup(&tg_a, " << setup << ");\n"
+          "  if (tg_st != TG_OK || " << (RV ? "!tg_tma" : shift_smem_bytes_ > 0 ? "(tg_vw != 16 && tg_vw != 2)" : "tg_vw != 16")
        << ") {\n    tg_cuda_realign_release(tg_slot);\n    return " << in_place << ";\n  }\n";
   else
     os << "  /* the copies must take the TMA kernel: every row a whole number of 16-byte chunks */\n"
-          "  s = tg_setup(&tg_a, " << setup_args(ws(), "tg_pitch") << ");\n"
-          "  if (s != TG_OK || " << (RV ? "" : "vec != 16 || ") << "!tma) {\n    tg_cuda_realign_release(tg_slot);\n    return " << in_place << ";\n  }\n";
+          "  tg_st = tg_setup(&tg_a, " << realign_setup_args(ws(), "tg_pitch") << ");\n"
+          "  if (tg_st != TG_OK || " << (RV ? "" : "tg_vw != 16 || ") << "!tg_tma) {\n    tg_cuda_realign_release(tg_slot);\n    return " << in_place << ";\n  }\n";
   // A copy of tensor i in (to the workspace) or back: linear, or row by row into the pitch.
   auto copy = [&](const std::string& dst, const std::string& src, bool in) {
     if (!P)
-      return "cudaMemcpyAsync(" + dst + ", " + src + ", tg_bytes[i], cudaMemcpyDeviceToDevice, stream)";
-    const std::string wide = "tg_elem[i] * (size_t)tg_pitch[i]", narrow = "tg_elem[i] * (size_t)tg_last[i]";
-    return "(tg_pitch[i] == tg_last[i]\n"
-           "             ? cudaMemcpyAsync(" + dst + ", " + src + ", tg_bytes[i], cudaMemcpyDeviceToDevice, stream)\n"
+      return "cudaMemcpyAsync(" + dst + ", " + src + ", tg_bytes[tg_i], cudaMemcpyDeviceToDevice, tg_stream)";
+    const std::string wide = "tg_elem[tg_i] * (size_t)tg_pitch[tg_i]", narrow = "tg_elem[tg_i] * (size_t)tg_last[tg_i]";
+    return "(tg_pitch[tg_i] == tg_last[tg_i]\n"
+           "             ? cudaMemcpyAsync(" + dst + ", " + src + ", tg_bytes[tg_i], cudaMemcpyDeviceToDevice, tg_stream)\n"
            "             : tg_repitch(" + dst + ", " + (in ? wide : narrow) + ", " + src + ", " + (in ? narrow : wide) +
-           ",\n                          " + narrow + ", tg_rows[i], " + (in ? "0" : "tg_elem[i]") + ", stream))";
+           ",\n                          " + narrow + ", tg_rows[tg_i], " + (in ? "0" : "tg_elem[tg_i]") + ", tg_stream))";
   };
   os << "  /* outputs too, but those the kernel writes whole: what it does not write keeps its contents */\n"
-        "  for (int i = 0; i < " << NT << " && s == TG_OK; ++i)\n"
-        "    if (tg_moved[i] && tg_in[i] && " << copy("tg_t[i]", "args->tensors[i]", true) << " != cudaSuccess)\n"
-        "      s = TG_ERR_DEVICE;\n"
-        "  if (s == TG_OK)\n    s = " << (P ? "tg_run(launch, &tg_a, tg_pitch)" : "tg_run(launch, &tg_a)") << ";\n"
-        "  for (int i = 0; i < " << NT << " && s == TG_OK; ++i)\n"
-        "    if (tg_moved[i] && tg_out[i] && " << copy("args->tensors[i]", "tg_t[i]", false) << " != cudaSuccess)\n"
-        "      s = TG_ERR_DEVICE;\n"
+        "  for (int tg_i = 0; tg_i < " << NT << " && tg_st == TG_OK; ++tg_i)\n"
+        "    if (tg_moved[tg_i] && tg_in[tg_i] && " << copy("tg_t[tg_i]", "args->tensors[tg_i]", true) << " != cudaSuccess)\n"
+        "      tg_st = TG_ERR_DEVICE;\n"
+        "  if (tg_st == TG_OK)\n    tg_st = " << (P ? "tg_run(launch, &tg_a, tg_pitch)" : "tg_run(launch, &tg_a)") << ";\n"
+        "  for (int tg_i = 0; tg_i < " << NT << " && tg_st == TG_OK; ++tg_i)\n"
+        "    if (tg_moved[tg_i] && tg_out[tg_i] && " << copy("args->tensors[tg_i]", "tg_t[tg_i]", false) << " != cudaSuccess)\n"
+        "      tg_st = TG_ERR_DEVICE;\n"
         "  tg_cuda_realign_release(tg_slot);\n"
-        "  return s;\n}\n\n";
+        "  return tg_st;\n}\n\n";
   if (P) { // tgv_'s test: tg_uneven_rows
     os << "/* Whether a tensor that copies may pad has rows that are no whole 16-byte chunks. */\n"
           "static bool tg_uneven_rows(const tg_variant_args* args) {\n"

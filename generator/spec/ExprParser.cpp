@@ -1,6 +1,8 @@
 // ExprParser: a hand-written lexer and a precedence-climbing parser (see ExprParser.h).
 #include "spec/ExprParser.h"
 
+#include "support/ReservedNames.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -139,8 +141,9 @@ public:
         error_at(name, "expected a name after 'let', found " + describe(name));
         return false;
       }
-      if (is_reserved_name(name.text)) {
-        error_at(name, "'" + name.text + "' is a reserved name and cannot name a let temporary");
+      const std::string problem = declared_name_problem(name.text, "let temporary", false);
+      if (!problem.empty()) {
+        error_at(name, problem);
         return false;
       }
       next();
@@ -473,15 +476,23 @@ bool is_identifier(std::string_view s) {
   return true;
 }
 
-bool is_reserved_name(std::string_view s) {
-  static constexpr const char* kReserved[] = {
-      "min",  "max", "abs",   "exp",  "exp2", "log",   "log2", "sqrt", "rsqrt",
-      "tanh", "erf", "floor", "ceil", "cdiv", "f32",   "f16",  "bf16", "f64",
-      "i32",  "i64", "i8",    "bool", "true", "false", "inf",  "nan",  "let",  "e4m3", "e5m2"};
-  for (const char* r : kReserved)
-    if (s == r)
-      return true;
-  return false;
+bool is_reserved_name(std::string_view s) { return spec_language_words().count(std::string(s)) > 0; }
+
+std::string declared_name_problem(std::string_view s, const std::string& what, bool joined,
+                                  bool bare) {
+  // A name of hundreds of characters is shown by its start.
+  const std::string shown = s.size() > 40 ? std::string(s.substr(0, 40)) + "..." : std::string(s);
+  if (!is_identifier(s))
+    return "invalid " + what + " name '" + shown +
+           "': names are letters, digits and '_', not starting with a digit";
+  const std::string spelling = name_spelling_problem(s, joined);
+  if (!spelling.empty())
+    return "invalid " + what + " name '" + shown + "': " + spelling;
+  const std::string reason = reserved_name_reason(s, bare);
+  if (!reason.empty())
+    return "'" + shown + "' is a reserved name and cannot name a " + what + ": it is " + reason +
+           " (docs/spec.md, \"Reserved names\", lists them all)";
+  return "";
 }
 
 } // namespace tilegen::spec

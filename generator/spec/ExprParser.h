@@ -41,4 +41,13 @@ bool is_identifier(std::string_view s);
 // anything a spec declares; dtype names are reserved as well.
 bool is_reserved_name(std::string_view s);
 
+// What is wrong with `s` as the name of a declared `what` ("tensor", "let temporary", ...):
+// the whole error message, or "" if it may be declared. The rules of every declared name:
+// an identifier, spelled as support/ReservedNames.h says (`joined`: a kernel, param, flag or
+// shape class name, which generated symbol and file names contain), and not reserved
+// (`bare`: the name appears in generated code as it is; false for kernels, type parameters
+// and shape classes, see reserved_name_reason).
+std::string declared_name_problem(std::string_view s, const std::string& what, bool joined,
+                                  bool bare = true);
+
 } // namespace tilegen::spec

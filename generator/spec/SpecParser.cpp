@@ -34,7 +34,7 @@ public:
     if (const YNode* n = root->get("kernel")) {
       if (in_.expect(n, YKind::Scalar, "the kernel name")) {
         // Kernel names follow the identifier rule of declared names (they become C symbols).
-        if (auto name = in_.decl_name(n, "kernel"))
+        if (auto name = in_.decl_name(n, "kernel", true, false))
           s.kernel = *name;
         else
           ok_ = false;
@@ -116,7 +116,7 @@ private:
     if (!map_of(n, "types"))
       return;
     for (const auto& [k, v] : n->entries) {
-      auto name = in_.decl_name(k.get(), "type parameter");
+      auto name = in_.decl_name(k.get(), "type parameter", false, false);
       if (!name) {
         ok_ = false;
         continue;
@@ -160,7 +160,7 @@ private:
     if (!map_of(n, "params"))
       return;
     for (const auto& [k, v] : n->entries) {
-      auto name = in_.decl_name(k.get(), "param");
+      auto name = in_.decl_name(k.get(), "param", true);
       if (!name) {
         ok_ = false;
         continue;
@@ -258,7 +258,7 @@ private:
     if (!map_of(n, "flags"))
       return;
     for (const auto& [k, v] : n->entries) {
-      auto name = in_.decl_name(k.get(), "flag");
+      auto name = in_.decl_name(k.get(), "flag", true);
       if (!name) {
         ok_ = false;
         continue;
@@ -462,7 +462,7 @@ private:
       return;
     }
     for (const auto& [k, p] : v->entries) {
-      auto name = in_.decl_name(k.get(), "shape class");
+      auto name = in_.decl_name(k.get(), "shape class", true, false);
       if (!name) {
         ok_ = false;
         continue;

@@ -113,18 +113,14 @@ std::optional<std::string> YamlAccess::string(const YNode* n, const std::string&
   return n->value;
 }
 
-std::optional<Name> YamlAccess::decl_name(const YNode* key, const std::string& what) {
-  const std::string& s = key->value;
-  if (!is_identifier(s)) {
-    diag_.error(key->loc, "invalid " + what + " name '" + s +
-                              "': names are letters, digits and '_', not starting with a digit");
+std::optional<Name> YamlAccess::decl_name(const YNode* key, const std::string& what,
+                                          bool joined, bool bare) {
+  const std::string problem = declared_name_problem(key->value, what, joined, bare);
+  if (!problem.empty()) {
+    diag_.error(key->loc, problem);
     return std::nullopt;
   }
-  if (is_reserved_name(s)) {
-    diag_.error(key->loc, "'" + s + "' is a reserved name and cannot name a " + what);
-    return std::nullopt;
-  }
-  return Name{s, key->loc};
+  return Name{key->value, key->loc};
 }
 
 std::optional<std::vector<int64_t>> YamlAccess::candidates(const YNode* n,

@@ -38,8 +38,11 @@ public:
   std::optional<bool> boolean(const YNode* n, const std::string& what);
   // A plain string scalar.
   std::optional<std::string> string(const YNode* n, const std::string& what);
-  // A declared name (a mapping key): must be an identifier and not reserved.
-  std::optional<Name> decl_name(const YNode* key, const std::string& what);
+  // A declared name (a mapping key): an identifier, spelled by the rules of declared names and
+  // not reserved (declared_name_problem). `joined`: a kernel, param, flag or shape class name;
+  // `bare`: false for a kernel, type parameter or shape class (parts of generated names only).
+  std::optional<Name> decl_name(const YNode* key, const std::string& what, bool joined = false,
+                                bool bare = true);
   // A list of positive integers, or {range: [lo, hi], multiple_of: n}, expanded.
   std::optional<std::vector<int64_t>> candidates(const YNode* n, const std::string& what);
 

@@ -2,7 +2,7 @@
 // write; every stage stops the run on user errors before anything is written.
 #include "tools/Driver.h"
 
-#include "support/Keywords.h"
+#include "support/ReservedNames.h"
 
 #include "dispatch/DispatchEmitter.h"
 #include "dispatch/JsModuleEmitter.h"
@@ -38,19 +38,6 @@ std::vector<std::string> distinct(const std::vector<std::string>& plan) {
     if (std::find(out.begin(), out.end(), c) == out.end())
       out.push_back(c);
   return out;
-}
-
-// Words a spec name may not be: it becomes a C parameter name in <lib>.h, which C and C++
-// code include, next to the dispatch code's own parameters.
-const std::set<std::string>& reserved_words() {
-  static const std::set<std::string> words = [] {
-    std::set<std::string> w = c11_keywords();
-    w.insert(cxx_keywords().begin(), cxx_keywords().end()); // the header is included from C++
-    // the dispatch functions' own parameters and common macros
-    w.insert({"launch", "out", "NULL", "errno", "assert"});
-    return w;
-  }();
-  return words;
 }
 
 // A name a file of library `lib` may have (only such files are ever removed as stale).
@@ -126,7 +113,10 @@ bool Driver::check_library_name(const std::string& lib) {
   }
   if (!dispatch::is_valid_library_name(lib)) {
     err_ << "tilegen: error: invalid library name '" << lib
-         << "': use a C identifier without '__' or a trailing '_' (it prefixes every symbol)\n";
+         << "': use a C identifier of at most 64 characters that begins with a letter, without "
+            "'__' or a trailing '_', and neither 'tg' nor beginning with 'tgv_' or 'tilegen' in "
+            "any letter case nor a device name of Windows such as CON (it prefixes every symbol "
+            "and file of the library)\n";
     return false;
   }
   return true;
@@ -159,43 +149,7 @@ std::optional<std::vector<LoadedSpec>> Driver::load(const std::vector<std::strin
   if (diag_.has_errors())
     return std::nullopt;
 
-  // Names that become C identifiers in the API.
-  for (const auto& s : loaded) {
-    if (s.kernels.empty())
-      continue;
-    const ir::Kernel& k = s.kernels.front().kernel; // names are the same for every binding
-    auto check = [&](const std::string& name, const SourceLoc& loc, const char* what) {
-      if (reserved_words().count(name))
-        diag_.error(loc, std::string("'") + name + "' cannot be a " + what +
-                             " name: it is reserved in the generated C API (a C/C++ keyword "
-                             "or a parameter of every dispatch function)");
-      else if (name.rfind("tg_", 0) == 0 || name.rfind("TG_", 0) == 0)
-        diag_.error(loc, std::string("'") + name + "' cannot be a " + what +
-                             " name: the prefix tg_ is reserved for tilegen");
-    };
-    for (const auto& t : k.tensors)
-      check(t->name, t->loc, "tensor");
-    for (const auto& d : k.dims)
-      check(d.var->name, d.var->loc, "param");
-    for (const auto& v : k.scalars)
-      check(v->name, v->loc, "scalar");
-    for (const auto& v : k.flags)
-      check(v->name, v->loc, "flag");
-  }
-
-  // Two specs must not define the same public function.
-  std::map<std::string, const ir::Kernel*> seen;
-  std::string lib_name = lib.empty() ? "<lib>" : lib;
-  for (const auto& s : loaded)
-    for (const auto& lk : s.kernels) {
-      std::string pub = dispatch::public_function_name(lib_name, lk.kernel);
-      auto [it, fresh] = seen.emplace(pub, &lk.kernel);
-      if (!fresh) {
-        diag_.error(lk.kernel.loc, "kernel '" + lk.kernel.name + "' is defined twice in this "
-                                   "library (both would be " + pub + ")");
-        diag_.note(it->second->loc, "first defined here");
-      }
-    }
+  check_library_names(loaded, lib);
   if (diag_.has_errors())
     return std::nullopt;
   return loaded;
@@ -384,7 +338,7 @@ int Driver::generate(const Options& o) {
 }
 
 int Driver::check(const Options& o) {
-  if (!require_specs(o))
+  if (!require_specs(o) || (!o.lib.empty() && !check_library_name(o.lib)))
     return 2;
   std::vector<const Target*> targets;
   if (!resolve_targets(o, targets, true))

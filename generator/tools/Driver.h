@@ -73,6 +73,12 @@ private:
   std::optional<std::vector<LoadedSpec>> load(const std::vector<std::string>& specs,
                                               const std::string& lib);
 
+  // The library-wide name checks of load() (DriverNames.cpp): every symbol, macro and file the
+  // library would define is unique (file names also ignoring letter case) and not too long,
+  // and no spec name that becomes a parameter of the dispatch functions equals a file-scope
+  // name of the dispatch source or the header. Reports located errors.
+  void check_library_names(const std::vector<LoadedSpec>& loaded, const std::string& lib);
+
   using FailedPairs = std::set<std::pair<std::string, std::string>>; // (kernel, target)
   std::optional<ir::Kernel> instantiate_once(const ir::Kernel& k, const passes::Instance& inst,
                                              const Target& t, FailedPairs& failed,

@@ -53,12 +53,12 @@ earlier run that are no longer produced are removed if they carry tilegen's mark
 Output is deterministic (byte-identical across runs).
 
 options:
-  --lib NAME        library name: a C identifier (prefixes every symbol and file)
+  --lib NAME        library name: a C identifier (prefixes every symbol and file; docs/cli.md)
   --targets LIST    comma-separated targets (see `tilegen targets`), e.g. c,c_avx2,c_avx512
   --out DIR         output folder (created if missing)
   -v, --verbose     say which files were written, kept and removed
 )"},
-    {"check", R"(usage: tilegen check [--targets T1,T2,...] SPEC...
+    {"check", R"(usage: tilegen check [--targets T1,T2,...] [--lib NAME] SPEC...
 
 Parses, checks and instantiates every kernel of every SPEC for the targets (default: every
 target of `tilegen targets`, so that the rules of the GPU targets show here, not first in a

@@ -44,7 +44,12 @@ TEST(Naming, ShapeClassVariants) {
 TEST(Naming, LibraryNames) {
   EXPECT_TRUE(dispatch::is_valid_library_name("mykernels"));
   EXPECT_TRUE(dispatch::is_valid_library_name("tg_bench"));
-  EXPECT_TRUE(dispatch::is_valid_library_name("_x9"));
+  EXPECT_FALSE(dispatch::is_valid_library_name("_x9"));         // C reserves file-scope _names
+  EXPECT_FALSE(dispatch::is_valid_library_name("tilegen_runtime")); // TILEGEN_RUNTIME_H
+  EXPECT_FALSE(dispatch::is_valid_library_name("TGV_x"));
+  EXPECT_FALSE(dispatch::is_valid_library_name("Con"));  // CON.h: a device name on Windows
+  EXPECT_FALSE(dispatch::is_valid_library_name("lpt1"));
+  EXPECT_TRUE(dispatch::is_valid_library_name("lpt10"));
   EXPECT_FALSE(dispatch::is_valid_library_name(""));
   EXPECT_FALSE(dispatch::is_valid_library_name("9lives"));
   EXPECT_FALSE(dispatch::is_valid_library_name("my-kernels"));

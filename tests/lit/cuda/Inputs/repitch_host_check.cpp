@@ -269,7 +269,7 @@ void tma_gemm(const tg_params& p) {
   const Map2 a(p.tg_tm_A_s), b(p.tg_tm_B_s);
   const ThreadsC c(p);
 #else
-  const Map2 a(p.tg_tm_A_s), b(p.tg_tm_B_s), c(p.tg_tm_store);
+  const Map2 a(p.tg_tm_A_s), b(p.tg_tm_B_s), c(p.tg_tm_out);
 #endif
   for (int64_t m = 0; m < p.M; ++m)
     for (int64_t n = 0; n < p.N; ++n) {
