@@ -743,6 +743,13 @@ std::string CudaEmitter::helpers_source() const {
       s += sig + "(" + T + " a, " + T + " b) { " + T + " q = a / b; return q - ((a % b != 0) & ((a < 0) != (b < 0))); }\n";
     else if (op == "floormod")
       s += sig + "(" + T + " a, " + T + " b) { " + T + " r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n";
+    // every divisor (divisor_needs_guard): a / 0 = 0, a % 0 = a, INT_MIN / -1 wraps
+    else if (op == "floordiv_any" || op == "cdiv_any")
+      s += sig + "(" + T + " a, " + T + " b) {\n  if (b == 0) return 0;\n  if (b == -1) return (" + T + ")(0u - (u" + T +
+           ")a);\n  " + T + " q = a / b;\n  return q " + (op == "cdiv_any" ? "+ ((a % b != 0) & ((a < 0) == (b < 0)))" : "- ((a % b != 0) & ((a < 0) != (b < 0)))") + ";\n}\n";
+    else if (op == "floormod_any")
+      s += sig + "(" + T + " a, " + T + " b) {\n  if (b == 0) return a;\n  if (b == -1) return 0;\n  " + T +
+           " r = a % b;\n  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}\n";
   }
   return s + "\n";
 }

@@ -420,9 +420,10 @@ std::string WgslEmitter::print_binary(const Binary* b, int& prec) {
   default: break;
   }
   if (fn) {
-    if (std::string(fn).rfind("tg_", 0) == 0)
-      need(fn);
-    return std::string(fn) + "(" + expr(b->a) + ", " + expr(b->b) + ")";
+    std::string f = std::string(fn) + (divisor_needs_guard(b) ? "_any" : "");
+    if (f.rfind("tg_", 0) == 0)
+      need(f);
+    return f + "(" + expr(b->a) + ", " + expr(b->b) + ")";
   }
   prec = c_binary_prec(b->op, t);
   return operand(b->a) + " " + c_binary_op(b->op) + " " + operand(b->b);
