@@ -773,7 +773,18 @@ void CudaEmitter::kernel_preamble(bool grid_indices) {
     return;
   const char* axes[] = {"x", "y", "z"};
   for (size_t i = 0; i < k_.grid.size(); ++i)
-    line("const int64_t " + name(k_.grid[i].index->name) + " = (int64_t)blockIdx." + axes[i] + ";");
+    line("int64_t " + name(k_.grid[i].index->name) + " = (int64_t)blockIdx." + axes[i] + ";");
+  // A grid over CUDA's limits runs folded (tg_setup, tg_run): tg_kernel<0>'s blocks along x,
+  // numbered from tg_fold[2], x fastest. The test is false at compile time for every other
+  // width, whose code stays what it was.
+  const std::string g0 = "tg_p.tg_fold[0]", g1 = "tg_p.tg_fold[1]";
+  const std::string decoded[3] = {"tg_b % " + g0, "tg_b / " + g0 + " % " + g1,
+                                  "tg_b / " + g0 + " / " + g1};
+  open("if (TG_VEC == 0 && " + g0 + " > 0)");
+  line("const int64_t tg_b = tg_p.tg_fold[2] + (int64_t)blockIdx.x;");
+  for (size_t i = 0; i < k_.grid.size(); ++i)
+    line(name(k_.grid[i].index->name) + " = " + decoded[i] + ";");
+  close();
 }
 
 std::string CudaEmitter::kernel_text() {
@@ -940,6 +951,8 @@ std::string CudaEmitter::run() {
   for (const auto& s : k_.scalars)
     os << "  " << type_name(s->type) << " " << name(s->name) << ";\n";
   os << "  int tg_unused;\n";
+  os << "  int64_t tg_fold[3]; // a grid over CUDA's limits, run by tg_kernel<0> along x: its x and y\n"
+        "                      // extents (0: not folded), and the first block of the launch\n";
   if (ws())
     os << "  int64_t tg_tiles[3]; // the spec's grid: tiles a persistent block walks\n";
   if (runtime_vec())
@@ -973,9 +986,10 @@ std::string CudaEmitter::run() {
       os << "static const size_t tg_smem_bytes_shift = " << shift_smem_bytes_ << "; /* tg_kernel<2>: + staging rows */\n";
     os << "\n";
   }
-  os << "/* Fills the kernel parameters and the grid; 1 = empty grid, else a tg_status. */\n";
+  os << "/* Fills the kernel parameters and the grid; 1 = empty grid, else a tg_status. *fold > 0: the\n"
+        " * grid is over CUDA's limits and runs folded, that many blocks (tg_run). */\n";
   os << "static int tg_setup(const tg_variant_args* args, " << (any_pitched() ? "const int64_t* tg_pitch, " : "")
-     << "tg_params* tg_p, dim3* grid, int* vec" << (ws() ? ", bool* tma" : "") << ") {\n";
+     << "tg_params* tg_p, dim3* grid, int* vec, int64_t* fold" << (ws() ? ", bool* tma" : "") << ") {\n";
   size_t ti = 0, si = 0;
   os << "  *tg_p = tg_params{};\n";
   for (const auto& t : k_.tensors)
@@ -1002,8 +1016,15 @@ std::string CudaEmitter::run() {
   if (walk.banded())
     os << "  tg_p->tg_group = " << walk.rows << "; // tg_run: tg_walk_rows\n";
   os << "  if (tg_gx <= 0 || tg_gy <= 0 || tg_gz <= 0)\n    return 1;\n";
-  os << "  if (tg_gx > 2147483647 || tg_gy > 65535 || tg_gz > 65535)\n    return TG_ERR_UNSUPPORTED_SHAPE;\n";
-  os << "  *grid = dim3((unsigned)tg_gx, (unsigned)tg_gy, (unsigned)tg_gz);\n";
+  os << "  /* CUDA takes 2^31 - 1 blocks in x and 65535 in y and z: a grid over that runs folded, its\n"
+        "   * blocks numbered along x (tg_kernel<0>" << (ws() ? "; the persistent kernel walks any grid" : "") << ") */\n"
+        "  *fold = 0;\n"
+        "  if (tg_gx > 2147483647 || tg_gy > 65535 || tg_gz > 65535) {\n"
+        "    if (__builtin_mul_overflow(tg_gx, tg_gy, fold) || __builtin_mul_overflow(*fold, tg_gz, fold))\n"
+        "      return TG_ERR_UNSUPPORTED_SHAPE;\n"
+        "    tg_p->tg_fold[0] = tg_gx;\n    tg_p->tg_fold[1] = tg_gy;\n"
+        "  }\n";
+  os << "  *grid = *fold ? dim3(1, 1, 1) : dim3((unsigned)tg_gx, (unsigned)tg_gy, (unsigned)tg_gz);\n";
   if (ws())
     os << "  tg_p->tg_tiles[0] = tg_gx;\n  tg_p->tg_tiles[1] = tg_gy;\n  tg_p->tg_tiles[2] = tg_gz;\n";
   os << "  *vec = 0;\n  if (" << vec_check(16) << ")\n    *vec = 16;\n";
@@ -1064,10 +1085,24 @@ namespace {
 // whether the call takes the TMA kernel; files with repitched tensors pass the row pitches,
 // `pitch`, first).
 std::string setup_decls(bool tma) {
-  return std::string("  tg_params p;\n  dim3 grid;\n  int vec = 0;\n") + (tma ? "  bool tma = false;\n" : "");
+  return std::string("  tg_params p;\n  dim3 grid;\n  int vec = 0;\n  int64_t fold = 0;\n") +
+         (tma ? "  bool tma = false;\n" : "");
 }
 std::string setup_args(bool tma, const std::string& pitch = "") {
-  return (pitch.empty() ? "" : pitch + ", ") + (tma ? "&p, &grid, &vec, &tma" : "&p, &grid, &vec");
+  return (pitch.empty() ? "" : pitch + ", ") + (tma ? "&p, &grid, &vec, &fold, &tma" : "&p, &grid, &vec, &fold");
+}
+// Lines of generated code two spaces further in.
+std::string indented(const std::string& code) {
+  std::string out;
+  size_t at = 0;
+  for (size_t nl; (nl = code.find('\n', at)) != std::string::npos; at = nl + 1)
+    out += (nl > at ? "  " : "") + code.substr(at, nl + 1 - at);
+  return out + code.substr(at);
+}
+// Whether tg_setup's grid runs folded (tg_kernel<0>): sm_90a files' TMA calls take the
+// persistent kernel, which walks any grid.
+std::string folded_test(bool tma, bool parenthesized = true) {
+  return !tma ? "fold > 0" : parenthesized ? "(fold > 0 && !tma)" : "fold > 0 && !tma";
 }
 } // namespace
 
@@ -1175,7 +1210,8 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
   os << "static int tg_realigned(const tg_launch* launch, const tg_variant_args* args) {\n"
      << setup_decls(ws())
      << "  int s = tg_setup(args, " << setup << ");\n"
-     << (P ? "  if (s != TG_OK || vec == 16" : "  if (s != TG_OK || vec != 0") << (RV ? " || tma)\n" : ")\n")
+     << (P ? "  if (s != TG_OK || vec == 16" : "  if (s != TG_OK || vec != 0") << (RV ? " || tma" : "")
+     << " || " << folded_test(ws()) << ")\n"
      << "    return " << in_place << ";\n"
      << host_dims
      << "  cudaStream_t stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n";
@@ -1377,7 +1413,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
   // Warp-specialized kernels are persistent: one block per SM walks the spec's tiles.
   const std::string persist =
       ws() ? "  if (tma) {\n"
-             "    const uint64_t tg_n = (uint64_t)grid.x * grid.y * grid.z;\n"
+             "    const uint64_t tg_n = (uint64_t)p.tg_tiles[0] * (uint64_t)p.tg_tiles[1] * (uint64_t)p.tg_tiles[2];\n"
              "    grid = dim3((unsigned)(tg_n < (uint64_t)tg_sms ? tg_n : (uint64_t)tg_sms), 1, 1);\n" +
                  std::string(walk.banded() ? "    p.tg_group = tg_walk_rows(p.tg_tiles[0], p.tg_nk, (int64_t)grid.x, (int64_t)tg_l2);\n" : "") +
                  "  }\n"
@@ -1409,6 +1445,15 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
   const std::string ws_call = launch("tg_kernel_ws", "grid", fast_threads, "tg_smem_bytes", "tg_pdl");
   const std::string whole = split_ ? "p.tg_tail < p.tg_tiles[0] * p.tg_tiles[1] * p.tg_tiles[2]" : "";
   const std::string whole_note = split_ ? " /* tiles left whole */" : "";
+  // A folded grid (tg_setup): tg_kernel<0> along x, at most 2^31 - 1 blocks a launch.
+  const std::string folded =
+      "  if (" + folded_test(ws(), false) + ") { /* a grid over CUDA's limits: tg_kernel<0>, its blocks along x */\n"
+      "    for (int64_t tg_first = 0; tg_first < fold" + std::string(pdl ? " && tg_e == cudaSuccess" : "") +
+      "; tg_first += 2147483647) {\n"
+      "      p.tg_fold[2] = tg_first;\n"
+      "      const unsigned tg_n = (unsigned)(fold - tg_first < 2147483647 ? fold - tg_first : 2147483647);\n"
+      "      " + launch(inst(0), "dim3(tg_n, 1, 1)", T, slow_smem, "tg_pdl") +
+      "    }\n  } else {\n";
   if (!ws())
     launches = launch_slow("  ");
   else if (slow_exists)
@@ -1456,7 +1501,8 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
      << (pdl ? "  const bool tg_pdl = tg_cuda_pdl() != 0; /* programmatic dependent launch */\n"
                "  cudaError_t tg_e = cudaSuccess;\n"
              : "")
-     << (dynamic_tiles() ? "  if (tma) { /* tiles drawn at run time, from the counters of the stream's slot */\n"
+     << (dynamic_tiles() ? "  /* tiles drawn at run time, from the 32-bit counters of the stream's slot (a fixed order past 2^31) */\n"
+                           "  if (tma && (uint64_t)p.tg_tiles[0] * (uint64_t)p.tg_tiles[1] * (uint64_t)p.tg_tiles[2] < 2147483648u) {\n"
                            "    const int tg_slot = tg_cuda_stream_slot((void*)stream);\n"
                            "    void* tg_pairs = NULL;\n"
                            "    if (tg_slot >= 0 && cudaGetSymbolAddress(&tg_pairs, tg_sched_pairs) == cudaSuccess)\n"
@@ -1478,7 +1524,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
                   "    }\n"
                   "  }\n"
                 : "")
-     << launches
+     << (slow_exists ? folded + indented(launches) + "  }\n" : launches)
      << (split_ ? "  if (tma && p.tg_tail > 0 && tg_e == cudaSuccess) /* the split tiles' parts, after the whole tiles if any */\n"
                   "    /* programmatic only right after tg_kernel_ws */\n"
                   "    " + launch("tg_kernel_ws_split", "dim3((unsigned)(p.tg_tail * p.tg_parts), 1, 1)", fast_threads,
@@ -1516,6 +1562,10 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
      << no_slow
      << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
      << persist
+     << (slow_exists ? "  if (" + folded_test(ws(), false) + ") { /* a grid over CUDA's limits: tg_kernel<0> along x */\n"
+                       "    if (fold > 2147483647)\n      return TG_ERR_UNSUPPORTED_SHAPE; /* more than one launch */\n"
+                       "    grid = dim3((unsigned)fold, 1, 1);\n    vec = 0;\n  }\n"
+                     : std::string())
      << "  static_assert(sizeof(tg_params) <= sizeof(out->params), \"kernel parameters too large\");\n"
      << func << ";\n"
      << "  out->grid[0] = grid.x;\n  out->grid[1] = grid.y;\n  out->grid[2] = grid.z;\n"
