@@ -224,6 +224,38 @@ if (!only || only === 'fp8_convert') {
   }
 }
 
+// Integer division for every divisor (tests/wgsl/int_div.yaml): i32 pairs with zero divisors, -1
+// and INT32_MIN, against BigInt: floor division and modulo, a / 0 = 0, a % 0 = a,
+// cdiv(a, 0) = 0, INT32_MIN / -1 wrapping to INT32_MIN (docs/spec.md "Operators and typing").
+if (!only || only === 'int_div') {
+  const v = [-2147483648, -2147483647, -1000003, -64, -7, -2, -1, 0, 1, 2, 3, 7, 64, 1000003, 2147483646, 2147483647];
+  const a = [], b = [];
+  for (const x of v) for (const y of v) { a.push(x); b.push(y); }
+  const N = a.length;
+  const wrap = (x) => Number(BigInt.asIntN(32, x));
+  const fdiv = (x, y) => (y === 0n ? 0n : x / y - ((x % y !== 0n && (x < 0n) !== (y < 0n)) ? 1n : 0n));
+  const want = {
+    Q: a.map((x, i) => wrap(fdiv(BigInt(x), BigInt(b[i])))),
+    R: a.map((x, i) => wrap(b[i] === 0 ? BigInt(x) : BigInt(x) - BigInt(b[i]) * fdiv(BigInt(x), BigInt(b[i])))),
+    C: a.map((x, i) => wrap(b[i] === 0 ? 0n : -fdiv(-BigInt(x), BigInt(b[i])))),
+  };
+  for (const [target, device] of devices) {
+    ++cases;
+    const bufs = { A: makeBuffer(device, new Uint8Array(Int32Array.from(a).buffer)), B: makeBuffer(device, new Uint8Array(Int32Array.from(b).buffer)) };
+    for (const t of ['Q', 'R', 'C']) bufs[t] = makeBuffer(device, new Uint8Array(4 * N));
+    const res = await lib.tgw_int_div(device, { ...bufs, N });
+    const bad = [];
+    for (const t of ['Q', 'R', 'C']) {
+      const got = new Int32Array((await readBuffer(device, bufs[t], 4 * N)).buffer);
+      for (let i = 0; i < N && bad.length < 5; ++i)
+        if (got[i] !== want[t][i]) bad.push(`${t}: ${a[i]}, ${b[i]} gave ${got[i]}, want ${want[t][i]}`);
+    }
+    if (bad.length) { ++failures; console.log(`FAIL int_div on ${target} (${res.target}): ${bad.join("; ")}`); }
+    else console.log(`  int_div on ${target}: ${N} pairs, a / b, a % b, cdiv(a, b) as defined`);
+    for (const x of Object.values(bufs)) x.destroy();
+  }
+}
+
 // Argument checks of the generated module (each must throw a TilegenError with this status).
 const [, core] = devices[0];
 const small = makeBuffer(core, new Uint8Array(16));
