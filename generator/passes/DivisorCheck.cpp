@@ -3,6 +3,7 @@
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 
+#include <optional>
 #include <set>
 
 namespace tilegen::passes {
@@ -34,6 +35,28 @@ public:
   bool ok = true;
 
 protected:
+  // What the binding decides is never evaluated: `D == 0 ? 0 : i / D` at D = 0 has no zero
+  // divisor (instantiation folds the select away).
+  std::optional<bool> decided(const Expr& cond) const {
+    if (auto b = simplify(substitute(cond, bound_))->as<BoolImm>())
+      return b->value;
+    return std::nullopt;
+  }
+  void visit_Select(const Select* n) override {
+    auto c = decided(n->cond);
+    if (!c)
+      return IRVisitor::visit_Select(n);
+    visit(*c ? n->t : n->f);
+  }
+  void visit_IfThenElse(const IfThenElse* n) override {
+    auto c = decided(n->cond);
+    if (!c)
+      return IRVisitor::visit_IfThenElse(n);
+    if (*c)
+      visit(n->then_case);
+    else if (n->else_case)
+      visit(n->else_case);
+  }
   void visit_Binary(const Binary* n) override {
     IRVisitor::visit_Binary(n);
     if (!(n->op == BinaryOp::Div || n->op == BinaryOp::Mod || n->op == BinaryOp::CeilDiv) ||

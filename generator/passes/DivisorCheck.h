@@ -5,7 +5,8 @@
 // {0, 64}) can become 0 only once they are bound. x / 0 has a value at run time (0; x % 0 = x;
 // docs/spec.md "Operators and typing"), but a divisor that is always 0 in an instance is a
 // mistake: it is a located error at the divisor, naming the target and the bound values it
-// reads. Runs on the kernel before substitution, so that each divisor keeps its own location.
+// reads. Runs on the kernel before substitution, so that each divisor keeps its own location;
+// selects and ifs whose condition the binding decides are followed into their live side only.
 #pragma once
 
 #include "ir/IR.h"
