@@ -2,12 +2,16 @@
 # The one command for the device machine (issue #3, points 9 and 10), from the repository
 # root, with build-bench-cuda/dist carried (bench/cuda/build.sh makes it here):
 #
-#   bash bench/cuda/run_device.sh [all|bench|sanitize|ncu] [--quick]
+#   bash bench/cuda/run_device.sh [all|bench|sanitize|grid|ncu] [--quick]
 #
 #   all (default)  environment, host cost, bench.py (verification + copy bandwidth + timings
 #                  vs cuBLAS / PyTorch / SDPA flash + cuDNN + the table of targets), then
 #                  compute-sanitizer memcheck and racecheck once per kernel
 #   bench          the same without the sanitizers;  sanitize: only the sanitizers
+#   grid           grids over CUDA's 65535 blocks in y or z (tgb_sanitize grid: attention over
+#                  70000 heads or batches, a GEMM of 65537 row tiles) against the CPU variant,
+#                  as shipped (sm_90a) and on the sm_90 path (the folded tg_kernel<0>), then
+#                  both under compute-sanitizer memcheck
 #   ncu            Nsight Compute (--clock-control none) on one call of ours per timed case
 #
 # Every step runs whatever the previous ones did, under its own timeout; logs and tables go
@@ -144,6 +148,25 @@ if [[ $mode == all || $mode == sanitize ]]; then
   fi
 fi
 
+if [[ $mode == grid ]]; then
+  step "grid" 240 "$OUT/grid.log" "$dist/tgb_sanitize" grid
+  step "grid sm_90 path" 240 "$OUT/grid_sm90.log" env TILEGEN_GPU_DISABLE=sm_90a "$dist/tgb_sanitize" grid
+  if [[ -z $sanitizer ]]; then
+    echo "| grid memcheck | compute-sanitizer not found | - | - |" >> "$steps"
+    status=1
+  else
+    step "grid memcheck" 300 "$OUT/grid_memcheck.log" "$sanitizer" --tool memcheck --error-exitcode 99 \
+      "$dist/tgb_sanitize" grid
+    step "grid memcheck sm_90 path" 300 "$OUT/grid_memcheck_sm90.log" env TILEGEN_GPU_DISABLE=sm_90a \
+      "$sanitizer" --tool memcheck --error-exitcode 99 "$dist/tgb_sanitize" grid
+  fi
+  for f in grid grid_sm90 grid_memcheck grid_memcheck_sm90; do
+    [[ -f $OUT/$f.log ]] || continue
+    echo "## $f"
+    grep -E '^(ok|FAIL|     )|passed|ERROR SUMMARY' "$OUT/$f.log"
+  done > "$OUT/grid.md"
+fi
+
 if [[ $mode == ncu ]]; then
   if [[ -z $ncu ]]; then
     echo "| ncu | not found | - | - |" >> "$steps"
@@ -161,7 +184,7 @@ fi
 echo
 echo "## Steps"
 cat "$steps"
-for f in host_cost.md sanitize.md sm80path/summary.md summary.md; do
+for f in host_cost.md sanitize.md grid.md sm80path/summary.md summary.md; do
   if [[ -f $OUT/$f ]]; then
     echo
     echo "## $f"

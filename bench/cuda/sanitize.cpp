@@ -7,6 +7,12 @@
 // they must agree within 2 tol. Small, so the sanitizers' slowdown stays in seconds.
 //
 //   tgb_sanitize [--shapes N] <kernel|all>   (N: only the first N shapes of each kernel)
+//   tgb_sanitize [--shapes N] grid           grids over CUDA's 65535 blocks in y or z (issue #33):
+//     attention over 70000 heads of one query row (y), over 70000 batches (z), a causal one over
+//     65537 heads of 3 rows, and a GEMM of 65536 x 128 + 77 rows (y for tiles of up to 128 rows),
+//     f32 and bf16, each against the CPU variant; the line says which variant ran and the grid
+//     its _desc twin describes (a folded grid: all its blocks along x; sm_90a's persistent
+//     kernels: one block per SM). TILEGEN_GPU_DISABLE=sm_90a takes the sm_90 (mma.sync) path.
 //   exit 0 = all ok, 1 = a mismatch or error, 2 = usage or no CUDA device
 #include "tgb.h"
 #include "tilegen/cuda.h"
@@ -108,6 +114,29 @@ DEFINE_CALLS(float, f32)
 DEFINE_CALLS(tg_f16, f16)
 DEFINE_CALLS(tg_bf16, bf16)
 #undef DEFINE_CALLS
+// The launch a GPU call performs (the _desc twins, which libraries with GPU targets have), for
+// the grid cases' report.
+using Desc = tg_status (*)(const tg_launch*, void* const*, const int64_t*, float, int,
+                           tg_gpu_launch_desc*);
+#if TGB_HAS_GPU
+#define DEFINE_DESCS(T, t)                                                                       \
+  tg_status gemm_desc_##t(const tg_launch* l, void* const* p, const int64_t* d, float, int,      \
+                          tg_gpu_launch_desc* o) {                                               \
+    return tgb_gemm_##t##_desc(l, (const T*)p[0], (const T*)p[1], (T*)p[2], d[0], d[1], d[2], o); \
+  }                                                                                              \
+  tg_status flash_attention_fwd_desc_##t(const tg_launch* l, void* const* p, const int64_t* d,   \
+                                         float s, int f, tg_gpu_launch_desc* o) {                \
+    return tgb_flash_attention_fwd_##t##_desc(l, (const T*)p[0], (const T*)p[1], (const T*)p[2], \
+                                              (T*)p[3], d[0], d[1], d[2], d[3], s, f, o);        \
+  }
+DEFINE_DESCS(float, f32)
+DEFINE_DESCS(tg_f16, f16)
+DEFINE_DESCS(tg_bf16, bf16)
+#undef DEFINE_DESCS
+#define DESC(name, t) name##_desc_##t
+#else
+#define DESC(name, t) nullptr
+#endif
 // gemm_fp8: FP8 A [M, K] and B [N, K], bf16 C; scale_a = the scalar, scale_b fixed.
 #define DEFINE_FP8_CALL(T, t)                                                                    \
   tg_status gemm_fp8_##t(SIG) {                                                                  \
@@ -138,6 +167,7 @@ struct Kernel {
   float (*scalar)(const int64_t*);
   std::vector<Shape> shapes;
   int out = -1; // the output's Ty where it differs from the inputs'
+  Desc desc = nullptr; // the _desc twin (gemm and attention), for the grid cases
   Ty out_ty() const { return out < 0 ? ty : Ty(out); }
   Ty ty_of(size_t i, size_t nt) const { return i + 1 == nt ? out_ty() : ty; }
 };
@@ -183,13 +213,14 @@ std::vector<Kernel> kernels() {
                                   {{1, 5, 4000, 128}, 0}};
   std::vector<Kernel> ks;
 #define ADD_TYPE(t)                                                                              \
-  ks.push_back({"gemm", Ty::t, gemm_##t, mm_sizes, len_k, -1, -1, 1, no_scalar, mm});            \
+  ks.push_back({"gemm", Ty::t, gemm_##t, mm_sizes, len_k, -1, -1, 1, no_scalar, mm, -1,         \
+                DESC(gemm, t)});                                                                 \
   ks.push_back({"gemm_bias_gelu", Ty::t, gemm_bias_gelu_##t, mmb_sizes, len_k, -1, -1, 1,       \
                 no_scalar, mm});                                                                 \
   ks.push_back({"softmax", Ty::t, softmax_##t, row_sizes, len_n, -1, -4, 4, no_scalar, rows});   \
   ks.push_back({"rmsnorm", Ty::t, rmsnorm_##t, roww_sizes, len_n, -1, -1, 1, eps_scalar, rows}); \
   ks.push_back({"flash_attention_fwd", Ty::t, flash_attention_fwd_##t, att_sizes, len_att, 2,   \
-                -1, 1, att_scale, att});
+                -1, 1, att_scale, att, -1, DESC(flash_attention_fwd, t)});
   ADD_TYPE(f32)
   ADD_TYPE(f16)
   ADD_TYPE(bf16)
@@ -202,7 +233,8 @@ std::vector<Kernel> kernels() {
 }
 
 // Runs one shape at element offset `off` on the GPU and on the CPU variant; prints a line.
-void run(const Kernel& k, const Shape& sh, int off, std::mt19937& rng) {
+// `report`: also say which variant ran and the grid of its launch (the grid cases).
+void run(const Kernel& k, const Shape& sh, int off, std::mt19937& rng, bool report = false) {
   const int64_t* d = sh.dims.data();
   std::vector<size_t> n = k.sizes(d);
   const size_t nt = n.size();
@@ -247,9 +279,18 @@ void run(const Kernel& k, const Shape& sh, int off, std::mt19937& rng) {
     ++g_fail;
     return;
   }
-  if (off == 0 && sh.dims == k.shapes.front().dims && sh.flag == k.shapes.front().flag)
+  if (report) {
+    tg_gpu_launch_desc desc;
+    tg_status ds = k.desc ? k.desc(&gpu, dptr.data(), d, k.scalar(d), sh.flag, &desc) : TG_ERR_NO_VARIANT;
+    if (ds == TG_OK)
+      std::printf("     %s runs %s, grid %u x %u x %u\n", what.c_str(), sel.variant, desc.grid[0],
+                  desc.grid[1], desc.grid[2]);
+    else
+      std::printf("     %s runs %s (_desc: %s)\n", what.c_str(), sel.variant, tg_status_string(ds));
+  } else if (off == 0 && sh.dims == k.shapes.front().dims && sh.flag == k.shapes.front().flag) {
     std::printf("     %s runs %s (%s)\n", (k.name + " " + ty_name(k.ty)).c_str(), sel.variant,
                 sel.reason);
+  }
   tg_status gs = k.call(&gpu, dptr.data(), d, k.scalar(d), sh.flag, nullptr);
   cudaError_t ce = cudaDeviceSynchronize();
   if (gs != TG_OK || ce != cudaSuccess) {
@@ -306,7 +347,7 @@ int main(int argc, char** argv) {
   }
   if (which.empty() || which == "?") {
     std::fprintf(stderr, "usage: %s [--shapes N] "
-                 "<gemm|gemm_bias_gelu|gemm_fp8|softmax|rmsnorm|flash_attention_fwd|all>\n", argv[0]);
+                 "<gemm|gemm_bias_gelu|gemm_fp8|softmax|rmsnorm|flash_attention_fwd|all|grid>\n", argv[0]);
     return 2;
   }
   int n = 0;
@@ -317,6 +358,28 @@ int main(int argc, char** argv) {
   }
   std::mt19937 rng(7);
   int ran = 0;
+  if (which == "grid") {
+    // y or z over 65535 blocks: the heads or batches of attention (one row each), the row
+    // tiles of a GEMM (65537 of 128 rows). The cheap ones first (--shapes).
+    const std::vector<std::pair<std::string, Shape>> grid = {
+        {"flash_attention_fwd", {{1, 70000, 1, 64}, 0}},
+        {"flash_attention_fwd", {{70000, 1, 1, 64}, 0}},
+        {"flash_attention_fwd", {{1, 65537, 3, 128}, 1}},
+        {"gemm", {{65536 * 128 + 77, 8, 16}, 0}},
+    };
+    for (const Kernel& k : kernels()) {
+      if (k.ty != Ty::f32 && k.ty != Ty::bf16)
+        continue;
+      for (size_t si = 0; si < grid.size() && si < max_shapes; ++si)
+        if (grid[si].first == k.name)
+          for (int off : {0, 1}) {
+            if (off && k.name == "gemm") // 128 MB inputs: the aligned call says enough
+              continue;
+            run(k, grid[si].second, off, rng, true);
+            ++ran;
+          }
+    }
+  }
   for (const Kernel& k : kernels()) {
     if (which != "all" && which != k.name)
       continue;

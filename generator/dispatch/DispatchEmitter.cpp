@@ -339,11 +339,13 @@ void emit_check(std::ostream& os, const KernelEntry& e, const Names& n,
   std::string P = upper(n.prefix);
   std::string head = "static tg_status " + n.prefix + "_check(";
   os << "/* Validates the arguments of " << n.pub << " and finds the instance they select.\n"
-     << " * Reads no tensor memory. On failure writes why into tg_why (if not NULL). */\n";
-  os << head << decl_list(args, "int* tg_instance, char* tg_why, size_t tg_why_size",
+     << " * Reads no tensor memory. On failure writes why into tg_why (if not NULL). *tg_idle = 1\n"
+     << " * when no tensor the kernel writes has an element: the call has nothing to do. */\n";
+  os << head << decl_list(args, "int* tg_instance, int* tg_idle, char* tg_why, size_t tg_why_size",
                           head.size())
      << ") {\n";
   os << "  tg_status tg_s;\n";
+  os << "  *tg_idle = 1;\n";
   for (const auto& sc : k.scalars) // only a scalar's `require` limits its values
     os << "  (void)" << sc->name << ";\n";
   auto check = [&](const std::string& call) {
@@ -411,7 +413,18 @@ void emit_check(std::ostream& os, const KernelEntry& e, const Names& n,
     }
     os << "    if ((tg_s = tg_check_tensor(\"" << t->name << "\", " << t->name << ", " << shape
        << ", " << t->rank() << ", tg_ok, sizeof(" << c_type_name(t->dtype)
-       << "), tg_why, tg_why_size)) != TG_OK)\n      return tg_s;\n  }\n";
+       << "), tg_why, tg_why_size)) != TG_OK)\n      return tg_s;\n";
+    if (t->access != ir::Access::Read) { // written: does it have an element?
+      std::vector<std::string> nonzero;
+      for (size_t d = 0; d < t->rank(); ++d)
+        nonzero.push_back("tg_shape[" + std::to_string(d) + "] != 0");
+      if (nonzero.empty())
+        os << "    *tg_idle = 0; /* " << t->name << " is written */\n";
+      else
+        os << "    if (" << join(nonzero, " && ") << ") /* " << t->name << " is written */\n"
+           << "      *tg_idle = 0;\n";
+    }
+    os << "  }\n";
   }
   size_t nkey = e.instances.empty() ? 0 : instance_key(k, e.instances[0]).size();
   if (nkey == 0) {
@@ -444,9 +457,9 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
   // The public function.
   std::string head = "tg_status " + n.pub + "(";
   os << head << decl_list(args, "", head.size()) << ") {\n";
-  os << "  int tg_instance = -1;\n";
+  os << "  int tg_instance = -1, tg_idle = 0;\n";
   os << "  tg_status tg_s = " << n.prefix << "_check(" << call_args
-     << ", &tg_instance, NULL, 0);\n";
+     << ", &tg_instance, &tg_idle, NULL, 0);\n";
   os << "  if (tg_s != TG_OK)\n    return tg_s;\n";
   // Libraries with GPU rows select per device (tg_cuda_device_cc: probed once per device);
   // CPU-only ones never reference the CUDA runtime, so they do not link it.
@@ -468,6 +481,9 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
                   "_N_VARIANTS, tg_instance, launch, " + n.prefix + "_cache);\n";
   os << select;
   os << "  if (tg_v < 0)\n    return TG_ERR_NO_VARIANT;\n";
+  // Nothing observable can happen when no written tensor has an element, however large the
+  // grid (softmax with M = INT64_MAX, N = 0 would walk cdiv(M, BM) empty blocks).
+  os << "  if (tg_idle)\n    return TG_OK; /* no tensor it writes has an element: nothing to do */\n";
   std::ostringstream pack_os; // the packing of tg_args, shared with _desc
   auto array = [&](const std::string& type, const std::string& name, size_t count,
                    const std::vector<std::string>& vals) {
@@ -504,9 +520,9 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
   os << "  if (!out)\n    return TG_ERR_INVALID_ARGUMENT;\n";
   os << "  out->variant = \"\";\n  out->target = \"\";\n  out->instance = \"\";\n"
      << "  out->reason[0] = '\\0';\n";
-  os << "  int tg_instance = -1;\n";
+  os << "  int tg_instance = -1, tg_idle = 0;\n";
   os << "  out->status = " << n.prefix << "_check(" << call_args
-     << ", &tg_instance, out->reason, sizeof out->reason);\n";
+     << ", &tg_instance, &tg_idle, out->reason, sizeof out->reason);\n";
   os << "  if (out->status != TG_OK)\n    return out->status;\n";
   os << "  out->instance = " << n.prefix << "_instances[tg_instance];\n";
   if (!n.classes.empty())
@@ -521,6 +537,7 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
   os << "  if (tg_v < 0)\n    return out->status = TG_ERR_NO_VARIANT;\n";
   os << "  out->variant = " << n.prefix << "_variants[tg_v].symbol;\n";
   os << "  out->target = " << n.prefix << "_variants[tg_v].target;\n";
+  os << "  if (tg_idle)\n    tg_note_idle(out->reason, sizeof out->reason);\n";
   os << "  return TG_OK;\n}\n\n";
 
   if (!gpu)
@@ -530,13 +547,14 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
   head = "tg_status " + n.pub + "_desc(";
   os << head << decl_list(args, "tg_gpu_launch_desc* out", head.size()) << ") {\n";
   os << "  if (!out)\n    return TG_ERR_INVALID_ARGUMENT;\n";
-  os << "  int tg_instance = -1;\n";
+  os << "  int tg_instance = -1, tg_idle = 0;\n";
   os << "  tg_status tg_s = " << n.prefix << "_check(" << call_args
-     << ", &tg_instance, NULL, 0);\n";
+     << ", &tg_instance, &tg_idle, NULL, 0);\n";
   os << "  if (tg_s != TG_OK)\n    return tg_s;\n";
   os << select;
   os << "  if (tg_v < 0 || " << n.prefix << "_variants[tg_v].backend != TG_BACKEND_CUDA)\n"
      << "    return TG_ERR_NO_VARIANT; /* no GPU here: " << n.pub << "_query says why */\n";
+  os << "  if (tg_idle)\n    return TG_ERR_INVALID_ARGUMENT; /* nothing to launch */\n";
   os << pack;
   os << "  return tg_cuda_describe(&" << n.prefix << "_variants[tg_v], launch, &tg_args, out);\n"
      << "}\n\n";

@@ -12,6 +12,39 @@ namespace tilegen::dispatch {
 
 // ---- expressions over dims (tensor shapes) ------------------------------------------------
 
+namespace {
+// The checked int64 helper of tilegen/dispatch.h for an integer operator (Min and Max take no
+// `ok`), or null.
+const char* c_int_helper(ir::BinaryOp op) {
+  switch (op) {
+  case ir::BinaryOp::Add: return "tg_add_i64";
+  case ir::BinaryOp::Sub: return "tg_sub_i64";
+  case ir::BinaryOp::Mul: return "tg_mul_i64";
+  case ir::BinaryOp::Div: return "tg_div_i64";
+  case ir::BinaryOp::Mod: return "tg_mod_i64";
+  case ir::BinaryOp::CeilDiv: return "tg_cdiv_i64";
+  case ir::BinaryOp::Min: return "tg_min_i64";
+  case ir::BinaryOp::Max: return "tg_max_i64";
+  default: return nullptr;
+  }
+}
+// The exact JS helper of the WebGPU module's runtime part (JsModuleEmitter.cpp) for an integer
+// operator, or null.
+const char* js_int_helper(ir::BinaryOp op) {
+  switch (op) {
+  case ir::BinaryOp::Add: return "iadd";
+  case ir::BinaryOp::Sub: return "isub";
+  case ir::BinaryOp::Mul: return "imul";
+  case ir::BinaryOp::Div: return "idiv";
+  case ir::BinaryOp::Mod: return "imod";
+  case ir::BinaryOp::CeilDiv: return "icdiv";
+  case ir::BinaryOp::Min: return "Math.min";
+  case ir::BinaryOp::Max: return "Math.max";
+  default: return nullptr;
+  }
+}
+} // namespace
+
 // Spec spelling, for comments: "M", "cdiv(N, 64)", "M * 2".
 std::string spec_expr(const ir::Expr& e) {
   if (auto* i = e->as<ir::IntImm>())
@@ -50,17 +83,9 @@ std::string c_shape_expr(const ir::Expr& e, const std::string& ok) {
   }
   if (auto* b = e->as<ir::Binary>()) {
     std::string a = c_shape_expr(b->a, ok), bb = c_shape_expr(b->b, ok);
-    switch (b->op) {
-    case ir::BinaryOp::Add: return "tg_add_i64(" + a + ", " + bb + ", &" + ok + ")";
-    case ir::BinaryOp::Sub: return "tg_sub_i64(" + a + ", " + bb + ", &" + ok + ")";
-    case ir::BinaryOp::Mul: return "tg_mul_i64(" + a + ", " + bb + ", &" + ok + ")";
-    case ir::BinaryOp::Div: return "tg_div_i64(" + a + ", " + bb + ", &" + ok + ")";
-    case ir::BinaryOp::Mod: return "tg_mod_i64(" + a + ", " + bb + ", &" + ok + ")";
-    case ir::BinaryOp::CeilDiv: return "tg_cdiv_i64(" + a + ", " + bb + ", &" + ok + ")";
-    case ir::BinaryOp::Min: return "tg_min_i64(" + a + ", " + bb + ")";
-    case ir::BinaryOp::Max: return "tg_max_i64(" + a + ", " + bb + ")";
-    default: break;
-    }
+    if (auto fn = c_int_helper(b->op))
+      return std::string(fn) + "(" + a + ", " + bb +
+             (b->op == ir::BinaryOp::Min || b->op == ir::BinaryOp::Max ? ")" : ", &" + ok + ")");
   }
   internal_error("tensor shape expression of kind " + std::string(ir::expr_kind_name(e->kind)) +
                  " cannot be evaluated at dispatch: " + spec_expr(e));
@@ -123,7 +148,7 @@ std::string require_expr(const ir::Expr& e, Dialect d, const std::string& ok) {
     case ir::VarKind::Scalar:
       if (!c)
         return "s_" + x.name;
-      return c_scalar_as_double(x);
+      return x.type.is_int() ? "(int64_t)" + x.name : c_scalar_as_double(x);
     case ir::VarKind::Dim:
     case ir::VarKind::ValueParam: return c ? x.name : "d." + x.name;
     default: internal_error("scalar requirement refers to '" + x.name + "'");
@@ -131,32 +156,44 @@ std::string require_expr(const ir::Expr& e, Dialect d, const std::string& ok) {
   }
   if (auto* k = e->as<ir::Cast>()) {
     std::string v = require_expr(k->value, d, ok);
-    return c && k->type.is_float() ? "(double)(" + v + ")" : v;
+    if (k->type.is_float())
+      return c ? "(double)(" + v + ")" : v;
+    if (k->type.is_int() && k->value->type.is_float()) // C: NaN and out of range clear ok
+      return c ? "tg_double_to_i64(" + v + ", &" + ok + ")" : "exact(Math.trunc(" + v + "))";
+    if (k->type.is_int() && k->value->type.is_bool())
+      return "(" + v + " ? 1 : 0)";
+    return v;
   }
-  if (auto* u = e->as<ir::Unary>())
+  if (auto* u = e->as<ir::Unary>()) {
+    if (u->op == ir::UnaryOp::Neg && u->type.is_int()) // checked: -INT64_MIN overflows
+      return c ? "tg_sub_i64(INT64_C(0), " + require_expr(u->a, d, ok) + ", &" + ok + ")"
+               : "isub(0, " + require_expr(u->a, d, ok) + ")";
     return std::string(u->op == ir::UnaryOp::Not ? "!" : "-") + "(" + require_expr(u->a, d, ok) + ")";
+  }
   if (auto* s = e->as<ir::Select>())
     return "(" + require_expr(s->cond, d, ok) + " ? " + require_expr(s->t, d, ok) + " : " +
            require_expr(s->f, d, ok) + ")";
   if (auto* b = e->as<ir::Binary>()) {
-    // Integer arithmetic over dims: C checks it for overflow.
-    if (c && b->type.is_int())
-      return c_shape_expr(e, ok);
     std::string x = require_expr(b->a, d, ok), y = require_expr(b->b, d, ok);
+    // Integer arithmetic (dims, integer scalars): checked in C, exact in JS; division defined
+    // for every divisor (tilegen/dispatch.h, docs/spec.md "Operators and typing").
+    if (b->type.is_int()) {
+      if (c) {
+        if (auto fn = c_int_helper(b->op))
+          return std::string(fn) + "(" + x + ", " + y +
+                 (b->op == ir::BinaryOp::Min || b->op == ir::BinaryOp::Max ? ")" : ", &" + ok + ")");
+      } else if (auto fn = js_int_helper(b->op)) {
+        return std::string(fn) + "(" + x + ", " + y + ")";
+      }
+    }
     switch (b->op) {
     case ir::BinaryOp::Min: return c ? "(" + x + " < " + y + " ? " + x + " : " + y + ")" : "Math.min(" + x + ", " + y + ")";
     case ir::BinaryOp::Max: return c ? "(" + x + " > " + y + " ? " + x + " : " + y + ")" : "Math.max(" + x + ", " + y + ")";
-    case ir::BinaryOp::CeilDiv: return "Math.ceil(" + x + " / " + y + ")"; // JS only (int)
     case ir::BinaryOp::And: return "(" + x + " && " + y + ")";
     case ir::BinaryOp::Or: return "(" + x + " || " + y + ")";
     case ir::BinaryOp::Eq: return "(" + x + (c ? " == " : " === ") + y + ")";
     case ir::BinaryOp::Ne: return "(" + x + (c ? " != " : " !== ") + y + ")";
-    case ir::BinaryOp::Div:
-      return b->type.is_int() ? "Math.floor(" + x + " / " + y + ")" : "(" + x + " / " + y + ")";
-    case ir::BinaryOp::Mod:
-      if (b->type.is_int())
-        return "(" + x + " % " + y + ")";
-      return c ? "__builtin_fmod(" + x + ", " + y + ")" : "(" + x + " % " + y + ")";
+    case ir::BinaryOp::Mod: return c ? "__builtin_fmod(" + x + ", " + y + ")" : "(" + x + " % " + y + ")";
     default: return "(" + x + " " + ir::binary_op_name(b->op) + " " + y + ")";
     }
   }

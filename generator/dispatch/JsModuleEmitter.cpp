@@ -98,15 +98,37 @@ function fail(status, fn, msg) {
   throw new TilegenError(status, `${fn}: ${msg}`);
 }
 
-// One pipeline per device and variant, created on first use (a failed creation is retried).
+// Integer arithmetic of shapes, grids and requirements (docs/spec.md "Operators and typing"):
+// floor division and modulo for every divisor (a / 0 = 0, a % 0 = a, cdiv(a, 0) = 0), and
+// exact: a value past 2^53, which a double cannot hold exactly, is refused.
+function exact(r) {
+  if (!Number.isSafeInteger(r))
+    throw new TilegenError('unsupported-shape', `integer arithmetic of a shape or grid reached ${r}, past 2^53`);
+  return r;
+}
+function iadd(a, b) { return exact(a + b); }
+function isub(a, b) { return exact(a - b); }
+function imul(a, b) { return exact(a * b); }
+function idiv(a, b) { return b === 0 ? 0 : exact(Math.floor(a / b)); }
+function imod(a, b) {
+  if (b === 0) return a;
+  const r = a % b;
+  return r !== 0 && (r < 0) !== (b < 0) ? r + b : r;
+}
+function icdiv(a, b) { return b === 0 ? 0 : exact(Math.ceil(a / b)); }
+
+// One pipeline per device and variant (and a second with the override tg_folded for grids
+// over the device's workgroups per dimension), created on first use (a failed creation is
+// retried).
 const pipelines = new WeakMap();
-function pipelineFor(device, v) {
+function pipelineFor(device, v, folded) {
   let perDevice = pipelines.get(device);
   if (!perDevice) {
     perDevice = new Map();
     pipelines.set(device, perDevice);
   }
-  let p = perDevice.get(v.name);
+  const key = folded ? `${v.name} folded` : v.name;
+  let p = perDevice.get(key);
   if (!p) {
     p = (async () => {
       const module = device.createShaderModule({ label: v.name, code: SHADERS[v.name] });
@@ -114,12 +136,13 @@ function pipelineFor(device, v) {
       v.bindings.forEach((type, i) => entries.push({ binding: i + 1, visibility: COMPUTE, buffer: { type } }));
       const bindGroupLayout = device.createBindGroupLayout({ label: v.name, entries });
       const layout = device.createPipelineLayout({ label: v.name, bindGroupLayouts: [bindGroupLayout] });
-      const pipeline = await device.createComputePipelineAsync({
-        label: v.name, layout, compute: { module, entryPoint: v.entry } });
+      const compute = { module, entryPoint: v.entry };
+      if (folded) compute.constants = { tg_folded: 1 };
+      const pipeline = await device.createComputePipelineAsync({ label: key, layout, compute });
       return { pipeline, bindGroupLayout };
     })();
-    perDevice.set(v.name, p);
-    p.catch(() => perDevice.delete(v.name));
+    perDevice.set(key, p);
+    p.catch(() => perDevice.delete(key));
   }
   return p;
 }
@@ -172,7 +195,7 @@ function checkTensor(fn, device, name, buf, elements, elemBytes, what) {
   if (buf.size < bytes) fail('invalid-argument', fn, `${name} (${what}) needs ${bytes} B, the buffer holds ${buf.size} B`);
   if (bytes > device.limits.maxStorageBufferBindingSize)
     fail('unsupported-shape', fn, `${name} needs ${bytes} B, over the device's maxStorageBufferBindingSize (${device.limits.maxStorageBufferBindingSize})`);
-  return { name, buf, bytes };
+  return { name, buf, bytes, elements };
 }
 
 function checkAliasing(fn, v, tensors) {
@@ -188,15 +211,29 @@ function pick(fn, device, variants, key) {
   fail('no-variant', fn, `no variant of instance ${key} runs on this device (targets: ${variants.map((v) => `${v.target} [${v.features.join(', ')}]`).join(', ')})`);
 }
 
+// The workgroups of a grid with an extent over the device's limit, folded: the shader numbers
+// them x fastest across the dispatch and decodes the grid's (x, y, z) (tg_folded, docs/wgsl.md).
+function foldGrid(fn, grid, lim) {
+  const total = grid[0] * grid[1] * grid[2];
+  if (total > I32_MAX) fail('unsupported-shape', fn, `a grid of ${grid.join(' x ')} workgroups has more than 2^31 - 1`);
+  const x = Math.min(total, lim), y = Math.min(Math.ceil(total / x), lim), z = Math.ceil(total / (x * y));
+  if (z > lim) fail('unsupported-shape', fn, `a grid of ${grid.join(' x ')} workgroups does not fold into the device's ${lim} per dimension`);
+  return [x, y, z];
+}
+
 async function dispatch(fn, device, v, tensors, params, grid) {
   checkAliasing(fn, v, tensors);
-  const result = { variant: v.name, target: v.target, workgroups: grid, dispatched: false };
+  const result = { variant: v.name, target: v.target, workgroups: grid, dispatched: false, folded: false };
   if (grid.some((g) => g <= 0)) return result; // an empty problem: nothing to run
+  // No tensor it writes has an element: nothing observable can happen, whatever the grid.
+  if (tensors.every((t, i) => v.bindings[i] !== 'storage' || t.elements === 0)) return result;
   const lim = device.limits.maxComputeWorkgroupsPerDimension;
-  grid.forEach((g, i) => {
-    if (g > lim) fail('unsupported-shape', fn, `${g} workgroups along ${'xyz'[i]}: over the device's maxComputeWorkgroupsPerDimension (${lim})`);
-  });
-  const { pipeline, bindGroupLayout } = await pipelineFor(device, v);
+  const folded = grid.some((g) => g > lim);
+  if (folded) {
+    result.workgroups = foldGrid(fn, grid, lim);
+    result.folded = true;
+  }
+  const { pipeline, bindGroupLayout } = await pipelineFor(device, v, folded);
   const ub = device.createBuffer({ label: `${v.name} params`, size: params.byteLength, usage: UNIFORM | COPY_DST });
   device.queue.writeBuffer(ub, 0, params);
   const entries = [{ binding: 0, resource: { buffer: ub } }];
@@ -206,7 +243,7 @@ async function dispatch(fn, device, v, tensors, params, grid) {
   const pass = encoder.beginComputePass({ label: v.name });
   pass.setPipeline(pipeline);
   pass.setBindGroup(0, bindGroup);
-  pass.dispatchWorkgroups(grid[0], grid[1], grid[2]);
+  pass.dispatchWorkgroups(result.workgroups[0], result.workgroups[1], result.workgroups[2]);
   pass.end();
   device.queue.submit([encoder.finish()]);
   ub.destroy(); // after submit: the queued dispatch keeps its contents
@@ -240,9 +277,13 @@ std::string js_expr(const Expr& e, const std::string& d) {
     auto b = e->as<Binary>();
     const std::string x = js_expr(b->a, d), y = js_expr(b->b, d);
     switch (b->op) {
-    case BinaryOp::Div: return "Math.floor(" + x + " / " + y + ")";
-    case BinaryOp::Mod: return "(((" + x + ") % (" + y + ") + (" + y + ")) % (" + y + "))";
-    case BinaryOp::CeilDiv: return "Math.ceil(" + x + " / " + y + ")";
+    // integer arithmetic of the module's runtime part: exact, defined for every divisor
+    case BinaryOp::Add: return "iadd(" + x + ", " + y + ")";
+    case BinaryOp::Sub: return "isub(" + x + ", " + y + ")";
+    case BinaryOp::Mul: return "imul(" + x + ", " + y + ")";
+    case BinaryOp::Div: return "idiv(" + x + ", " + y + ")";
+    case BinaryOp::Mod: return "imod(" + x + ", " + y + ")";
+    case BinaryOp::CeilDiv: return "icdiv(" + x + ", " + y + ")";
     case BinaryOp::Min: return "Math.min(" + x + ", " + y + ")";
     case BinaryOp::Max: return "Math.max(" + x + ", " + y + ")";
     case BinaryOp::Eq: return "(" + x + " === " + y + ")";
@@ -376,9 +417,11 @@ std::string emit_js_types(const WgslLibrary& lib) {
                   " (WebGPU types: @webgpu/types or a TypeScript lib that has them).\n\n";
   s += "export declare class TilegenError extends Error {\n"
        "  readonly status: 'invalid-argument' | 'unsupported-shape' | 'no-variant';\n}\n\n";
-  s += "/** What a call dispatched (or, for an empty problem, would have). */\n"
+  s += "/** What a call dispatched (or, for an empty problem, would have). folded: a grid extent\n"
+       " *  was over the device's maxComputeWorkgroupsPerDimension, so `workgroups` holds the\n"
+       " *  grid's workgroups renumbered (docs/wgsl.md). */\n"
        "export interface TilegenDispatch {\n  variant: string;\n  target: string;\n"
-       "  workgroups: [number, number, number];\n  dispatched: boolean;\n}\n";
+       "  workgroups: [number, number, number];\n  dispatched: boolean;\n  folded: boolean;\n}\n";
   for (const auto& ki : lib.kernels) {
     const Kernel& k = *ki.kernel;
     s += "\n/** " + k.name + (k.summary.empty() ? "" : ": " + js_comment(k.summary)) + " */\n";

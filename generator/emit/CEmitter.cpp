@@ -321,9 +321,13 @@ void CEmitter::emit_entry_function() {
   line("if (" + empty + ")");
   line("  return TG_OK; /* empty problem: no block to run */");
   line("(void)launch;");
+  // launch->num_threads at most the processors (an unclamped request such as INT_MAX makes
+  // libgomp exit the process) and the blocks (docs/dispatch.md, tg_cpu_threads).
+  std::string extents;
+  for (size_t d = 0; d < 3; ++d)
+    extents += d < nd ? std::string(", tg_grid_") + axis[d] : std::string(", 1");
   raw("#ifdef _OPENMP\n");
-  line("const int tg_threads = (launch != NULL && launch->num_threads > 0) ? launch->num_threads");
-  line("                                                                 : omp_get_max_threads();");
+  line("const int tg_threads = tg_cpu_threads(launch, omp_get_max_threads()" + extents + ");");
   raw("#endif\n");
   // Blocks are independent: one OpenMP iteration each, x fastest so that consecutive
   // iterations (and thus one thread's static chunk) share rows of the inputs.

@@ -40,6 +40,14 @@ int c_binary_prec(BinaryOp op, DType t) {
 
 const char* c_binary_op(BinaryOp op) { return binary_op_name(op); }
 
+bool divisor_needs_guard(const Binary* b) {
+  if (!(b->op == BinaryOp::Div || b->op == BinaryOp::Mod || b->op == BinaryOp::CeilDiv) ||
+      !b->type.is_int())
+    return false;
+  auto i = b->b->as<IntImm>();
+  return !(i && i->value > 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tables (C)
 
@@ -193,7 +201,8 @@ std::string CFamilyPrinter::print_binary(const Binary* b, int& prec) {
     case BinaryOp::Mod: fn = "floormod"; break;
     default: internal_error("CFamilyPrinter: no call form for a binary op");
     }
-    return need("tg_" + std::string(fn) + "_" + helper_suffix(t)) + "(" + expr(b->a, kAssign) +
+    const std::string any = divisor_needs_guard(b) ? "_any" : "";
+    return need("tg_" + std::string(fn) + any + "_" + helper_suffix(t)) + "(" + expr(b->a, kAssign) +
            ", " + expr(b->b, kAssign) + ")";
   }
   prec = p;

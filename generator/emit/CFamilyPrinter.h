@@ -74,6 +74,12 @@ protected:
   std::string print(const ir::Expr& e, int& prec);
 };
 
+// Whether an integer `/`, `%` or cdiv needs the helpers defined for every divisor (named
+// tg_<op>_any_<type>: a / 0 = 0, a % 0 = a, cdiv(a, 0) = 0, and INT_MIN / -1 wraps to INT_MIN
+// instead of trapping; docs/spec.md "Operators and typing"): every divisor but a constant > 0,
+// which keeps the plain helpers (the common case, `/ BN` once BN is bound).
+bool divisor_needs_guard(const ir::Binary* b);
+
 // C's precedence of an IR binary operator printed infix, or 0 if it prints as a call.
 int c_binary_prec(ir::BinaryOp op, ir::DType operand_type);
 const char* c_binary_op(ir::BinaryOp op);

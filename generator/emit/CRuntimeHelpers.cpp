@@ -356,6 +356,22 @@ std::string typed_helper(const std::string& name) {
   if (op == "floormod")
     return "/* a - b * floor(a / b): the sign of b. */\n" + sig + "(" + T + " a, " + T +
            " b) {\n  " + T + " r = a % b;\n  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}\n";
+  // Every divisor (CFamilyPrinter's divisor_needs_guard; docs/spec.md "Operators and typing"):
+  // C's / and % trap (SIGFPE on x86) for b == 0 and for INT_MIN / -1.
+  const std::string U = "u" + T; // uint64_t, ...
+  const std::string neg = "(" + T + ")(0u - (" + U + ")a)"; // -a, wrapping at INT_MIN
+  if (op == "floordiv_any")
+    return "/* floor(a / b) for any b: a / 0 = 0; INT_MIN / -1 wraps to INT_MIN. */\n" + sig + "(" +
+           T + " a, " + T + " b) {\n  if (b == 0)\n    return 0;\n  if (b == -1)\n    return " + neg +
+           ";\n  " + T + " q = a / b;\n  return q - ((a % b != 0) & ((a < 0) != (b < 0)));\n}\n";
+  if (op == "floormod_any")
+    return "/* a - b * floor(a / b) for any b: a % 0 = a; a % -1 = 0. */\n" + sig + "(" + T + " a, " +
+           T + " b) {\n  if (b == 0)\n    return a;\n  if (b == -1)\n    return 0;\n  " + T +
+           " r = a % b;\n  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}\n";
+  if (op == "cdiv_any")
+    return "/* ceil(a / b) for any b: cdiv(a, 0) = 0; INT_MIN / -1 wraps to INT_MIN. */\n" + sig +
+           "(" + T + " a, " + T + " b) {\n  if (b == 0)\n    return 0;\n  if (b == -1)\n    return " +
+           neg + ";\n  " + T + " q = a / b;\n  return q + ((a % b != 0) & ((a < 0) == (b < 0)));\n}\n";
   internal_error("unknown C helper " + name);
 }
 

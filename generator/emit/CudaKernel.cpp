@@ -735,6 +735,13 @@ std::string CudaEmitter::helpers_source() const {
       s += sig + "(" + T + " a, " + T + " b) { " + T + " q = a / b; return q - ((a % b != 0) & ((a < 0) != (b < 0))); }\n";
     else if (op == "floormod")
       s += sig + "(" + T + " a, " + T + " b) { " + T + " r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n";
+    // every divisor (divisor_needs_guard): a / 0 = 0, a % 0 = a, INT_MIN / -1 wraps
+    else if (op == "floordiv_any" || op == "cdiv_any")
+      s += sig + "(" + T + " a, " + T + " b) {\n  if (b == 0) return 0;\n  if (b == -1) return (" + T + ")(0u - (u" + T +
+           ")a);\n  " + T + " q = a / b;\n  return q " + (op == "cdiv_any" ? "+ ((a % b != 0) & ((a < 0) == (b < 0)))" : "- ((a % b != 0) & ((a < 0) != (b < 0)))") + ";\n}\n";
+    else if (op == "floormod_any")
+      s += sig + "(" + T + " a, " + T + " b) {\n  if (b == 0) return a;\n  if (b == -1) return 0;\n  " + T +
+           " r = a % b;\n  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}\n";
   }
   return s + "\n";
 }
@@ -758,7 +765,18 @@ void CudaEmitter::kernel_preamble(bool grid_indices) {
     return;
   const char* axes[] = {"x", "y", "z"};
   for (size_t i = 0; i < k_.grid.size(); ++i)
-    line("const int64_t " + name(k_.grid[i].index->name) + " = (int64_t)blockIdx." + axes[i] + ";");
+    line("int64_t " + name(k_.grid[i].index->name) + " = (int64_t)blockIdx." + axes[i] + ";");
+  // A grid over CUDA's limits runs folded (tg_setup, tg_run): tg_kernel<0>'s blocks along x,
+  // numbered from tg_fold[2], x fastest. The test is false at compile time for every other
+  // width, whose code stays what it was.
+  const std::string g0 = "tg_p.tg_fold[0]", g1 = "tg_p.tg_fold[1]";
+  const std::string decoded[3] = {"tg_b % " + g0, "tg_b / " + g0 + " % " + g1,
+                                  "tg_b / " + g0 + " / " + g1};
+  open("if (TG_VEC == 0 && " + g0 + " > 0)");
+  line("const int64_t tg_b = tg_p.tg_fold[2] + (int64_t)blockIdx.x;");
+  for (size_t i = 0; i < k_.grid.size(); ++i)
+    line(name(k_.grid[i].index->name) + " = " + decoded[i] + ";");
+  close();
 }
 
 std::string CudaEmitter::kernel_text() {
@@ -925,6 +943,8 @@ std::string CudaEmitter::run() {
   for (const auto& s : k_.scalars)
     os << "  " << type_name(s->type) << " " << name(s->name) << ";\n";
   os << "  int tg_unused;\n";
+  os << "  int64_t tg_fold[3]; // a grid over CUDA's limits, run by tg_kernel<0> along x: its x and y\n"
+        "                      // extents (0: not folded), and the first block of the launch\n";
   if (ws())
     os << "  int64_t tg_tiles[3]; // the spec's grid: tiles a persistent block walks\n";
   if (runtime_vec())
@@ -958,9 +978,10 @@ std::string CudaEmitter::run() {
       os << "static const size_t tg_smem_bytes_shift = " << shift_smem_bytes_ << "; /* tg_kernel<2>: + staging rows */\n";
     os << "\n";
   }
-  os << "/* Fills the kernel parameters and the grid; 1 = empty grid, else a tg_status. */\n";
+  os << "/* Fills the kernel parameters and the grid; 1 = empty grid, else a tg_status. *tg_nfold > 0: the\n"
+        " * grid is over CUDA's limits and runs folded, that many blocks (tg_run). */\n";
   os << "static int tg_setup(const tg_variant_args* args, " << (any_pitched() ? "const int64_t* tg_pitch, " : "")
-     << "tg_params* tg_p, dim3* tg_grid, int* tg_vw" << (ws() ? ", bool* tg_tma" : "") << ") {\n";
+     << "tg_params* tg_p, dim3* tg_grid, int* tg_vw, int64_t* tg_nfold" << (ws() ? ", bool* tg_tma" : "") << ") {\n";
   size_t ti = 0, si = 0;
   os << "  *tg_p = tg_params{};\n";
   for (const auto& t : k_.tensors)
@@ -987,8 +1008,15 @@ std::string CudaEmitter::run() {
   if (walk.banded())
     os << "  tg_p->tg_group = " << walk.rows << "; // tg_run: tg_walk_rows\n";
   os << "  if (tg_gx <= 0 || tg_gy <= 0 || tg_gz <= 0)\n    return 1;\n";
-  os << "  if (tg_gx > 2147483647 || tg_gy > 65535 || tg_gz > 65535)\n    return TG_ERR_UNSUPPORTED_SHAPE;\n";
-  os << "  *tg_grid = dim3((unsigned)tg_gx, (unsigned)tg_gy, (unsigned)tg_gz);\n";
+  os << "  /* CUDA takes 2^31 - 1 blocks in x and 65535 in y and z: a grid over that runs folded, its\n"
+        "   * blocks numbered along x (tg_kernel<0>" << (ws() ? "; the persistent kernel walks any grid" : "") << ") */\n"
+        "  *tg_nfold = 0;\n"
+        "  if (tg_gx > 2147483647 || tg_gy > 65535 || tg_gz > 65535) {\n"
+        "    if (__builtin_mul_overflow(tg_gx, tg_gy, tg_nfold) || __builtin_mul_overflow(*tg_nfold, tg_gz, tg_nfold))\n"
+        "      return TG_ERR_UNSUPPORTED_SHAPE;\n"
+        "    tg_p->tg_fold[0] = tg_gx;\n    tg_p->tg_fold[1] = tg_gy;\n"
+        "  }\n";
+  os << "  *tg_grid = *tg_nfold ? dim3(1, 1, 1) : dim3((unsigned)tg_gx, (unsigned)tg_gy, (unsigned)tg_gz);\n";
   if (ws())
     os << "  tg_p->tg_tiles[0] = tg_gx;\n  tg_p->tg_tiles[1] = tg_gy;\n  tg_p->tg_tiles[2] = tg_gz;\n";
   os << "  *tg_vw = 0;\n  if (" << vec_check(16) << ")\n    *tg_vw = 16;\n";
@@ -1049,20 +1077,36 @@ namespace {
 // whether the call takes the TMA kernel; files with repitched tensors pass the row pitches,
 // `pitch`, first).
 std::string setup_decls(bool tma) {
-  return std::string("  tg_params p;\n  dim3 grid;\n  int vec = 0;\n") + (tma ? "  bool tma = false;\n" : "");
+  return std::string("  tg_params p;\n  dim3 grid;\n  int vec = 0;\n  int64_t fold = 0;\n") +
+         (tma ? "  bool tma = false;\n" : "");
 }
 std::string setup_args(bool tma, const std::string& pitch = "") {
-  return (pitch.empty() ? "" : pitch + ", ") + (tma ? "&p, &grid, &vec, &tma" : "&p, &grid, &vec");
+  return (pitch.empty() ? "" : pitch + ", ") + (tma ? "&p, &grid, &vec, &fold, &tma" : "&p, &grid, &vec, &fold");
+}
+// Lines of generated code two spaces further in.
+std::string indented(const std::string& code) {
+  std::string out;
+  size_t at = 0;
+  for (size_t nl; (nl = code.find('\n', at)) != std::string::npos; at = nl + 1)
+    out += (nl > at ? "  " : "") + code.substr(at, nl + 1 - at);
+  return out + code.substr(at);
+}
+// Whether tg_setup's grid runs folded (tg_kernel<0>): sm_90a files' TMA calls take the
+// persistent kernel, which walks any grid.
+// `prefix`: "tg_" in tg_realigned (realign_decls' names).
+std::string folded_test(bool tma, bool parenthesized = true, const std::string& prefix = "") {
+  const std::string fold = prefix.empty() ? "fold" : "tg_nfold", t = prefix + "tma";
+  return !tma ? fold + " > 0" : parenthesized ? "(" + fold + " > 0 && !" + t + ")" : fold + " > 0 && !" + t;
 }
 // The same in tg_realigned, which declares the spec's dims (and reads tile constants) next to
 // them: there every local is tg_-prefixed, so that no spec name can be one of them.
 std::string realign_decls(bool tma) {
-  return std::string("  tg_params tg_kp;\n  dim3 tg_grid;\n  int tg_vw = 0;\n") +
+  return std::string("  tg_params tg_kp;\n  dim3 tg_grid;\n  int tg_vw = 0;\n  int64_t tg_nfold = 0;\n") +
          (tma ? "  bool tg_tma = false;\n" : "");
 }
 std::string realign_setup_args(bool tma, const std::string& pitch = "") {
   return (pitch.empty() ? "" : pitch + ", ") +
-         (tma ? "&tg_kp, &tg_grid, &tg_vw, &tg_tma" : "&tg_kp, &tg_grid, &tg_vw");
+         (tma ? "&tg_kp, &tg_grid, &tg_vw, &tg_nfold, &tg_tma" : "&tg_kp, &tg_grid, &tg_vw, &tg_nfold");
 }
 } // namespace
 
@@ -1170,7 +1214,8 @@ std::string CudaEmitter::realign_source(const std::string& host_dims) {
   os << "static int tg_realigned(const tg_launch* launch, const tg_variant_args* args) {\n"
      << realign_decls(ws())
      << "  int tg_st = tg_setup(args, " << setup << ");\n"
-     << (P ? "  if (tg_st != TG_OK || tg_vw == 16" : "  if (tg_st != TG_OK || tg_vw != 0") << (RV ? " || tg_tma)\n" : ")\n")
+     << (P ? "  if (tg_st != TG_OK || tg_vw == 16" : "  if (tg_st != TG_OK || tg_vw != 0") << (RV ? " || tg_tma" : "")
+     << " || " << folded_test(ws(), true, "tg_") << ")\n"
      << "    return " << in_place << ";\n"
      << host_dims
      << "  cudaStream_t tg_stream = launch ? (cudaStream_t)launch->stream : (cudaStream_t)0;\n";
@@ -1372,7 +1417,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
   // Warp-specialized kernels are persistent: one block per SM walks the spec's tiles.
   const std::string persist =
       ws() ? "  if (tma) {\n"
-             "    const uint64_t tg_n = (uint64_t)grid.x * grid.y * grid.z;\n"
+             "    const uint64_t tg_n = (uint64_t)p.tg_tiles[0] * (uint64_t)p.tg_tiles[1] * (uint64_t)p.tg_tiles[2];\n"
              "    grid = dim3((unsigned)(tg_n < (uint64_t)tg_sms ? tg_n : (uint64_t)tg_sms), 1, 1);\n" +
                  std::string(walk.banded() ? "    p.tg_group = tg_walk_rows(p.tg_tiles[0], p.tg_nk, (int64_t)grid.x, (int64_t)tg_l2);\n" : "") +
                  "  }\n"
@@ -1404,6 +1449,15 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
   const std::string ws_call = launch("tg_kernel_ws", "grid", fast_threads, "tg_smem_bytes", "tg_pdl");
   const std::string whole = split_ ? "p.tg_tail < p.tg_tiles[0] * p.tg_tiles[1] * p.tg_tiles[2]" : "";
   const std::string whole_note = split_ ? " /* tiles left whole */" : "";
+  // A folded grid (tg_setup): tg_kernel<0> along x, at most 2^31 - 1 blocks a launch.
+  const std::string folded =
+      "  if (" + folded_test(ws(), false) + ") { /* a grid over CUDA's limits: tg_kernel<0>, its blocks along x */\n"
+      "    for (int64_t tg_first = 0; tg_first < fold" + std::string(pdl ? " && tg_e == cudaSuccess" : "") +
+      "; tg_first += 2147483647) {\n"
+      "      p.tg_fold[2] = tg_first;\n"
+      "      const unsigned tg_n = (unsigned)(fold - tg_first < 2147483647 ? fold - tg_first : 2147483647);\n"
+      "      " + launch(inst(0), "dim3(tg_n, 1, 1)", T, slow_smem, "tg_pdl") +
+      "    }\n  } else {\n";
   if (!ws())
     launches = launch_slow("  ");
   else if (slow_exists)
@@ -1451,7 +1505,8 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
      << (pdl ? "  const bool tg_pdl = tg_cuda_pdl() != 0; /* programmatic dependent launch */\n"
                "  cudaError_t tg_e = cudaSuccess;\n"
              : "")
-     << (dynamic_tiles() ? "  if (tma) { /* tiles drawn at run time, from the counters of the stream's slot */\n"
+     << (dynamic_tiles() ? "  /* tiles drawn at run time, from the 32-bit counters of the stream's slot (a fixed order past 2^31) */\n"
+                           "  if (tma && (uint64_t)p.tg_tiles[0] * (uint64_t)p.tg_tiles[1] * (uint64_t)p.tg_tiles[2] < 2147483648u) {\n"
                            "    const int tg_slot = tg_cuda_stream_slot((void*)stream);\n"
                            "    void* tg_pairs = NULL;\n"
                            "    if (tg_slot >= 0 && cudaGetSymbolAddress(&tg_pairs, tg_sched_pairs) == cudaSuccess)\n"
@@ -1473,7 +1528,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
                   "    }\n"
                   "  }\n"
                 : "")
-     << launches
+     << (slow_exists ? folded + indented(launches) + "  }\n" : launches)
      << (split_ ? "  if (tma && p.tg_tail > 0 && tg_e == cudaSuccess) /* the split tiles' parts, after the whole tiles if any */\n"
                   "    /* programmatic only right after tg_kernel_ws */\n"
                   "    " + launch("tg_kernel_ws_split", "dim3((unsigned)(p.tg_tail * p.tg_parts), 1, 1)", fast_threads,
@@ -1511,6 +1566,10 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
      << no_slow
      << "  if ((s = tg_prepare_device()) != TG_OK)\n    return s;\n"
      << persist
+     << (slow_exists ? "  if (" + folded_test(ws(), false) + ") { /* a grid over CUDA's limits: tg_kernel<0> along x */\n"
+                       "    if (fold > 2147483647)\n      return TG_ERR_UNSUPPORTED_SHAPE; /* more than one launch */\n"
+                       "    grid = dim3((unsigned)fold, 1, 1);\n    vec = 0;\n  }\n"
+                     : std::string())
      << "  static_assert(sizeof(tg_params) <= sizeof(out->params), \"kernel parameters too large\");\n"
      << func << ";\n"
      << "  out->grid[0] = grid.x;\n  out->grid[1] = grid.y;\n  out->grid[2] = grid.z;\n"

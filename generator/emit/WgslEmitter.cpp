@@ -421,9 +421,10 @@ std::string WgslEmitter::print_binary(const Binary* b, int& prec) {
   default: break;
   }
   if (fn) {
-    if (std::string(fn).rfind("tg_", 0) == 0)
-      need(fn);
-    return std::string(fn) + "(" + expr(b->a) + ", " + expr(b->b) + ")";
+    std::string f = std::string(fn) + (divisor_needs_guard(b) ? "_any" : "");
+    if (f.rfind("tg_", 0) == 0)
+      need(f);
+    return f + "(" + expr(b->a) + ", " + expr(b->b) + ")";
   }
   prec = c_binary_prec(b->op, t);
   return operand(b->a) + " " + c_binary_op(b->op) + " " + operand(b->b);
@@ -661,7 +662,9 @@ std::string WgslEmitter::run() {
   emit_entry();
   std::string body = out_.str();
   out_.str("");
-  std::string s = header_comment() + "\n" + module_decls() + "\n";
+  std::string s = header_comment() + "\n" + module_decls() +
+                  "// Set by the host for a grid folded into the device's workgroups per dimension.\n"
+                  "override tg_folded: bool = false;\n\n";
   // Workgroup buffers (module scope in WGSL), in declaration order.
   class Allocs : public IRVisitor {
   public:
@@ -696,21 +699,37 @@ std::string WgslEmitter::run() {
 void WgslEmitter::emit_entry() {
   line("// One workgroup runs one block of the grid.");
   line("@compute @workgroup_size(" + std::to_string(layout_.threads) + ")");
-  std::string params = "@builtin(local_invocation_index) tg_lid: u32, @builtin(workgroup_id) tg_wid: vec3<u32>";
+  std::string params = "@builtin(local_invocation_index) tg_lid: u32, @builtin(workgroup_id) tg_wid: vec3<u32>, "
+                       "@builtin(num_workgroups) tg_nwg: vec3<u32>";
   if (target_.wgsl.subgroups)
     params += ", @builtin(subgroup_size) tg_sg_size: u32, @builtin(subgroup_invocation_id) tg_sg_lane: u32";
   open("fn " + info_.function_name + "(" + params + ")");
   line("let tg_tid = i32(tg_lid);");
   line("let tg_ty = tg_tid / TG_TX;");
   line("let tg_tx = tg_tid % TG_TX;");
-  const char* axis[] = {"x", "y", "z"};
-  for (size_t d = 0; d < k_.grid.size(); ++d)
-    line("let " + name(k_.grid[d].index->name) + " = i32(tg_wid." + axis[d] + ");");
   for (const auto& d : k_.dims)
     if (d.var->kind == VarKind::Dim)
       line("let " + name(d.var->name) + " = tg_p." + name(d.var->name) + ";");
   for (const auto& v : k_.scalars)
     line("let " + name(v->name) + " = tg_p." + name(v->name) + ";");
+  // A grid with an extent over the device's workgroups per dimension is dispatched folded
+  // (the ES module sets tg_folded, docs/wgsl.md): the workgroups are numbered x fastest and the
+  // number decoded into the grid's (x, y, z); those past the grid return. The condition is
+  // uniform (an override, workgroup_id, num_workgroups): barriers below stay legal. With
+  // tg_folded false, the pipeline's compiler removes all of it.
+  std::string extent[3] = {"1u", "1u", "1u"};
+  for (size_t d = 0; d < k_.grid.size(); ++d)
+    extent[d] = "u32(" + expr(k_.grid[d].extent) + ")";
+  line("var tg_blk = vec3<i32>(tg_wid);");
+  open("if (tg_folded)");
+  line("let tg_g = vec3<u32>(" + extent[0] + ", " + extent[1] + ", " + extent[2] + ");");
+  line("let tg_n = tg_wid.x + tg_nwg.x * (tg_wid.y + tg_nwg.y * tg_wid.z);");
+  line("if (tg_n >= tg_g.x * tg_g.y * tg_g.z) { return; }");
+  line("tg_blk = vec3<i32>(vec3<u32>(tg_n % tg_g.x, tg_n / tg_g.x % tg_g.y, tg_n / (tg_g.x * tg_g.y)));");
+  close();
+  const char* axis[] = {"x", "y", "z"};
+  for (size_t d = 0; d < k_.grid.size(); ++d)
+    line("let " + name(k_.grid[d].index->name) + " = tg_blk." + axis[d] + ";");
   if (red_slots_ && target_.wgsl.subgroups) {
     // Row reductions shuffle between lanes tx ^ o of a subgroup, which is right only where
     // lane l of a subgroup is local invocation base + l (true of every implementation seen,

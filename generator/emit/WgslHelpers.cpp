@@ -41,6 +41,18 @@ fn tg_floormod(a: i32, b: i32) -> i32 {
   return select(r, r + b, (r != 0) && ((r < 0) != (b < 0)));
 }
 )"},
+      // Every divisor (divisor_needs_guard; docs/spec.md "Operators and typing"). WGSL's own
+      // i32 a / 0 is a and a % 0 is 0 (INT_MIN / -1 is INT_MIN, INT_MIN % -1 is 0): only the
+      // zero divisor needs a different answer.
+      {"tg_floordiv_any", {"tg_floordiv"}, R"(// floor(a / b) for any b: a / 0 = 0.
+fn tg_floordiv_any(a: i32, b: i32) -> i32 { return select(tg_floordiv(a, b), 0, b == 0); }
+)"},
+      {"tg_floormod_any", {"tg_floormod"}, R"(// a - b * floor(a / b) for any b: a % 0 = a.
+fn tg_floormod_any(a: i32, b: i32) -> i32 { return select(tg_floormod(a, b), a, b == 0); }
+)"},
+      {"tg_cdiv_any", {"tg_cdiv"}, R"(// ceil(a / b) for any b: cdiv(a, 0) = 0.
+fn tg_cdiv_any(a: i32, b: i32) -> i32 { return select(tg_cdiv(a, b), 0, b == 0); }
+)"},
       {"tg_f16_value", {}, R"(// The f32 value of f16 bits (exact, subnormals included).
 fn tg_f16_value(h: u32) -> f32 {
   let e = (h >> 10u) & 0x1fu;

@@ -6,6 +6,7 @@
 #include "ir/IRVerifier.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
+#include "passes/DivisorCheck.h"
 #include "passes/LayoutInference.h"
 #include "passes/LegalizeC.h"
 #include "passes/LegalizeCuda.h"
@@ -116,6 +117,9 @@ std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const T
     const auto& var = k.tile_consts[i].var;
     m[var.get()] = IntImm::make_named(var->type, choice->values[i].second, var->name, var->loc);
   }
+  // Divisors the bound values make 0 (`i % (BN - 64)`): located at each divisor.
+  if (!check_divisors(k, m, target, diag))
+    return std::nullopt;
   Kernel out = simplify(substitute(k, m));
   out.bindings = inst.values;
   for (const auto& [name, v] : choice->values)

@@ -494,6 +494,13 @@ Expr Lowerer::binary(const SExpr& e, Where where) {
       return nullptr;
     }
   }
+  // An integer divisor that is the constant 0 is a mistake, although x / 0 has a value at run
+  // time (docs/spec.md "Operators and typing"); instantiation reports divisors that become 0.
+  if ((info->op == ir::BinaryOp::Div || info->op == ir::BinaryOp::Mod) && a->type.is_int() &&
+      b->type.is_int() && const_int(b) == 0) {
+    diag_.error(e.args[1]->loc, "integer division by zero: the divisor of '" + e.op + "' is 0");
+    return nullptr;
+  }
   if (!a->type.is_bool() && !b->type.is_bool()) {
     DType t = common_type(a->type, b->type);
     a = cast_to(t, a);
@@ -584,6 +591,10 @@ Expr Lowerer::call(const SExpr& e, Where where) {
         return nullptr;
       }
       return ir::make_i64(r, e.loc);
+    }
+    if (y == 0) {
+      diag_.error(e.args[1]->loc, "integer division by zero: the divisor of 'cdiv' is 0");
+      return nullptr;
     }
     return ir::Binary::make(ir::BinaryOp::CeilDiv, a, b, e.loc);
   }

@@ -55,6 +55,8 @@ tg_status tg_check_dim(const char* name, int64_t value, int64_t min, int64_t max
 
 tg_status tg_check_value_dim(const char* name, int64_t value, const int64_t* values, size_t n,
                              char* why, size_t why_size) {
+  if (value < 0)
+    return fail(TG_ERR_INVALID_DIM, why, why_size, "%s = %" PRId64 " is negative", name, value);
   for (size_t i = 0; i < n; ++i)
     if (values[i] == value)
       return TG_OK;
@@ -106,4 +108,15 @@ tg_status tg_check_tensor(const char* name, const void* ptr, const int64_t* shap
     return fail(TG_ERR_MISALIGNED, why, why_size,
                 "%s = %p is not aligned to its %zu-byte elements", name, ptr, elem_bytes);
   return TG_OK;
+}
+
+void tg_note_idle(char* why, size_t why_size) {
+  if (!why || why_size == 0)
+    return;
+  size_t len = 0;
+  while (len < why_size && why[len] != '\0')
+    ++len;
+  if (len + 1 < why_size)
+    snprintf(why + len, why_size - len,
+             "; no tensor it writes has an element: the call returns TG_OK without running it");
 }

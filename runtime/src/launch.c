@@ -1,13 +1,60 @@
 /* Launch-handle helpers and 16- and 8-bit float conversions shared by dispatch code and variants. */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#elif !defined(__linux__) && !defined(_POSIX_C_SOURCE) && !defined(__APPLE__)
+#define _POSIX_C_SOURCE 200809L /* sysconf */
+#endif
 #include "tilegen/runtime.h"
+#include "tilegen/variant.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
+/* Processors this process may run on: its affinity mask where the system has one, else the
+ * online processors; at least 1. Probed once (relaxed atomics: racing first calls compute the
+ * same value). */
+int tg_cpu_count(void) {
+  static int cached;
+  int n = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+  if (n > 0)
+    return n;
+#if defined(__linux__)
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    n = CPU_COUNT(&set);
+#endif
+  if (n <= 0) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    n = online > 0 && online < INT_MAX ? (int)online : 1;
+  }
+  __atomic_store_n(&cached, n, __ATOMIC_RELAXED);
+  return n;
+}
 
 int tg_launch_num_threads(const tg_launch* launch) {
   if (!launch || launch->num_threads <= 0)
     return 0;
-  return launch->num_threads;
+  const int cpus = tg_cpu_count();
+  return launch->num_threads < cpus ? launch->num_threads : cpus;
+}
+
+int tg_cpu_threads(const tg_launch* launch, int default_threads, int64_t gx, int64_t gy,
+                   int64_t gz) {
+  int n = tg_launch_num_threads(launch);
+  if (n == 0)
+    n = default_threads > 0 ? default_threads : 1;
+  /* the blocks, saturated: a thread without a block would only be started and joined */
+  int64_t blocks = gx > 0 ? gx : 1;
+  if (gy > 1)
+    blocks = blocks > INT_MAX / gy ? INT_MAX : blocks * gy;
+  if (gz > 1)
+    blocks = blocks > INT_MAX / gz ? INT_MAX : blocks * gz;
+  return blocks < n ? (int)blocks : n;
 }
 
 float tg_bf16_to_float(tg_bf16 h) {

@@ -3,6 +3,7 @@
 #   run_wgsl_test.sh setup    <src root> <work dir> <tilegen>   npm ci (pinned) + generate the library
 #   run_wgsl_test.sh validate <src root> <work dir>             Tint validation of every variant
 #   run_wgsl_test.sh numeric  <src root> <work dir> <runner> <kernel|api>   Dawn on SwiftShader vs C
+#   run_wgsl_test.sh arith    <src root> <work dir>             the module's integer helpers vs BigInt
 #   run_wgsl_test.sh chromium <src root> <work dir>             headless Chromium page test
 #   run_wgsl_test.sh limit    <src root> <work dir> <tilegen>   over_limit.yaml is refused (exit 1)
 #   run_wgsl_test.sh types    <src root> <work dir>             tsc --strict over types_check.ts
@@ -50,11 +51,14 @@ setup)
   cp "$here"/*.mjs "$here"/types_check.ts "$here"/e2e/* "$npm_dir/" || exit 1
   rm -rf "$gen"
   (cd "$src" && "$tilegen" generate --lib tgw --targets wgsl,wgsl_f16,wgsl_subgroups,wgsl_f16_subgroups \
-     --out "$gen" kernels/*.yaml tests/wgsl/fp8_convert.yaml) || { echo "FAIL: tilegen generate"; exit 1; }
+     --out "$gen" kernels/*.yaml tests/wgsl/fp8_convert.yaml tests/wgsl/int_div.yaml) || { echo "FAIL: tilegen generate"; exit 1; }
   echo "generated $(ls "$gen" | grep -c '\.wgsl$') WGSL variants and $(cd "$gen" && ls tgw.js tgw.d.ts tgw.wgsl.json | tr '\n' ' ')"
   ;;
 validate)
   node "$npm_dir/validate.mjs" "$gen"
+  ;;
+arith)
+  node "$here/arith.mjs" "$gen"
   ;;
 numeric)
   runner=$4

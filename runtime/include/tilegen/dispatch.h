@@ -120,7 +120,8 @@ tg_status tg_check_launch(const tg_launch* launch, char* why, size_t why_size);
 /* value >= max(min, 0), <= max, multiple of multiple_of (1 = any). */
 tg_status tg_check_dim(const char* name, int64_t value, int64_t min, int64_t max,
                        int64_t multiple_of, char* why, size_t why_size);
-/* value is one of `values` (ascending), else TG_ERR_UNSUPPORTED_SHAPE. */
+/* value is one of `values` (ascending), else TG_ERR_UNSUPPORTED_SHAPE; a negative value is
+ * TG_ERR_INVALID_DIM, as for any dim. */
 tg_status tg_check_value_dim(const char* name, int64_t value, const int64_t* values, size_t n,
                              char* why, size_t why_size);
 /* value is 0 or 1. */
@@ -131,8 +132,16 @@ tg_status tg_check_flag(const char* name, int value, char* why, size_t why_size)
 tg_status tg_check_tensor(const char* name, const void* ptr, const int64_t* shape, size_t rank,
                           int shape_ok, size_t elem_bytes, char* why, size_t why_size);
 
-/* Checked int64 arithmetic for shape expressions: on overflow (or division by zero) the
- * result is 0 and *ok is cleared. */
+/* Appends to a _query reason (why, a NUL-terminated sentence in why_size bytes) that the call
+ * has nothing to do: no tensor it writes has an element, so it returns TG_OK without running
+ * the variant (docs/dispatch.md). */
+void tg_note_idle(char* why, size_t why_size);
+
+/* Checked int64 arithmetic for shape expressions: on overflow the result is 0 and *ok is
+ * cleared. Integer division follows the spec language (docs/spec.md "Operators and typing"):
+ * floor division and modulo for every divisor of either sign; a zero divisor gives a / 0 = 0,
+ * a % 0 = a and cdiv(a, 0) = 0 (not an error); INT64_MIN / -1, whose quotient 2^63 does not
+ * fit, is an overflow here. */
 static inline int64_t tg_add_i64(int64_t a, int64_t b, int* ok) {
   int64_t r;
   if (__builtin_add_overflow(a, b, &r)) { *ok = 0; return 0; }
@@ -148,19 +157,37 @@ static inline int64_t tg_mul_i64(int64_t a, int64_t b, int* ok) {
   if (__builtin_mul_overflow(a, b, &r)) { *ok = 0; return 0; }
   return r;
 }
-/* Floor division and modulo (the IR's integer semantics). */
 static inline int64_t tg_div_i64(int64_t a, int64_t b, int* ok) {
-  if (b == 0 || (a == INT64_MIN && b == -1)) { *ok = 0; return 0; }
+  if (b == 0)
+    return 0;
+  if (a == INT64_MIN && b == -1) { *ok = 0; return 0; }
   int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 static inline int64_t tg_mod_i64(int64_t a, int64_t b, int* ok) {
-  if (b == 0 || (a == INT64_MIN && b == -1)) { *ok = 0; return 0; }
+  (void)ok; /* never overflows: INT64_MIN % -1 is 0 */
+  if (b == 0)
+    return a;
+  if (b == -1)
+    return 0;
   int64_t m = a % b;
   return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;
 }
 static inline int64_t tg_cdiv_i64(int64_t a, int64_t b, int* ok) {
-  return tg_div_i64(tg_add_i64(a, tg_sub_i64(b, 1, ok), ok), b, ok);
+  if (b == 0)
+    return 0;
+  if (a == INT64_MIN && b == -1) { *ok = 0; return 0; }
+  int64_t q = a / b; /* truncated; ceil rounds it up when the exact quotient is positive */
+  return (a % b != 0 && ((a < 0) == (b < 0))) ? q + 1 : q;
+}
+/* A double truncated to int64 (a float cast to an integer in a scalar's require); NaN and values
+ * outside int64 clear *ok (C leaves them undefined). */
+static inline int64_t tg_double_to_i64(double v, int* ok) {
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) {
+    *ok = 0;
+    return 0;
+  }
+  return (int64_t)v;
 }
 static inline int64_t tg_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t tg_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }

@@ -42,7 +42,8 @@ typedef struct tg_launch {
   size_t struct_size;  /* sizeof(tg_launch) or 0 (= current) */
   int device;          /* GPU ordinal; -1 = force the CPU variants */
   void* stream;        /* cudaStream_t / hipStream_t for GPU variants; ignored on CPU */
-  int num_threads;     /* CPU worker threads; 0 = OpenMP's default */
+  int num_threads;     /* CPU worker threads; 0 = OpenMP's default; at most tg_cpu_count() are
+                          used (tg_launch_num_threads), and never more than the call's blocks */
 } tg_launch;
 
 /* What the query function of a kernel reports: the variant a call with the same arguments
@@ -62,9 +63,15 @@ typedef struct tg_selection {
  * c_avx2 variants on an AVX-512 machine. */
 int tg_cpu_has(const char* feature);
 
-/* Worker threads a CPU variant should use for `launch`: launch->num_threads if positive,
- * else 0 (= OpenMP's default). NULL launch = defaults. */
+/* Worker threads a CPU variant should use for `launch`: launch->num_threads if positive, at
+ * most tg_cpu_count() (more threads than processors would only contend, and a request OpenMP
+ * cannot start, such as INT_MAX, would make libgomp exit the process); else 0 (= OpenMP's
+ * default). NULL launch = defaults. */
 int tg_launch_num_threads(const tg_launch* launch);
+
+/* Processors this process may run on (its CPU affinity mask on Linux, else the online
+ * processors), at least 1; probed once per process. */
+int tg_cpu_count(void);
 
 /* Conversions of the 16-bit float bit patterns (round to nearest even on the way down), for
  * callers preparing data. (Variant files carry their own static inline copies, named

@@ -99,6 +99,12 @@ void tg_cuda_realign_release(int slot);
  * their prologue with the tail of the stream's previous kernel. */
 int tg_cuda_pdl(void);
 
+/* Worker threads of a CPU variant whose grid has gx x gy x gz blocks (each >= 1):
+ * tg_launch_num_threads(launch), or `default_threads` (omp_get_max_threads()) when that is 0,
+ * and never more than the blocks; at least 1. */
+int tg_cpu_threads(const tg_launch* launch, int default_threads, int64_t gx, int64_t gy,
+                   int64_t gz);
+
 /* Per-thread scratch for CPU variants whose block tiles are too large for a thread's stack:
  * returns 64-byte aligned memory of at least `bytes`, owned by the calling thread, reused
  * across calls (grown when a larger size is asked for, freed when the thread exits), or NULL

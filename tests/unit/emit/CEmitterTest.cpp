@@ -59,7 +59,8 @@ Variant build(const Kernel& k, const std::string& target_name, const std::string
                     TILEGEN_SOURCE_DIR "/runtime/include";
   for (const auto& f : target.compile_flags)
     cmd += " " + f;
-  cmd += " " + c + " " TILEGEN_SOURCE_DIR "/runtime/src/scratch.c -o " + so + " -lm -lpthread 2>&1";
+  cmd += " " + c + " " TILEGEN_SOURCE_DIR "/runtime/src/scratch.c " TILEGEN_SOURCE_DIR
+         "/runtime/src/launch.c -o " + so + " -lm -lpthread 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string log;
   char buf[512];

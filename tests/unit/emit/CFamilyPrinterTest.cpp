@@ -30,9 +30,15 @@ TEST(CFamilyPrinter, PrecedenceAndCalls) {
   EXPECT_EQ(p.expr(mul(add(a, b), c)), "(a + b) * c");
   EXPECT_EQ(p.expr(sub(a, add(b, c))), "a - (b + c)");
   EXPECT_EQ(p.expr(cdiv(a, i64(64))), "tg_cdiv_i64(a, 64)");
-  EXPECT_EQ(p.expr(Binary::make(BinaryOp::Div, a, b)), "tg_floordiv_i64(a, b)");
-  EXPECT_EQ(p.expr(Binary::make(BinaryOp::Mod, a, b)), "tg_floormod_i64(a, b)");
-  EXPECT_TRUE(p.helpers_.count("tg_cdiv_i64") && p.helpers_.count("tg_floormod_i64"));
+  // A divisor that is not a constant > 0 takes the helpers defined for every divisor (a / 0 =
+  // 0, INT64_MIN / -1 wraps); a positive constant the plain ones.
+  EXPECT_EQ(p.expr(Binary::make(BinaryOp::Div, a, b)), "tg_floordiv_any_i64(a, b)");
+  EXPECT_EQ(p.expr(Binary::make(BinaryOp::Mod, a, b)), "tg_floormod_any_i64(a, b)");
+  EXPECT_EQ(p.expr(cdiv(a, b)), "tg_cdiv_any_i64(a, b)");
+  EXPECT_EQ(p.expr(Binary::make(BinaryOp::Div, a, i64(-1))), "tg_floordiv_any_i64(a, -1)");
+  EXPECT_EQ(p.expr(Binary::make(BinaryOp::Mod, a, i64(8))), "tg_floormod_i64(a, 8)");
+  EXPECT_TRUE(p.helpers_.count("tg_cdiv_i64") && p.helpers_.count("tg_floormod_i64") &&
+              p.helpers_.count("tg_floormod_any_i64"));
   auto cond = Binary::make(BinaryOp::And, Binary::make(BinaryOp::Lt, a, b),
                            Binary::make(BinaryOp::Or, BoolImm::make(true), BoolImm::make(false)));
   EXPECT_EQ(p.expr(cond), "a < b && (true || false)");

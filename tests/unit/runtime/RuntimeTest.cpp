@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -22,10 +23,36 @@ TEST(Launch, NumThreads) {
   EXPECT_EQ(tg_launch_num_threads(nullptr), 0);
   tg_launch l{};
   EXPECT_EQ(tg_launch_num_threads(&l), 0);
-  l.num_threads = 3;
-  EXPECT_EQ(tg_launch_num_threads(&l), 3);
+  l.num_threads = 1;
+  EXPECT_EQ(tg_launch_num_threads(&l), 1);
   l.num_threads = -2;
   EXPECT_EQ(tg_launch_num_threads(&l), 0);
+  // At most the processors this process may use: OpenMP is never asked for 100000 threads (a
+  // stack overflow in libgomp) or INT_MAX (libgomp calls exit(1)).
+  const int cpus = tg_cpu_count();
+  EXPECT_GE(cpus, 1);
+  for (int n : {2, 3, cpus, cpus + 1, 100000, INT_MAX}) {
+    l.num_threads = n;
+    EXPECT_EQ(tg_launch_num_threads(&l), n < cpus ? n : cpus) << n;
+  }
+}
+
+TEST(Launch, VariantThreads) {
+  tg_launch l{};
+  const int cpus = tg_cpu_count();
+  // Default: OpenMP's, but never more threads than blocks.
+  EXPECT_EQ(tg_cpu_threads(nullptr, 8, 100, 1, 1), 8);
+  EXPECT_EQ(tg_cpu_threads(nullptr, 8, 3, 1, 1), 3);
+  EXPECT_EQ(tg_cpu_threads(nullptr, 8, 2, 1, 2), 4);
+  EXPECT_EQ(tg_cpu_threads(nullptr, 0, 100, 1, 1), 1); // a nonsense default still gives a thread
+  l.num_threads = INT_MAX;
+  EXPECT_EQ(tg_cpu_threads(&l, 8, INT64_MAX, 1, 1), cpus);
+  EXPECT_EQ(tg_cpu_threads(&l, 8, 1, 1, 1), 1);
+  // Products of huge extents saturate instead of overflowing.
+  EXPECT_EQ(tg_cpu_threads(&l, 8, INT64_MAX, INT64_MAX, INT64_MAX), cpus);
+  EXPECT_EQ(tg_cpu_threads(&l, 8, 3, INT64_MAX, 2), cpus);
+  l.num_threads = 1;
+  EXPECT_EQ(tg_cpu_threads(&l, 8, 1000, 1000, 1000), 1);
 }
 
 TEST(Launch, Check) {
@@ -155,11 +182,78 @@ TEST(Check, CheckedArithmetic) {
   tg_mul_i64(INT64_MAX, 2, &ok);
   EXPECT_EQ(ok, 0);
   ok = 1;
-  tg_div_i64(5, 0, &ok);
-  EXPECT_EQ(ok, 0);
-  ok = 1;
   tg_add_i64(INT64_MAX, 1, &ok);
   EXPECT_EQ(ok, 0);
+}
+
+// Floor division, modulo and ceil division as docs/spec.md defines them for every divisor,
+// computed in 128 bits: a / 0 = 0, a % 0 = a, cdiv(a, 0) = 0.
+__int128 floor_div(__int128 a, __int128 b) {
+  if (b == 0)
+    return 0;
+  __int128 q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+__int128 floor_mod(__int128 a, __int128 b) { return b == 0 ? a : a - b * floor_div(a, b); }
+__int128 ceil_div(__int128 a, __int128 b) { return b == 0 ? 0 : -floor_div(-a, b); }
+
+TEST(Check, DivisionForEveryDivisor) {
+  // Dispatch evaluates shapes, grids, class predicates and requirements with these: a zero
+  // divisor has a value (it was an "overflow" once, and cdiv's (a + b - 1) / b overflowed near
+  // INT64_MAX and was wrong for negative b); only a quotient past int64 clears ok.
+  const int64_t v[] = {INT64_MIN, INT64_MIN + 1, -1000000007, -64, -7, -2, -1, 0, 1, 2, 7, 64,
+                       1000000007, INT64_MAX - 1, INT64_MAX};
+  for (int64_t a : v)
+    for (int64_t b : v) {
+      const bool fits_q = !(a == INT64_MIN && b == -1);
+      int ok = 1;
+      int64_t q = tg_div_i64(a, b, &ok);
+      EXPECT_EQ(ok, fits_q ? 1 : 0) << a << " / " << b;
+      if (fits_q)
+        EXPECT_EQ((__int128)q, floor_div(a, b)) << a << " / " << b;
+      ok = 1;
+      int64_t m = tg_mod_i64(a, b, &ok);
+      EXPECT_EQ(ok, 1) << a << " % " << b;
+      EXPECT_EQ((__int128)m, floor_mod(a, b)) << a << " % " << b;
+      ok = 1;
+      int64_t c = tg_cdiv_i64(a, b, &ok);
+      EXPECT_EQ(ok, fits_q ? 1 : 0) << "cdiv(" << a << ", " << b << ")";
+      if (fits_q)
+        EXPECT_EQ((__int128)c, ceil_div(a, b)) << "cdiv(" << a << ", " << b << ")";
+    }
+}
+
+TEST(Check, DoubleToInt) {
+  int ok = 1;
+  EXPECT_EQ(tg_double_to_i64(-2.9, &ok), -2);
+  EXPECT_EQ(tg_double_to_i64(-9223372036854775808.0, &ok), INT64_MIN);
+  EXPECT_EQ(ok, 1);
+  for (double bad : {(double)NAN, (double)INFINITY, -(double)INFINITY, 9223372036854775808.0, -1e30}) {
+    ok = 1;
+    EXPECT_EQ(tg_double_to_i64(bad, &ok), 0);
+    EXPECT_EQ(ok, 0) << bad;
+  }
+}
+
+TEST(Check, NegativeValueDimIsAnInvalidDim) {
+  char why[256];
+  const int64_t values[2] = {64, 128};
+  EXPECT_EQ(tg_check_value_dim("D", 64, values, 2, why, sizeof why), TG_OK);
+  EXPECT_EQ(tg_check_value_dim("D", 96, values, 2, why, sizeof why), TG_ERR_UNSUPPORTED_SHAPE);
+  EXPECT_EQ(tg_check_value_dim("D", -64, values, 2, why, sizeof why), TG_ERR_INVALID_DIM);
+  EXPECT_STREQ(why, "D = -64 is negative");
+  EXPECT_EQ(tg_check_value_dim("D", INT64_MIN, values, 2, nullptr, 0), TG_ERR_INVALID_DIM);
+}
+
+TEST(Check, NoteIdle) {
+  char why[256] = "c_avx2: CPU has avx2";
+  tg_note_idle(why, sizeof why);
+  EXPECT_STREQ(why, "c_avx2: CPU has avx2; no tensor it writes has an element: the call returns "
+                    "TG_OK without running it");
+  char small[8] = "abcdefg"; // full: nothing appended, still terminated
+  tg_note_idle(small, sizeof small);
+  EXPECT_STREQ(small, "abcdefg");
+  tg_note_idle(nullptr, 0);
 }
 
 } // namespace
