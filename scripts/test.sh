@@ -16,16 +16,19 @@ jobs=$(nproc 2>/dev/null || echo 2)
 status=0
 
 "$here/scripts/install-deps.sh"
+start=$SECONDS
 rm -rf "$build"
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEGEN_BUILD_TESTS=ON
 cmake --build "$build" -j "$jobs"
 (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 900) || status=1
+echo "test.sh: release build and tests: $((SECONDS - start)) s"
 
 if [ "${TILEGEN_TEST_SANITIZE:-1}" != 0 ]; then
   # -O1 with line tables: a sanitizer's reports show file:line, at a third of -O0's run time.
   # Generated code is compiled by gcc in the tests, as in the release build.
   # The release build's tilegen times the fuzzers' slow runs; its tests/wgsl npm folder (Dawn)
   # validates their WGSL, if the WGSL tests installed it.
+  start=$SECONDS
   rm -rf "$asan"
   cmake -S "$here" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
     -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
@@ -36,5 +39,6 @@ if [ "${TILEGEN_TEST_SANITIZE:-1}" != 0 ]; then
     "-DTILEGEN_FUZZ_WGSL_NPM=$build/tests/wgsl/work/npm"
   cmake --build "$asan" -j "$jobs"
   (cd "$asan" && ctest --output-on-failure -j "$jobs" --timeout 900) || status=1
+  echo "test.sh: sanitized build and tests: $((SECONDS - start)) s"
 fi
 exit $status

@@ -47,10 +47,20 @@ def _cpu():
     return ru.ru_utime + ru.ru_stime
 
 
+CPU_USED = [0.0]  # this process's children's CPU time so far (the programs' cost, for the report)
+
+
 def run(cmd, cwd=None, timeout=60, env=None):
     """Runs cmd (a worker process runs one command at a time, so the children's CPU time
     between before and after is this command's)."""
     t0, c0 = time.monotonic(), _cpu()
+    try:
+        return _run(cmd, cwd, timeout, env, t0, c0)
+    finally:
+        CPU_USED[0] += _cpu() - c0
+
+
+def _run(cmd, cwd, timeout, env, t0, c0):
     try:
         p = subprocess.run(cmd, cwd=cwd, capture_output=True, timeout=timeout, env=env)
         return Run(p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace"),
@@ -359,8 +369,10 @@ def examine_program(ctx, seed, index, keep_dir=None, tree=None, targets=None, st
         tree = specgen.Generator(seed).program()
     text = specgen.render(tree, seed)
     work = tempfile.mkdtemp(prefix=f"tgfz{seed}-", dir=keep_dir)
+    cpu0 = CPU_USED[0]
     try:
         ex = Examiner(ctx, work, text, targets or ctx.targets, steps, index).examine()
+        ex.stats["cpu"] = CPU_USED[0] - cpu0
         for f in ex.findings:
             f.seed = seed
             f.tree = tree
@@ -543,14 +555,21 @@ def main(argv=None):
     ap.add_argument("--minimize-runs", type=int, default=300)
     ap.add_argument("--minimize-seconds", type=float, default=300)
     ap.add_argument("--no-minimize", action="store_true")
+    ap.add_argument("--minimize-known", action="store_true",
+                    help="minimize known findings too (to refresh tests/fuzz/findings)")
+    ap.add_argument("--seeds", help="comma-separated program seeds to run (e.g. the first hits of "
+                                    "a summary.json), instead of --count/--duration")
     ap.add_argument("--print-program", type=int, metavar="SEED", help="print program SEED and exit")
     a = ap.parse_args(argv)
 
     if a.print_program is not None:
         sys.stdout.write(specgen.generate(a.print_program))
         return 0
+    explicit = [int(x) for x in a.seeds.split(",")] if a.seeds else None
+    if explicit:
+        a.count = len(explicit)
     if not a.count and not a.duration:
-        ap.error("give --count or --duration")
+        ap.error("give --count, --duration or --seeds")
     if not os.access(a.tilegen, os.X_OK):
         print(f"fuzz_programs: no tilegen at {a.tilegen}", file=sys.stderr)
         return 2
@@ -576,7 +595,7 @@ def main(argv=None):
     t0 = time.monotonic()
     stats = {"programs": 0, "front_end_rejected": 0, "accepted_all": 0, "accepted_some": 0,
              "accepted_none": 0, "per_target": {t: 0 for t in a.targets}, "check_s": 0.0, "generate_s": 0.0,
-             "generated": 0}
+             "generated": 0, "cpu_s": 0.0}
     seen = {}  # (cls, sig) -> {"finding", "hits", "known"}
     pool = cf.ProcessPoolExecutor(max_workers=a.jobs, initializer=_init, initargs=(ctx,))
     pending = {}
@@ -589,7 +608,7 @@ def main(argv=None):
 
     def submit():
         nonlocal next_index
-        seed = a.seed * 1000003 + next_index
+        seed = explicit[next_index] if explicit else a.seed * 1000003 + next_index
         pending[pool.submit(_task, seed, next_index)] = seed
         next_index += 1
 
@@ -602,6 +621,7 @@ def main(argv=None):
             seed = pending.pop(fut)
             st, fs, _ = fut.result()
             stats["programs"] += 1
+            stats["cpu_s"] += st.get("cpu", 0)
             if st["front_end"] is False:
                 stats["front_end_rejected"] += 1
             else:
@@ -640,7 +660,7 @@ def main(argv=None):
     fdir = os.path.join(a.out, "findings")
     futs = {}
     for key, e in seen.items():
-        if e["known"] or a.no_minimize or e["finding"].cls in ("slow", "hang"):
+        if (e["known"] and not a.minimize_known) or a.no_minimize or e["finding"].cls in ("slow", "hang"):
             continue
         futs[pool.submit(_minimize_task, e["finding"], a.minimize_runs, a.minimize_seconds)] = key
     minimized = {}
@@ -659,6 +679,7 @@ def main(argv=None):
     summary = {
         "seed": a.seed, "programs": n, "seconds": round(elapsed, 1),
         "programs_per_second": round(n / elapsed, 3) if elapsed else 0,
+        "cpu_seconds_per_program": round(stats["cpu_s"] / n, 2) if n else 0,
         "front_end_accepted": fe, "accepted_every_target": stats["accepted_all"],
         "accepted_some_targets": stats["accepted_some"], "accepted_no_target": stats["accepted_none"],
         "acceptance_rate_all_targets": round(stats["accepted_all"] / n, 3) if n else 0,
@@ -678,7 +699,8 @@ def main(argv=None):
         c[0] += e["hits"]
         c[1] += 1
         c[2] += 0 if e["known"] else 1
-    print(f"\nfuzz_programs: {n} programs in {elapsed:.0f} s ({summary['programs_per_second']}/s); "
+    print(f"\nfuzz_programs: {n} programs in {elapsed:.0f} s ({summary['programs_per_second']}/s; "
+          f"{summary['cpu_seconds_per_program']} s of CPU per program: tilegen, gcc, nvcc); "
           f"front end accepted {fe}; every target accepted {stats['accepted_all']} "
           f"({100 * summary['acceptance_rate_all_targets']:.1f}%), some {stats['accepted_some']}, "
           f"none {stats['accepted_none']}; (program, target) pairs accepted "

@@ -24,8 +24,10 @@ extra=()
 [ -n "${TIMING_TILEGEN:-}" ] && extra+=(--timing-tilegen "$TIMING_TILEGEN")
 [ -n "${WGSL_NPM:-}" ] && extra+=(--wgsl-npm "$WGSL_NPM")
 
+lf_extra=()
+[ -n "${TIMING_TILEGEN:-}" ] && lf_extra+=(--timing-tilegen "$TIMING_TILEGEN")
 python3 "$here/run_libfuzzer.py" --fuzzer "$build/tests/fuzz/tilegen_fuzz_spec" --seed "$seed" \
-  --seconds "$seconds" --work "$out/libfuzzer" > "$out/libfuzzer.log" 2>&1 &
+  --seconds "$seconds" --work "$out/libfuzzer" "${lf_extra[@]}" > "$out/libfuzzer.log" 2>&1 &
 lf=$!
 python3 "$here/fuzz_programs.py" --tilegen "$build/generator/tools/tilegen" --seed "$seed" \
   --duration "$seconds" --jobs "$jobs" --out "$out/programs" "${extra[@]}" > "$out/programs.log" 2>&1 &
