@@ -8,6 +8,8 @@ packages=(
   libyaml-cpp-dev                                # spec parsing
   libgtest-dev googletest                        # unit tests
   llvm-14-tools                                  # FileCheck, not, lit.py (golden tests)
+  clang-14 libclang-rt-14-dev                    # the sanitized build (ASan + UBSan) and the
+                                                 # libFuzzer target (docs/testing.md)
   python3                                        # runs lit
   libopenblas-dev                                # CPU benchmark baseline
   chromium libvulkan1                            # WGSL tests: headless Chromium, and SwiftShader's

@@ -16,7 +16,18 @@ typedef struct feature {
 /* __builtin_cpu_supports needs a literal argument, hence one probe per feature. */
 static int probe_avx2(void) { __builtin_cpu_init(); return __builtin_cpu_supports("avx2"); }
 static int probe_fma(void) { __builtin_cpu_init(); return __builtin_cpu_supports("fma"); }
+#if defined(__clang__) && __clang_major__ < 16
+/* clang before 16 has no "f16c" for __builtin_cpu_supports: CPUID.1:ECX.F16C, usable where AVX
+ * is (F16C instructions use the VEX encoding, enabled by the OS together with AVX). */
+#include <cpuid.h>
+static int probe_f16c(void) {
+  unsigned a, b, c, d;
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
+#else
 static int probe_f16c(void) { __builtin_cpu_init(); return __builtin_cpu_supports("f16c"); }
+#endif
 static int probe_avx512f(void) { __builtin_cpu_init(); return __builtin_cpu_supports("avx512f"); }
 static int probe_avx512bw(void) { __builtin_cpu_init(); return __builtin_cpu_supports("avx512bw"); }
 static int probe_avx512vl(void) { __builtin_cpu_init(); return __builtin_cpu_supports("avx512vl"); }
