@@ -25,7 +25,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   echo "build.sh: configure failed (log: $build/configure.log)" >&2
   exit 1
 }
-ninja_targets=(tgb_shared tgb_sanitize)
+ninja_targets=(tgb_shared tgb_odd_shared tgb_sanitize)
 [[ $targets =~ (^|;)sm_ ]] && ninja_targets+=(tgb_host_cost)
 ninja -C "$build" "${ninja_targets[@]}"
 
@@ -38,6 +38,11 @@ header=$(find "$build/bench/cuda" -name 'tgb.h' -path '*tgb_tilegen*' | head -1)
 cp "$lib" "$dist/libtgb.so"
 cp "$header" "$dist/tgb.h"
 cp "$build/bench/cuda/tgb_sanitize" "$dist/"
+odd_lib=$(find "$build/bench/cuda" -maxdepth 1 -name 'libtgb_odd.so*' -type f | head -1)
+odd_header=$(find "$build/bench/cuda" -name 'tgb_odd.h' -path '*tgb_odd_tilegen*' | head -1)
+[[ -n $odd_lib && -n $odd_header ]] || { echo "build.sh: libtgb_odd.so or tgb_odd.h not found" >&2; exit 1; }
+cp "$odd_lib" "$dist/libtgb_odd.so"
+cp "$odd_header" "$dist/tgb_odd.h"
 # only if built now: a C-only build leaves an older host-cost binary where it was
 [[ " ${ninja_targets[*]} " == *" tgb_host_cost "* ]] && cp "$build/bench/cuda/tgb_host_cost" "$dist/"
 if [[ $targets =~ (^|;)sm_ && ${TGB_GPU_TESTS:-1} != 0 ]]; then

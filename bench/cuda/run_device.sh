@@ -2,7 +2,7 @@
 # The one command for the device machine (issue #3, points 9 and 10), from the repository
 # root, with build-bench-cuda/dist carried (bench/cuda/build.sh makes it here):
 #
-#   bash bench/cuda/run_device.sh [all|bench|sanitize|grid|ncu] [--quick]
+#   bash bench/cuda/run_device.sh [all|bench|sanitize|grid|odd|ncu] [--quick]
 #
 #   all (default)  environment, host cost, bench.py (verification + copy bandwidth + timings
 #                  vs cuBLAS / PyTorch / SDPA flash + cuDNN + the table of targets), then
@@ -12,6 +12,9 @@
 #                  70000 heads or batches, a GEMM of 65537 row tiles) against the CPU variant,
 #                  as shipped (sm_90a) and on the sm_90 path (the folded tg_kernel<0>), then
 #                  both under compute-sanitizer memcheck
+#   odd            the odd layouts (bench/cuda/odd.py: tests/lit/cuda/Inputs/odd on the GPU and
+#                  its C variants against float64), then under compute-sanitizer memcheck and
+#                  racecheck; `all` runs it too
 #   ncu            Nsight Compute (--clock-control none) on one call of ours per timed case
 #
 # Every step runs whatever the previous ones did, under its own timeout; logs and tables go
@@ -167,6 +170,21 @@ if [[ $mode == grid ]]; then
   done > "$OUT/grid.md"
 fi
 
+if [[ $mode == all || $mode == odd ]]; then
+  step "odd layouts" 180 "$OUT/odd.log" python3 "$here/odd.py" --dist "$dist"
+  if [[ -n $sanitizer ]]; then
+    step "odd memcheck" 240 "$OUT/odd_memcheck.log" "$sanitizer" --tool memcheck --error-exitcode 99 \
+      python3 "$here/odd.py" --dist "$dist" --devices cuda
+    step "odd racecheck" 240 "$OUT/odd_racecheck.log" "$sanitizer" --tool racecheck --error-exitcode 99 \
+      python3 "$here/odd.py" --dist "$dist" --devices cuda
+  fi
+  for f in odd odd_memcheck odd_racecheck; do
+    [[ -f $OUT/$f.log ]] || continue
+    echo "## $f"
+    grep -E '^FAIL|odd.py:|ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$f.log"
+  done > "$OUT/odd.md"
+fi
+
 if [[ $mode == ncu ]]; then
   if [[ -z $ncu ]]; then
     echo "| ncu | not found | - | - |" >> "$steps"
@@ -184,7 +202,7 @@ fi
 echo
 echo "## Steps"
 cat "$steps"
-for f in host_cost.md sanitize.md grid.md sm80path/summary.md summary.md; do
+for f in host_cost.md sanitize.md grid.md odd.md sm80path/summary.md summary.md; do
   if [[ -f $OUT/$f ]]; then
     echo
     echo "## $f"

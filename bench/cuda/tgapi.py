@@ -127,7 +127,8 @@ class Library:
         return name
 
     def function(self, kernel, types):
-        return f"{self.lib}_{kernel}_{types}"
+        """The public function; `types` "" for a kernel without type parameters."""
+        return f"{self.lib}_{kernel}_{types}" if types else f"{self.lib}_{kernel}"
 
     def has(self, kernel, types):
         return self.function(kernel, types) in self.protos

@@ -107,7 +107,9 @@ const std::vector<std::string>& js_module_names() {
       "STORAGE",     "UNIFORM",       "COPY_DST",    "COMPUTE",   "I32_MAX",
       "TilegenError", "fail",         "pipelines",   "pipelineFor", "checkDevice",
       "checkKeys",   "checkDim",      "checkFlag",   "checkScalar", "checkTensor",
-      "checkAliasing", "pick",        "dispatch",    "SHADERS"};
+      "checkAliasing", "pick",        "dispatch",    "SHADERS",   "exact",
+      "iadd",        "isub",          "imul",        "idiv",      "imod",
+      "icdiv",       "foldGrid"};
   return names;
 }
 

@@ -306,8 +306,10 @@ std::string WgslEmitter::storage_type_name(DType t) const {
   return t.is_narrow_float() || t == DType::i8() ? "u32" : type_name(t);
 }
 
-std::string WgslEmitter::inf_literal(DType) const {
-  internal_error("WGSL emitter: an infinite literal survived LegalizeWgsl");
+// LegalizeWgsl maps +-inf literals to +-FLT_MAX (WGSL may assume no infinity occurs); a literal
+// that folding made infinite later (FLT_MAX rounded to bf16 by a constant cast) gets the same.
+std::string WgslEmitter::inf_literal(DType t) const {
+  return float_literal(FLT_MAX, DType::f32()) + float_suffix(t);
 }
 std::string WgslEmitter::nan_literal(DType) const { return "bitcast<f32>(0x7fc00000u)"; }
 
