@@ -8,6 +8,7 @@
 #include "dispatch/JsModuleEmitter.h"
 #include "dispatch/Naming.h"
 #include "emit/Emitter.h"
+#include "emit/MslEmitter.h"
 #include "ir/IRPrinter.h"
 #include "passes/TileRecommend.h"
 #include "spec/Frontend.h"
@@ -263,11 +264,13 @@ std::optional<std::vector<std::string>> Driver::class_plan(const ir::Kernel& k,
 
 // A WGSL variant must fit WebGPU's limits (workgroup memory, invocations, storage buffers) and
 // WGSL's storage types; reported like an unsatisfiable schedule, once per (kernel, target).
+// Metal variants likewise: threadgroup memory and threads per threadgroup (emit/MslEmitter.h).
 bool Driver::wgsl_fits(const ir::Kernel& k, const ir::Kernel& instantiated, const Target& t,
                        FailedPairs& failed) {
-  if (t.backend != Backend::WGSL)
+  if (t.backend != Backend::WGSL && t.backend != Backend::Metal)
     return true;
-  std::string problem = emit::wgsl_layout(instantiated, t).problem;
+  std::string problem = t.backend == Backend::WGSL ? emit::wgsl_layout(instantiated, t).problem
+                                                   : emit::msl_layout(instantiated, t).problem;
   if (problem.empty())
     return true;
   if (failed.insert({k.name, t.name}).second)
@@ -289,7 +292,7 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
   // dispatch library, which gets every other target.
   std::vector<const Target*> c_side;
   for (const Target* t : targets)
-    if (t->backend != Backend::WGSL)
+    if (t->backend != Backend::WGSL && t->backend != Backend::Metal)
       c_side.push_back(t);
   dispatch::WgslLibrary wgsl_lib{o.lib, {}};
   dispatch::Library lib{o.lib, c_side, {}};
@@ -534,9 +537,12 @@ int Driver::outputs(const Options& o) {
   auto field = [&](const std::string& f) { return cmake ? cmake_record_field(f) : f; };
   // WGSL variants are not compiled: cmake lists them as `wgsl <file>`, with the ES module, its
   // types and the manifest as `wgsl_host <file>` (cmake/TileGen.cmake installs them).
+  // Metal variants are listed as `metal <file>`: TileGen.cmake compiles them with xcrun on
+  // macOS and type-checks them elsewhere (docs/metal.md); they are not C sources.
   bool any_c = false, any_wgsl = false;
   for (const Target* t : targets)
-    (t->backend == Backend::WGSL ? any_wgsl : any_c) = true;
+    if (t->backend != Backend::Metal)
+      (t->backend == Backend::WGSL ? any_wgsl : any_c) = true;
   // The same enumeration as generate: on GPU targets of kernels with schedule.classes, one
   // variant per distinct class choice (class_plan runs the recommender for that).
   FailedPairs failed;
@@ -548,8 +554,9 @@ int Driver::outputs(const Options& o) {
           if (auto plan = class_plan(lk.kernel, inst, *t, failed))
             for (const std::string& cls : distinct(*plan)) {
               if (cmake)
-                listing +=
-                    t->backend == Backend::WGSL ? "wgsl " : "variant " + field(t->name) + " ";
+                listing += t->backend == Backend::WGSL    ? "wgsl "
+                           : t->backend == Backend::Metal ? "metal "
+                                                          : "variant " + field(t->name) + " ";
               listing += field(dispatch::variant_file_name(o.lib, lk.kernel, inst, *t, cls)) + "\n";
             }
   if (diag_.has_errors())
@@ -566,7 +573,7 @@ int Driver::outputs(const Options& o) {
   if (cmake)
     for (const Target* t : targets)
       if (t->backend != Backend::WGSL) {
-        out_ << "flags " << field(t->name);
+        out_ << (t->backend == Backend::Metal ? "metal_flags " : "flags ") << field(t->name);
         for (const auto& f : t->compile_flags)
           out_ << " " << field(f);
         out_ << "\n";
