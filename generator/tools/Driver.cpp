@@ -6,6 +6,7 @@
 
 #include "dispatch/DispatchEmitter.h"
 #include "dispatch/JsModuleEmitter.h"
+#include "dispatch/MetalHostEmitter.h"
 #include "dispatch/Naming.h"
 #include "emit/Emitter.h"
 #include "emit/MslEmitter.h"
@@ -16,6 +17,7 @@
 #include "support/TextEscape.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <ostream>
 #include <set>
@@ -58,7 +60,7 @@ const std::set<std::string>& reserved_words() {
 bool is_c_candidate(const std::string& name, const std::string& lib) {
   if (name == dispatch::header_file_name(lib) || name == dispatch::dispatch_file_name(lib) ||
       name == dispatch::js_module_file_name(lib) || name == dispatch::js_types_file_name(lib) ||
-      name == dispatch::wgsl_manifest_file_name(lib))
+      name == dispatch::wgsl_manifest_file_name(lib) || name == dispatch::metal_host_file_name(lib))
     return true;
   std::string prefix = lib + "__";
   if (name.size() <= prefix.size() + 2 || name.compare(0, prefix.size(), prefix) != 0)
@@ -299,6 +301,9 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
   std::vector<OutputFile> files;
   std::string marker = dispatch::generated_marker(o.lib);
   FailedPairs failed;
+  // Metal variants also get a C launcher each, in <lib>_metal.c (dispatch/MetalHostEmitter).
+  std::deque<ir::Kernel> metal_kernels;
+  std::vector<dispatch::MetalVariant> metal_variants;
   for (const auto& s : *loaded)
     for (const auto& lk : s.kernels) {
       lib.kernels.push_back({&lk.kernel, lk.instances, s.path, {}});
@@ -328,6 +333,11 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
               wk.variants.push_back({inst, t, files.back().name, info.function_name,
                                      files.back().contents, emit::wgsl_layout(*ik, *t), grid});
             }
+            if (t->backend == Backend::Metal) {
+              metal_kernels.push_back(*ik);
+              metal_variants.push_back({&metal_kernels.back(), t, info.function_name,
+                                        files.back().name, s.path, emit::msl_layout(*ik, *t)});
+            }
           }
         }
       if (!wk.variants.empty())
@@ -340,6 +350,9 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
     files.insert(files.begin() + 1,
                  {dispatch::dispatch_file_name(o.lib), dispatch::emit_dispatch_source(lib)});
   }
+  if (!metal_variants.empty())
+    files.push_back({dispatch::metal_host_file_name(o.lib),
+                     dispatch::emit_metal_host(o.lib, metal_variants)});
   if (!wgsl_lib.kernels.empty()) {
     files.push_back({dispatch::js_module_file_name(o.lib), marker + "\n" + dispatch::emit_js_module(wgsl_lib)});
     files.push_back({dispatch::js_types_file_name(o.lib), marker + "\n" + dispatch::emit_js_types(wgsl_lib)});
