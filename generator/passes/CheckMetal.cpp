@@ -36,13 +36,6 @@ protected:
   void visit_FloatImm(const FloatImm* n) override {
     note(n->type == DType::f64(), "an f64 literal", n->loc, kNoF64);
   }
-  void visit_AtomicAdd(const AtomicAdd* n) override {
-    const DType d = n->dst.buffer->dtype;
-    note(d != DType::f32() && d != DType::i32(),
-         "atomic_add into " + std::string(d.name()) + " tensor '" + n->dst.buffer->name + "'",
-         n->loc, "MSL's device atomics are atomic_float and atomic_int: add into an f32 or i32 tensor");
-    IRVisitor::visit_AtomicAdd(n);
-  }
 };
 
 } // namespace

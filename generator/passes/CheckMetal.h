@@ -2,9 +2,9 @@
 // before anything is generated for a Metal target (a GPU-only rule of docs/spec.md, "Rules of
 // the GPU targets"; docs/metal.md):
 //  * f64 anywhere (a tensor, an on-chip buffer, a scalar, a cast or a literal): Apple GPUs have
-//    no double type;
-//  * atomic_add into a tensor that is not f32 or i32: MSL's device atomics are atomic_int,
-//    atomic_uint and atomic_float (MSL 3.0) only.
+//    no double type.
+// (atomic_add into a tensor other than f32 or i32, which MSL's atomic_float and atomic_int could
+// not express either, is rejected by the front end for every target.)
 // Nothing is rewritten for Metal: the emitter holds 16- and 8-bit floats as float registers
 // and keeps them half/bfloat/uchar in memory itself (emit/MslEmitter.h).
 #pragma once

@@ -354,7 +354,8 @@ private:
                                 std::to_string(groups) + " SIMD-groups" +
                                 (rows ? " with whole rows per SIMD-group" : "") +
                                 " tiles it with simdgroup_matrix 8x8 (each SIMD-group needs a "
-                                "multiple of 8 rows and 8 columns)");
+                                "multiple of 8 rows and 8 columns): give the block fewer "
+                                "threads or the gemm a larger tile");
         if (rows)
           diag_.note(s->loc, "whole rows per SIMD-group are needed because the result feeds a "
                              "gemm's A operand from registers");
