@@ -291,10 +291,10 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
     return std::nullopt;
 
   // WGSL targets have no C entry points: they feed the ES module (wgsl_lib), not the C
-  // dispatch library, which gets every other target.
+  // dispatch library, which gets every other target (Metal through its C launchers).
   std::vector<const Target*> c_side;
   for (const Target* t : targets)
-    if (t->backend != Backend::WGSL && t->backend != Backend::Metal)
+    if (t->backend != Backend::WGSL)
       c_side.push_back(t);
   dispatch::WgslLibrary wgsl_lib{o.lib, {}};
   dispatch::Library lib{o.lib, c_side, {}};
@@ -551,11 +551,13 @@ int Driver::outputs(const Options& o) {
   // WGSL variants are not compiled: cmake lists them as `wgsl <file>`, with the ES module, its
   // types and the manifest as `wgsl_host <file>` (cmake/TileGen.cmake installs them).
   // Metal variants are listed as `metal <file>`: TileGen.cmake compiles them with xcrun on
-  // macOS and type-checks them elsewhere (docs/metal.md); they are not C sources.
-  bool any_c = false, any_wgsl = false;
-  for (const Target* t : targets)
-    if (t->backend != Backend::Metal)
-      (t->backend == Backend::WGSL ? any_wgsl : any_c) = true;
+  // macOS and type-checks them elsewhere (docs/metal.md); they are not C sources. Their C
+  // launchers, <lib>_metal.c, are `metal_host <file>`.
+  bool any_c = false, any_wgsl = false, any_metal = false;
+  for (const Target* t : targets) {
+    (t->backend == Backend::WGSL ? any_wgsl : any_c) = true;
+    any_metal = any_metal || t->backend == Backend::Metal;
+  }
   // The same enumeration as generate: on GPU targets of kernels with schedule.classes, one
   // variant per distinct class choice (class_plan runs the recommender for that).
   FailedPairs failed;
@@ -579,6 +581,8 @@ int Driver::outputs(const Options& o) {
     out_ << (cmake ? "source " : "") << field(dispatch::dispatch_file_name(o.lib)) << "\n";
   }
   out_ << listing;
+  if (any_metal)
+    out_ << (cmake ? "metal_host " : "") << field(dispatch::metal_host_file_name(o.lib)) << "\n";
   if (any_wgsl)
     for (const std::string& f : {dispatch::js_module_file_name(o.lib), dispatch::js_types_file_name(o.lib),
                                  dispatch::wgsl_manifest_file_name(o.lib)})

@@ -7,6 +7,7 @@
 #include "Numeric.h"
 #include "Reference.h"
 
+#include "tgm.h"
 #include "tilegen/metal.h"
 #include "tilegen/variant.h"
 
@@ -261,6 +262,58 @@ TEST_P(SimTest, FlashAttention) {
 
 INSTANTIATE_TEST_SUITE_P(Metal, SimTest, testing::ValuesIn(kAllDts), dt_param_name);
 INSTANTIATE_TEST_SUITE_P(Metal, SimFp8Test, testing::ValuesIn(kFp8Dts), dt_param_name);
+
+// ---- the public C API (tgm.h): Metal rows on the simulated GPU, C rows with device -1 ----------
+
+TEST(SimApi, GemmRunsOnMetalByDefaultAndOnTheCpuWithDeviceMinusOne) {
+  const int64_t M = 65, N = 70, K = 33;
+  std::mt19937_64 rng(seed_of("metal/api/gemm"));
+  GuardedBuffer A(Dt::F32, M * K), B(Dt::F32, K * N), C(Dt::F32, M * N), C2(Dt::F32, M * N);
+  auto a = fill_random(A, rng), b = fill_random(B, rng);
+  const auto* pa = static_cast<const float*>(A.data());
+  const auto* pb = static_cast<const float*>(B.data());
+  tg_selection sel{};
+  ASSERT_EQ(tgm_gemm_f32_query(nullptr, pa, pb, static_cast<float*>(C.data()), M, N, K, &sel), TG_OK)
+      << sel.reason;
+  EXPECT_STREQ(sel.target, "metal") << sel.reason;
+  EXPECT_STREQ(sel.variant, "tgv_tgm__gemm__f32__metal");
+  ASSERT_EQ(tgm_gemm_f32(nullptr, pa, pb, static_cast<float*>(C.data()), M, N, K), TG_OK);
+  const auto ref = ref::gemm(a, b, M, N, K);
+  EXPECT_TRUE(verdict("gemm (API, metal)", Dt::F32, "M=65 N=70 K=33", C, ref, K));
+
+  tg_launch cpu{};
+  cpu.struct_size = sizeof cpu;
+  cpu.device = -1;
+  ASSERT_EQ(tgm_gemm_f32_query(&cpu, pa, pb, static_cast<float*>(C2.data()), M, N, K, &sel), TG_OK);
+  EXPECT_STREQ(sel.target, "c") << sel.reason;
+  ASSERT_EQ(tgm_gemm_f32(&cpu, pa, pb, static_cast<float*>(C2.data()), M, N, K), TG_OK);
+  EXPECT_TRUE(verdict("gemm (API, c)", Dt::F32, "M=65 N=70 K=33", C2, ref, K));
+}
+
+TEST(SimApi, FlashAttentionInstanceSelectedByFlagAndHeadDim) {
+  const int64_t B = 1, H = 2, S = 37, D = 128;
+  const size_t count = static_cast<size_t>(B * H * S * D);
+  std::mt19937_64 rng(seed_of("metal/api/flash"));
+  GuardedBuffer Q(Dt::BF16, count), K(Dt::BF16, count), V(Dt::BF16, count), O(Dt::BF16, count);
+  auto q = fill_random(Q, rng), k = fill_random(K, rng), v = fill_random(V, rng);
+  const float sm_scale = 0.125f;
+  auto* pq = static_cast<const tg_bf16*>(Q.data());
+  auto* pk = static_cast<const tg_bf16*>(K.data());
+  auto* pv = static_cast<const tg_bf16*>(V.data());
+  auto* po = static_cast<tg_bf16*>(O.data());
+  tg_selection sel{};
+  ASSERT_EQ(tgm_flash_attention_fwd_bf16_query(nullptr, pq, pk, pv, po, B, H, S, D, sm_scale, 1, &sel),
+            TG_OK)
+      << sel.reason;
+  EXPECT_STREQ(sel.target, "metal") << sel.reason;
+  EXPECT_STREQ(sel.instance, "bf16_causal1_D128");
+  ASSERT_EQ(tgm_flash_attention_fwd_bf16(nullptr, pq, pk, pv, po, B, H, S, D, sm_scale, 1), TG_OK);
+  double vmax = 0;
+  for (double x : v)
+    vmax = std::max(vmax, std::fabs(x));
+  EXPECT_TRUE(verdict("flash (API, metal)", Dt::BF16, "B=1 H=2 S=37 D=128 causal=1", O,
+                      ref::flash_attention(q, k, v, B, H, S, D, sm_scale, true), S + D, vmax));
+}
 
 // ---- mutants: the simulator must catch broken kernels -----------------------------------------
 

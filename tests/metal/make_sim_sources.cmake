@@ -4,7 +4,8 @@
 #   OUT/sim_kernels.cpp    every variant compiled for the CPU against tests/metal/sim/metal_stdlib,
 #                          each inside its own namespace, registered with the simulator under its
 #                          function name; and the mutants below, registered as "<mutation>/<name>"
-#   OUT/sim_launchers.cpp  the table of the generated C launchers of GEN/<LIB>_metal.c
+#   OUT/sim_launchers.cpp  the table of the generated C launchers of GEN/<LIB>_metal.c (the
+#                          library add_tile_kernels builds holds them, and the metallib symbols)
 #   OUT/mutants/*.metal    deliberately broken copies of one gemm variant (tests/metal/README in
 #                          docs/metal.md, "Verification"): the sources a test expects to FAIL
 #     nobarrier: the first threadgroup_barrier removed (the one between the tile copies and the
@@ -81,8 +82,5 @@ endforeach()
 
 string(APPEND l "}\n\nstruct TgLauncher {\n  const char* name;\n  tg_variant_fn fn;\n};\n")
 string(APPEND l "extern const TgLauncher tg_launchers[] = {\n${table}  {nullptr, nullptr}};\n")
-string(APPEND l "\n// The metallib symbols the launchers reference: the simulator needs no metallib.\n")
-string(APPEND l "extern \"C\" const unsigned char ${LIB}_metallib[1] = {0};\n")
-string(APPEND l "extern \"C\" const size_t ${LIB}_metallib_size = 0;\n")
 file(WRITE ${OUT}/sim_kernels.cpp "${k}")
 file(WRITE ${OUT}/sim_launchers.cpp "${l}")

@@ -47,6 +47,13 @@ int tg_metal_dispatch(const tg_launch* launch, const tg_metal_dispatch_desc* d);
 /* The last error of tg_metal_dispatch on this thread, or "" (static storage). */
 const char* tg_metal_last_error(void);
 
+/* The Apple GPU family x 10 of Metal device `device` (70 for MTLGPUFamilyApple7: M1, A14; 80
+ * M2; 90 M3, M4), or 0 if no Metal variant can run there, with *why (if not NULL) a static
+ * sentence saying why: not built for Apple platforms (the metallib needs macOS), no Metal
+ * device, a family below 7. A tg_device_cc_fn (tilegen/dispatch.h): generated dispatch code of
+ * libraries with Metal rows selects with it. Only device 0 (the system default device) exists. */
+int tg_metal_device_family(int device, const char** why);
+
 #ifdef __cplusplus
 }
 #endif

@@ -60,6 +60,9 @@ bool has_kernel(const char* name);
 // tg_metal_dispatch (SimDispatch.cpp) runs the kernel registered as prefix + function name:
 // "" for the generated sources, "<mutation>/" for a deliberately broken copy.
 void set_kernel_prefix(const std::string& prefix);
+// What tg_metal_device_family (SimDispatch.cpp) reports for device 0: the Apple GPU family x 10
+// (70 by default; 0 = no usable GPU, so dispatch falls back to the CPU).
+void set_device_family(int family_x10);
 
 template <class T> struct ArgOf;
 
