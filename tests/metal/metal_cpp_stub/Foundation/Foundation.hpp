@@ -1,5 +1,5 @@
 // A declaration stub of the parts of Apple's metal-cpp (Foundation) that runtime/src/metal.cpp
-// uses, with the signatures of metal-cpp's headers, so that the file is compiled on Linux
+// and bench/metal/bench_metal.cpp use, with the signatures of metal-cpp's headers, so that the file is compiled on Linux
 // (test metal.runtime_compiles). Declarations only: nothing here runs.
 #pragma once
 #include <cstdint>

@@ -1,5 +1,5 @@
-// A declaration stub of the parts of Apple's metal-cpp (Metal) that runtime/src/metal.cpp uses
-// (see Foundation/Foundation.hpp here). Declarations only.
+// A declaration stub of the parts of Apple's metal-cpp (Metal) that runtime/src/metal.cpp and
+// bench/metal/bench_metal.cpp use (see Foundation/Foundation.hpp here). Declarations only.
 #pragma once
 #include <Foundation/Foundation.hpp>
 #include <dispatch/dispatch.h>
@@ -19,7 +19,11 @@ class ComputePipelineState : public NS::Object {
 public:
   NS::UInteger maxTotalThreadsPerThreadgroup() const;
 };
-class Buffer : public NS::Object {};
+enum ResourceOptions : NS::UInteger { ResourceStorageModeShared = 0 };
+class Buffer : public NS::Object {
+public:
+  void* contents();
+};
 class ComputeCommandEncoder : public NS::Object {
 public:
   void setComputePipelineState(const ComputePipelineState* state);
@@ -34,12 +38,22 @@ class CommandBuffer : public NS::Object {
 public:
   Device* device() const;
   ComputeCommandEncoder* computeCommandEncoder();
+  void commit();
+  void waitUntilCompleted();
+  double GPUStartTime() const; // CFTimeInterval, seconds
+  double GPUEndTime() const;
+};
+class CommandQueue : public NS::Object {
+public:
+  CommandBuffer* commandBuffer();
 };
 class Device : public NS::Object {
 public:
   Library* newLibrary(const dispatch_data_t data, NS::Error** error);
   ComputePipelineState* newComputePipelineState(const Function* function, NS::Error** error);
   bool supportsFamily(GPUFamily gpuFamily) const;
+  Buffer* newBuffer(NS::UInteger length, ResourceOptions options);
+  CommandQueue* newCommandQueue();
 };
 Device* CreateSystemDefaultDevice();
 } // namespace MTL
