@@ -119,6 +119,18 @@ bool Driver::resolve_targets(const Options& o, std::vector<const Target*>& out,
     }
     out.push_back(t);
   }
+  // One GPU runtime per C library: its dispatch table selects CUDA rows by a CUDA device's
+  // compute capability and Metal rows by the Apple GPU family (docs/metal.md), never both.
+  const Target* cuda = nullptr;
+  const Target* metal = nullptr;
+  for (const Target* t : out)
+    (t->backend == Backend::Metal ? metal : t->is_gpu() ? cuda : t) = t;
+  if (!default_all && cuda && metal) {
+    err_ << "tilegen: error: targets '" << cuda->name << "' and '" << metal->name
+         << "' cannot share a library: its dispatch table selects one GPU runtime (CUDA or "
+            "Metal); generate two libraries\n";
+    return false;
+  }
   return true;
 }
 
