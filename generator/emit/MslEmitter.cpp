@@ -121,9 +121,8 @@ void MslEmitter::plan_memory() {
   int64_t scratch = 0;
   class ScratchScan : public IRVisitor {
   public:
-    const MslEmitter* e;
-    const passes::LayoutPlan* plan;
-    int64_t threads = 0, bytes = 0;
+    const passes::LayoutPlan* plan = nullptr;
+    int64_t bytes = 0;
 
   protected:
     void visit_Reduce(const Reduce* r) override {
@@ -148,9 +147,7 @@ void MslEmitter::plan_memory() {
       }
     }
   } ss;
-  ss.e = this;
   ss.plan = &plan_;
-  ss.threads = threads_;
   ss.visit(k_.body);
   scratch = ss.bytes;
   scratch_offset_ = off;
