@@ -270,6 +270,64 @@ macro(add_tile_kernels _tg_lib)
   unset(_tg_cuda)
 endmacro()
 
+# Metal targets (docs/metal.md). On Apple platforms with xcrun: every .metal variant compiled
+# (`xcrun -sdk macosx metal -c`, the target's flags) and linked into <lib>.metallib
+# (`xcrun -sdk macosx metallib`), embedded as a C array (cmake/metal/embed.cmake). Elsewhere:
+# the array is empty (Metal rows never run there: tilegen_runtime_metal says so and calls take
+# the CPU variants), and, where a clang++ exists, every variant is type-checked against the
+# declaration shim cmake/metal/metal_stdlib at build time (target <lib>_metal). Sets
+# ${out_metallib_c} to the C file with the metallib's bytes.
+function(_tilegen_add_metal lib out_dir metal_files metal_flags outputs out_metallib_c)
+  get_property(cmake_dir GLOBAL PROPERTY TILEGEN_CMAKE_DIR)
+  set(c_file "${out_dir}/${lib}_metallib.c")
+  list(LENGTH metal_files n)
+  find_program(TILEGEN_XCRUN xcrun)
+  if(APPLE AND TILEGEN_XCRUN)
+    set(airs "")
+    foreach(f IN LISTS metal_files)
+      get_filename_component(name "${f}" NAME_WE)
+      set(air "${out_dir}/air/${name}.air")
+      add_custom_command(OUTPUT "${air}"
+        COMMAND "${CMAKE_COMMAND}" -E make_directory "${out_dir}/air"
+        COMMAND "${TILEGEN_XCRUN}" -sdk macosx metal ${metal_flags} -c "${f}" -o "${air}"
+        DEPENDS "${f}" ${outputs}
+        COMMENT "metal: ${name}.metal" VERBATIM)
+      list(APPEND airs "${air}")
+    endforeach()
+    add_custom_command(OUTPUT "${out_dir}/${lib}.metallib"
+      COMMAND "${TILEGEN_XCRUN}" -sdk macosx metallib ${airs} -o "${out_dir}/${lib}.metallib"
+      DEPENDS ${airs} COMMENT "metallib: ${lib}.metallib (${n} kernels)" VERBATIM)
+    add_custom_command(OUTPUT "${c_file}"
+      COMMAND "${CMAKE_COMMAND}" -DIN=${out_dir}/${lib}.metallib -DOUT=${c_file}
+              -DSYMBOL=${lib}_metallib -P "${cmake_dir}/metal/embed.cmake"
+      DEPENDS "${out_dir}/${lib}.metallib" "${cmake_dir}/metal/embed.cmake"
+      COMMENT "metallib: embedding ${lib}.metallib" VERBATIM)
+  else()
+    file(MAKE_DIRECTORY "${out_dir}")
+    execute_process(COMMAND "${CMAKE_COMMAND}" -DOUT=${c_file} -DSYMBOL=${lib}_metallib
+                            -P "${cmake_dir}/metal/embed.cmake")
+    find_program(TILEGEN_METAL_CLANGXX NAMES clang++ clang++-18 clang++-17 clang++-16 clang++-15 clang++-14)
+    set(checked "")
+    if(TILEGEN_METAL_CLANGXX)
+      set(stamp "${out_dir}/${lib}_metal_typecheck.stamp")
+      add_custom_command(OUTPUT "${stamp}"
+        COMMAND "${TILEGEN_METAL_CLANGXX}" -x c++ -std=c++20 -fms-extensions -fsyntax-only
+                -nostdinc -nostdinc++ -isystem "${cmake_dir}/metal" -Wno-unknown-attributes
+                -Werror ${metal_files}
+        COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
+        DEPENDS ${outputs} "${cmake_dir}/metal/metal_stdlib"
+        COMMENT "tilegen: type-checking ${n} Metal sources of ${lib} against cmake/metal/metal_stdlib"
+        VERBATIM)
+      add_custom_target(${lib}_metal DEPENDS "${stamp}")
+      set(checked ", type-checked with ${TILEGEN_METAL_CLANGXX} against the metal_stdlib shim")
+    endif()
+    message(STATUS "add_tile_kernels(${lib}): TARGETS metal: ${n} Metal sources generated${checked}; "
+                   "the metallib needs macOS (xcrun metal), so ${lib}'s Metal variants cannot run "
+                   "in this build and its calls take the CPU variants (docs/metal.md)")
+  endif()
+  set(${out_metallib_c} "${c_file}" PARENT_SCOPE)
+endfunction()
+
 function(_tilegen_add_tile_kernels lib)
   cmake_parse_arguments(PARSE_ARGV 1 arg "STATIC;SHARED" "OUTPUT_DIR"
                         "SPECS;TARGETS;_TG_RESOLVED_TARGETS")
@@ -336,6 +394,9 @@ function(_tilegen_add_tile_kernels lib)
   set(variants "")
   set(outputs "")
   set(wgsl_files "")
+  set(metal_files "")
+  set(metal_host "")
+  set(metal_flags "")
   foreach(line IN LISTS lines)
     if(line STREQUAL "")
       continue()
@@ -362,6 +423,21 @@ function(_tilegen_add_tile_kernels lib)
       list(GET fields 1 f)
       list(APPEND wgsl_files "${out_dir}/${f}")
       list(APPEND outputs "${out_dir}/${f}")
+    elseif(kind STREQUAL "metal")
+      # Metal (docs/metal.md): .metal variants become the library's metallib (macOS), their C
+      # launchers (metal_host) are library sources.
+      list(GET fields 1 f)
+      list(APPEND metal_files "${out_dir}/${f}")
+      list(APPEND outputs "${out_dir}/${f}")
+    elseif(kind STREQUAL "metal_host")
+      list(GET fields 1 f)
+      set(metal_host "${out_dir}/${f}")
+      list(APPEND outputs "${out_dir}/${f}")
+    elseif(kind STREQUAL "metal_flags")
+      list(LENGTH fields n)
+      if(n GREATER 2)
+        list(SUBLIST fields 2 -1 metal_flags)
+      endif()
     elseif(kind STREQUAL "flags")
       list(GET fields 1 t)
       set(_tg_flags_${t} "")
@@ -417,7 +493,17 @@ function(_tilegen_add_tile_kernels lib)
   if(NOT TARGET OpenMP::OpenMP_C)
     find_package(OpenMP REQUIRED COMPONENTS C)
   endif()
+  if(metal_files)
+    _tilegen_add_metal(${lib} "${out_dir}" "${metal_files}" "${metal_flags}" "${outputs}" metallib_c)
+    list(APPEND sources ${metal_host} ${metallib_c})
+  endif()
   add_library(${lib} ${type} ${header} ${sources} ${variants})
+  if(metal_files)
+    target_link_libraries(${lib} PUBLIC TileGen::runtime_metal)
+    if(TARGET ${lib}_metal)
+      add_dependencies(${lib} ${lib}_metal)
+    endif()
+  endif()
   if(wgsl_files) # WGSL beside C/CUDA targets: generated by the same step as the sources
     set_target_properties(${lib} PROPERTIES TILEGEN_WGSL_FILES "${wgsl_files}")
   endif()

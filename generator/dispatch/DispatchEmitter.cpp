@@ -47,12 +47,22 @@ std::vector<const Target*> c_library_targets(const Library& lib) {
 
 bool has_gpu_rows(const Library& lib) {
   for (const Target* t : c_library_targets(lib)) {
-    TG_ASSERT(t->backend == Backend::C || t->backend == Backend::CUDA,
+    TG_ASSERT(t->backend == Backend::C || t->backend == Backend::CUDA || t->backend == Backend::Metal,
               std::string("dispatch of ") + backend_name(t->backend) +
                   " variants is not implemented (target " + t->name + ")");
     if (t->backend == Backend::CUDA)
       return true;
   }
+  return false;
+}
+
+// Metal rows (docs/metal.md): selected like GPU rows, by the device's Apple GPU family (x 10,
+// in the rows' `cc`) from tg_metal_device_family; their variant functions are the launchers of
+// <lib>_metal.c, called directly. No shape classes, no _desc twin (that is CUDA's).
+bool has_metal_rows(const Library& lib) {
+  for (const Target* t : c_library_targets(lib))
+    if (t->backend == Backend::Metal)
+      return true;
   return false;
 }
 
@@ -171,6 +181,9 @@ struct Names {
   // The shape classes the GPU rows are keyed by (schedule.classes, then "large"): empty for a
   // kernel without classes or a library without GPU rows (one row per instance x target).
   std::vector<std::string> classes;
+  // The device probe of a library with GPU rows (tilegen/dispatch.h tg_device_cc_fn):
+  // tg_cuda_device_cc, tg_metal_device_family; empty for a CPU-only library.
+  std::string probe;
 };
 
 // The class whose variant shape class `c` of instance `i` runs on GPU target `t`.
@@ -318,6 +331,9 @@ void emit_tables(std::ostream& os, const Library& lib, const KernelEntry& e, con
           os << "TG_BACKEND_CUDA, \"" << t->name << "\", " << t->preference << ", tg_features_"
              << t->name << ", " << fn << ", " << t->gpu.cc << ", "
              << (t->gpu.arch_specific ? 1 : 0) << ", " << fn << "_desc, " << c << "},";
+        else if (t->backend == Backend::Metal)
+          os << "TG_BACKEND_METAL, \"" << t->name << "\", " << t->preference << ", tg_features_"
+             << t->name << ", " << fn << ", " << 10 * t->metal.gpu_family << ", 0, NULL, 0},";
         else
           os << "TG_BACKEND_CPU, \"\", " << t->preference << ", tg_features_" << t->name
              << ", " << fn << ", 0, 0, NULL, 0},";
@@ -475,8 +491,8 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
           ? class_line + "  int tg_v = tg_select_cached_class(" + n.prefix + "_variants, " + P +
                 "_N_VARIANTS, tg_instance, tg_class, " + P + "_N_CLASSES, launch, " + n.prefix +
                 "_cache, tg_cuda_device_cc);\n"
-      : gpu ? "  int tg_v = tg_select_cached_gpu(" + n.prefix + "_variants, " + P +
-                  "_N_VARIANTS, tg_instance, launch, " + n.prefix + "_cache, tg_cuda_device_cc);\n"
+      : !n.probe.empty() ? "  int tg_v = tg_select_cached_gpu(" + n.prefix + "_variants, " + P +
+                  "_N_VARIANTS, tg_instance, launch, " + n.prefix + "_cache, " + n.probe + ");\n"
             : "  int tg_v = tg_select_cached(" + n.prefix + "_variants, " + P +
                   "_N_VARIANTS, tg_instance, launch, " + n.prefix + "_cache);\n";
   os << select;
@@ -531,9 +547,9 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
        << "_class_why[tg_class], launch, tg_cpu_has, tg_cuda_device_cc, out->reason, "
           "sizeof out->reason);\n";
   else
-    os << "  int tg_v = tg_select_variant" << (gpu ? "_gpu" : "") << "(" << n.prefix
+    os << "  int tg_v = tg_select_variant" << (n.probe.empty() ? "" : "_gpu") << "(" << n.prefix
        << "_variants, " << P << "_N_VARIANTS, tg_instance, launch, tg_cpu_has, "
-       << (gpu ? "tg_cuda_device_cc, " : "") << "out->reason, sizeof out->reason);\n";
+       << (n.probe.empty() ? "" : n.probe + ", ") << "out->reason, sizeof out->reason);\n";
   os << "  if (tg_v < 0)\n    return out->status = TG_ERR_NO_VARIANT;\n";
   os << "  out->variant = " << n.prefix << "_variants[tg_v].symbol;\n";
   os << "  out->target = " << n.prefix << "_variants[tg_v].target;\n";
@@ -612,6 +628,13 @@ std::string emit_header(const Library& lib) {
        << " * then device pointers. With no driver, no such device or no variant for its compute\n"
        << " * capability, and with launch->device = -1, the CPU variant runs (host pointers);\n"
        << " * the _query function says which and why (docs/dispatch.md).";
+  if (has_metal_rows(lib))
+    os << "\n * Metal library: launch->device >= 0 (a NULL or zeroed launch: device 0) runs the\n"
+       << " * Metal variant when the system GPU is Apple family 7 or later and the library was built\n"
+       << " * with its metallib (macOS): tensors are then MTL::Buffer objects (element 0 at offset\n"
+       << " * 0) and launch->stream is the MTL::CommandBuffer the call encodes into; it never\n"
+       << " * commits or waits. Otherwise, and with launch->device = -1, the CPU variant runs\n"
+       << " * (host pointers); the _query function says which and why (docs/metal.md).";
   os << " */\n";
   os << "#ifndef " << guard << "\n#define " << guard << "\n\n";
   os << "#include \"tilegen/" << (gpu ? "variant" : "runtime") << ".h\"\n\n#include <stdint.h>\n\n";
@@ -644,8 +667,10 @@ std::string emit_dispatch_source(const Library& lib) {
      << " * highest-preference one whose runtime features this machine has (docs/dispatch.md);\n"
      << " * the choice is cached per instance" << (gpu ? " and device" : "") << ". */\n";
   os << "#include \"" << header_file_name(lib.name) << "\"\n\n";
-  os << "#include \"tilegen/" << (gpu ? "cuda" : "dispatch")
-     << ".h\"\n\n#include <stddef.h>\n#include <stdio.h>\n\n";
+  const bool metal = has_metal_rows(lib);
+  os << "#include \"tilegen/" << (gpu ? "cuda" : "dispatch") << ".h\"\n"
+     << (metal ? "#include \"tilegen/metal.h\"\n" : "")
+     << "\n#include <stddef.h>\n#include <stdio.h>\n\n";
   os << "/* Runtime features each target's variants need (targets/Targets.cpp). */\n";
   for (const Target* t : c_library_targets(lib)) {
     std::vector<std::string> f;
@@ -662,6 +687,7 @@ std::string emit_dispatch_source(const Library& lib) {
     n.prefix = n.pub.substr(lib.name.size() + 1);
     if (gpu && !e.kernel->shape_classes.empty())
       n.classes = shape_class_names(*e.kernel);
+    n.probe = gpu ? "tg_cuda_device_cc" : metal ? "tg_metal_device_family" : "";
     std::vector<Arg> args = public_args(*e.kernel);
     emit_tables(os, lib, e, n);
     emit_check(os, e, n, args);

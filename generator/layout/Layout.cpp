@@ -146,6 +146,32 @@ FragmentLayout mma_m16n8k16_accumulator(int64_t M, int64_t N, int64_t WM, int64_
   return l;
 }
 
+FragmentLayout simdgroup_matrix_8x8() {
+  FragmentLayout l;
+  l.shape = {8, 8};
+  // Lane bits, lowest first: bit 0 moves 2 columns, bits 1-2 one row each, bit 3 four
+  // columns, bit 4 four rows.
+  l.thread_modes = {{2, {0, 2}, "lane&1"}, {4, {1, 0}, "lane>>1&3"}, {2, {0, 4}, "lane>>3&1"},
+                    {2, {4, 0}, "lane>>4"}};
+  l.regs = {{}, {{2, 1}}};
+  l.origin = "simdgroup_matrix 8x8";
+  return l;
+}
+
+FragmentLayout simdgroup_accumulator(int64_t M, int64_t N, int64_t WM, int64_t WN) {
+  TG_ASSERT(M % (8 * WM) == 0 && N % (8 * WN) == 0, "simdgroup accumulator: tile not divisible");
+  const int64_t wtm = M / WM, wtn = N / WN;
+  FragmentLayout l = simdgroup_matrix_8x8();
+  l.shape = {M, N};
+  l.thread_modes.push_back({WM, {wtm, 0}, "simd_m"});
+  l.thread_modes.push_back({WN, {0, wtn}, "simd_n"});
+  l.regs = {{{wtm / 8, 8}}, {{2, 1}, {wtn / 8, 8}}};
+  l.origin = "simdgroup_matrix 8x8 accumulator, " + std::to_string(WM) + "x" +
+             std::to_string(WN) + " SIMD-groups of " + std::to_string(wtm) + "x" +
+             std::to_string(wtn);
+  return l;
+}
+
 FragmentLayout simt_accumulator(int64_t M, int64_t N, int64_t TY, int64_t TX) {
   TG_ASSERT(M % TY == 0 && N % (4 * TX) == 0, "simt accumulator: tile not divisible");
   FragmentLayout l;

@@ -82,6 +82,21 @@ struct FragmentLayout {
 // 16 x 8 instruction tiles. Lane = 4 * g + t owns rows g, g + 8 and columns 2t, 2t + 1 of each.
 FragmentLayout mma_m16n8k16_accumulator(int64_t M, int64_t N, int64_t WM, int64_t WN);
 
+// One Metal simdgroup_matrix 8x8 (float, half or bfloat) over the 32 lanes of a SIMD-group:
+// thread_elements() of lane l are the elements (r, c) and (r, c + 1) with
+//   r = bit1(l) + 2 bit2(l) + 4 bit4(l),   c = 2 bit0(l) + 4 bit3(l)
+// (quads of lanes hold 2x4 blocks: lanes 0-3 rows 0-1 columns 0-3, lanes 8-11 rows 0-1
+// columns 4-7, lanes 16-19 rows 4-5). This is the storage order of Apple's patent US11256518B2
+// that MLX, llama.cpp and metal-flash-attention rely on when they read thread_elements();
+// Apple's MSL specification leaves it unstated (docs/metal.md).
+FragmentLayout simdgroup_matrix_8x8();
+
+// The f32 accumulator of simdgroup_multiply_accumulate for an [M, N] tile computed by
+// WM x WN SIMD-groups (SIMD-group s: s % WM along M, s / WM along N), each owning a
+// (M/WM) x (N/WN) tile of 8x8 matrices laid out as simdgroup_matrix_8x8(): register
+// (i, e + 2 j) of a lane is element e of the lane's pair in matrix (i, j).
+FragmentLayout simdgroup_accumulator(int64_t M, int64_t N, int64_t WM, int64_t WN);
+
 // A SIMT accumulator for FMA tiles: threads TY x TX (tx fastest); thread (ty, tx) owns rows
 // ty + TY * i (i < M / TY) and columns 4 * tx + 4 * TX * j + e (e < 4, j < N / (4 TX)).
 FragmentLayout simt_accumulator(int64_t M, int64_t N, int64_t TY, int64_t TX);

@@ -229,6 +229,25 @@ private:
     return c[0] % 16 == 0 && c[1] % 16 == 0 && K % 16 == 0;
   }
 
+  // Metal's simdgroup_matrix: an f32 accumulator of 8-multiple sides and depth; operands of
+  // any float type (each lane converts its elements to f32 as it loads them), b in shared
+  // memory, a in shared memory or (not transposed) a fragment.
+  bool simdgroup_eligible(const Gemm& g) const {
+    if (t_.gpu.mma != MatrixInst::Simdgroup8x8 || g.c->dtype != DType::f32())
+      return false;
+    if (!g.a->dtype.is_float() || !g.b->dtype.is_float() || g.a->dtype == DType::f64() ||
+        g.b->dtype == DType::f64())
+      return false;
+    if (g.b->scope != MemScope::Shared || (g.a->scope != MemScope::Shared && !is_fragment(g.a)))
+      return false;
+    if (is_fragment(g.a) && g.transpose_a)
+      return false;
+    auto c = shape_of(*g.c);
+    auto as = shape_of(*g.a);
+    const int64_t K = g.transpose_a ? as[0] : as[1];
+    return c[0] % 8 == 0 && c[1] % 8 == 0 && K % 8 == 0;
+  }
+
   // GemmPlan::promote_n of an FP8 wgmma gemm that adds into its accumulator (not `clear`) on
   // a target whose FP8 accumulation keeps fewer bits than f32: the fewest equal column chunks
   // of at most 128 columns (a partial of at most 64 registers per thread next to the
@@ -309,6 +328,40 @@ private:
         return false;
       }
       acc = layout::mma_m16n8k16_accumulator(M, N, p.wm, p.wn);
+    } else if (simdgroup_eligible(g)) {
+      // Metal: SIMD-groups of 8x8 matrices, the same search as mma.sync with 8-row tiles.
+      p.kind = GemmPlan::Simdgroup;
+      const int64_t groups = threads_ / t_.gpu.warp_size;
+      const bool rows = row_owned_.count(g.c.get()) || is_fragment(g.a);
+      p.a_in_regs = is_fragment(g.a);
+      double best = 1e30;
+      bool found = false;
+      for (int64_t wm = 1; wm <= groups; ++wm) {
+        const int64_t wn = groups / wm;
+        if (wm * wn != groups || (rows && wn != 1) || M % (8 * wm) != 0 || N % (8 * wn) != 0)
+          continue;
+        const double cost = std::fabs(std::log2(double(M / wm) / double(N / wn))) - 1e-3 * double(wm);
+        if (cost < best) {
+          best = cost;
+          p.wm = wm;
+          p.wn = wn;
+          found = true;
+        }
+      }
+      if (!found) {
+        diag_.error(s->loc, t_.name + ": gemm into '" + g.c->name + "' [" + std::to_string(M) +
+                                ", " + std::to_string(N) + "]: no arrangement of " +
+                                std::to_string(groups) + " SIMD-groups" +
+                                (rows ? " with whole rows per SIMD-group" : "") +
+                                " tiles it with simdgroup_matrix 8x8 (each SIMD-group needs a "
+                                "multiple of 8 rows and 8 columns): give the block fewer "
+                                "threads or the gemm a larger tile");
+        if (rows)
+          diag_.note(s->loc, "whole rows per SIMD-group are needed because the result feeds a "
+                             "gemm's A operand from registers");
+        return false;
+      }
+      acc = layout::simdgroup_accumulator(M, N, p.wm, p.wn);
     } else {
       p.kind = GemmPlan::Simt;
       p.a_staged = is_fragment(g.a);
@@ -614,7 +667,9 @@ private:
       if (p.kind == GemmPlan::Simt || !p.a_in_regs)
         continue;
       auto as = shape_of(*g->a);
-      auto want = layout::mma_m16n8k16_accumulator(as[0], as[1], p.wm, 1);
+      auto want = p.kind == GemmPlan::Simdgroup
+                      ? layout::simdgroup_accumulator(as[0], as[1], p.wm, 1)
+                      : layout::mma_m16n8k16_accumulator(as[0], as[1], p.wm, 1);
       const FragmentLayout& have = plan_.fragments.at(g->a.get());
       if (!same(have, want)) {
         diag_.error(s->loc, t_.name + ": gemm reads '" + g->a->name +

@@ -29,10 +29,11 @@
 namespace tilegen::passes {
 
 struct GemmPlan {
-  enum Kind { Mma, Simt, Wgmma } kind = Simt;
-  int64_t wm = 1, wn = 1; // Mma: warps along M and N
+  // Simdgroup: Metal simdgroup_matrix 8x8 (simdgroup_multiply_accumulate), wm x wn SIMD-groups.
+  enum Kind { Mma, Simt, Wgmma, Simdgroup } kind = Simt;
+  int64_t wm = 1, wn = 1; // Mma, Simdgroup: warps (SIMD-groups) along M and N
   int64_t ty = 1, tx = 1; // Simt: threads along M and N
-  bool a_in_regs = false; // Mma: A read from a fragment's registers (no ldmatrix)
+  bool a_in_regs = false; // Mma, Simdgroup: A read from a fragment's registers (no ldmatrix)
   bool a_staged = false;  // Simt: A fragment written to shared scratch first
   // Mma: B's ldmatrix run one n16 chunk ahead of the mma (8 registers) instead of a whole k16
   // step ahead (4 per 8 columns of the warp tile); chosen where the full-width buffers would

@@ -6,6 +6,7 @@
 #include "ir/IRVerifier.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
+#include "passes/CheckMetal.h"
 #include "passes/DivisorCheck.h"
 #include "passes/LayoutInference.h"
 #include "passes/LegalizeC.h"
@@ -89,6 +90,9 @@ Kernel legalize_for(const Kernel& k, const Target& target) {
   // that wgmma does not take become f16.
   case Backend::CUDA: return legalize_cuda(k, target);
   case Backend::WGSL: return legalize_wgsl(k, target);
+  // Metal keeps every dtype: the emitter holds 16- and 8-bit floats in float registers and
+  // keeps them half/bfloat/uchar in memory (check_metal rejected what MSL cannot say).
+  case Backend::Metal: return k;
   default: internal_error(std::string("no legalization for backend ") + backend_name(target.backend));
   }
 }
@@ -139,6 +143,8 @@ std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const T
   // rewrite is a located error first.
   if (target.backend == Backend::WGSL && !check_wgsl(out, target, diag))
     return std::nullopt;
+  if (target.backend == Backend::Metal && !check_metal(out, target, diag))
+    return std::nullopt;
   out = simplify(legalize_for(out, target));
   check(out, "legalization", true);
 
@@ -157,7 +163,7 @@ std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const T
 
   // GPU targets: thread mappings and swizzles must exist before anything is written (the
   // emitter recomputes the same plan; a conflict is a located user error here).
-  if (target.is_gpu() && !infer_layouts(out, target, diag))
+  if (target.has_thread_layouts() && !infer_layouts(out, target, diag))
     return std::nullopt;
   return out;
 }

@@ -20,6 +20,8 @@ enum class MatrixInst {
   MmaM16N8K16,  // mma.sync.aligned.m16n8k16 f16/bf16 -> f32 (sm_80+), ldmatrix operands
   Wgmma,        // wgmma.mma_async m64nNk16 f16/bf16 -> f32 per warpgroup, operands through
                 // shared-memory descriptors (sm_90a); mma.sync remains for other gemms
+  Simdgroup8x8, // Metal simdgroup_matrix 8x8: simdgroup_multiply_accumulate into float
+                // matrices, operands converted to f32 as each lane loads its two elements
 };
 // How a GPU target moves global tiles into shared memory (passes/PipelinePlan).
 enum class AsyncCopy {
@@ -82,6 +84,16 @@ struct WgslFacts {
   bool subgroups = false;  // `enable subgroups;`: reductions through subgroup shuffles
 };
 
+// Facts of a Metal target (docs/metal.md): the Apple GPU family its variants need and the
+// limits every generated kernel stays within. Sources in TargetsMetal.cpp.
+struct MetalFacts {
+  int gpu_family = 0;                     // MTLGPUFamilyApple<N>: 7 = M1 / A14 and later
+  std::string language;                   // MSL version the sources are written in ("3.1")
+  int64_t threadgroup_memory_bytes = 0;   // maxThreadgroupMemoryLength
+  int max_threads_per_threadgroup = 0;    // maxTotalThreadsPerThreadgroup (upper bound)
+  int simd_width = 32;                    // threads per SIMD-group (threadExecutionWidth)
+};
+
 struct Target {
   std::string name;    // what users write in TARGETS / --targets: "c", "c_avx2", "sm_80", ...
   Backend backend;
@@ -108,16 +120,24 @@ struct Target {
   GpuFacts gpu;
   // WGSL targets only (backend WGSL).
   WgslFacts wgsl;
+  // Metal targets only (backend Metal). Their `gpu` holds what layout inference reads
+  // (warp_size, smem_per_block, mma, max_tile_rank); cc stays 0.
+  MetalFacts metal;
 
   bool is_gpu() const { return backend == Backend::CUDA || backend == Backend::HIP; }
+  // Blocks of many threads whose fragments are spread over them by layout inference
+  // (passes/LayoutInference): the CUDA/HIP targets and Metal. Metal keeps the C-style schedule
+  // rule and no shape classes (is_gpu() is false there).
+  bool has_thread_layouts() const { return is_gpu() || backend == Backend::Metal; }
 };
 
 const std::vector<Target>& all_targets();
 // The rows of each backend family, concatenated by all_targets() in this order: C
-// (Targets.cpp), CUDA (TargetsCuda.cpp), WGSL (TargetsWgsl.cpp).
+// (Targets.cpp), CUDA (TargetsCuda.cpp), WGSL (TargetsWgsl.cpp), Metal (TargetsMetal.cpp).
 std::vector<Target> c_targets();
 std::vector<Target> cuda_targets();
 std::vector<Target> wgsl_targets();
+std::vector<Target> metal_targets();
 // Targets planned (docs/internals.md) whose emitters do not exist yet: specs may already
 // carry their schedule overrides, so the front end accepts these names.
 const std::vector<std::string>& planned_target_names();

@@ -6,8 +6,10 @@
 
 #include "dispatch/DispatchEmitter.h"
 #include "dispatch/JsModuleEmitter.h"
+#include "dispatch/MetalHostEmitter.h"
 #include "dispatch/Naming.h"
 #include "emit/Emitter.h"
+#include "emit/MslEmitter.h"
 #include "ir/IRPrinter.h"
 #include "passes/TileRecommend.h"
 #include "spec/Frontend.h"
@@ -15,6 +17,7 @@
 #include "support/TextEscape.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <ostream>
 #include <set>
@@ -44,7 +47,7 @@ std::vector<std::string> distinct(const std::vector<std::string>& plan) {
 bool is_c_candidate(const std::string& name, const std::string& lib) {
   if (name == dispatch::header_file_name(lib) || name == dispatch::dispatch_file_name(lib) ||
       name == dispatch::js_module_file_name(lib) || name == dispatch::js_types_file_name(lib) ||
-      name == dispatch::wgsl_manifest_file_name(lib))
+      name == dispatch::wgsl_manifest_file_name(lib) || name == dispatch::metal_host_file_name(lib))
     return true;
   std::string prefix = lib + "__";
   if (name.size() <= prefix.size() + 2 || name.compare(0, prefix.size(), prefix) != 0)
@@ -102,6 +105,18 @@ bool Driver::resolve_targets(const Options& o, std::vector<const Target*>& out,
       return false;
     }
     out.push_back(t);
+  }
+  // One GPU runtime per C library: its dispatch table selects CUDA rows by a CUDA device's
+  // compute capability and Metal rows by the Apple GPU family (docs/metal.md), never both.
+  const Target* cuda = nullptr;
+  const Target* metal = nullptr;
+  for (const Target* t : out)
+    (t->backend == Backend::Metal ? metal : t->is_gpu() ? cuda : t) = t;
+  if (!default_all && cuda && metal) {
+    err_ << "tilegen: error: targets '" << cuda->name << "' and '" << metal->name
+         << "' cannot share a library: its dispatch table selects one GPU runtime (CUDA or "
+            "Metal); generate two libraries\n";
+    return false;
   }
   return true;
 }
@@ -217,11 +232,13 @@ std::optional<std::vector<std::string>> Driver::class_plan(const ir::Kernel& k,
 
 // A WGSL variant must fit WebGPU's limits (workgroup memory, invocations, storage buffers) and
 // WGSL's storage types; reported like an unsatisfiable schedule, once per (kernel, target).
+// Metal variants likewise: threadgroup memory and threads per threadgroup (emit/MslEmitter.h).
 bool Driver::wgsl_fits(const ir::Kernel& k, const ir::Kernel& instantiated, const Target& t,
                        FailedPairs& failed) {
-  if (t.backend != Backend::WGSL)
+  if (t.backend != Backend::WGSL && t.backend != Backend::Metal)
     return true;
-  std::string problem = emit::wgsl_layout(instantiated, t).problem;
+  std::string problem = t.backend == Backend::WGSL ? emit::wgsl_layout(instantiated, t).problem
+                                                   : emit::msl_layout(instantiated, t).problem;
   if (problem.empty())
     return true;
   if (failed.insert({k.name, t.name}).second)
@@ -240,7 +257,7 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
     return std::nullopt;
 
   // WGSL targets have no C entry points: they feed the ES module (wgsl_lib), not the C
-  // dispatch library, which gets every other target.
+  // dispatch library, which gets every other target (Metal through its C launchers).
   std::vector<const Target*> c_side;
   for (const Target* t : targets)
     if (t->backend != Backend::WGSL)
@@ -250,6 +267,9 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
   std::vector<OutputFile> files;
   std::string marker = dispatch::generated_marker(o.lib);
   FailedPairs failed;
+  // Metal variants also get a C launcher each, in <lib>_metal.c (dispatch/MetalHostEmitter).
+  std::deque<ir::Kernel> metal_kernels;
+  std::vector<dispatch::MetalVariant> metal_variants;
   for (const auto& s : *loaded)
     for (const auto& lk : s.kernels) {
       lib.kernels.push_back({&lk.kernel, lk.instances, s.path, {}});
@@ -279,6 +299,11 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
               wk.variants.push_back({inst, t, files.back().name, info.function_name,
                                      files.back().contents, emit::wgsl_layout(*ik, *t), grid});
             }
+            if (t->backend == Backend::Metal) {
+              metal_kernels.push_back(*ik);
+              metal_variants.push_back({&metal_kernels.back(), t, info.function_name,
+                                        files.back().name, s.path, emit::msl_layout(*ik, *t)});
+            }
           }
         }
       if (!wk.variants.empty())
@@ -291,6 +316,9 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
     files.insert(files.begin() + 1,
                  {dispatch::dispatch_file_name(o.lib), dispatch::emit_dispatch_source(lib)});
   }
+  if (!metal_variants.empty())
+    files.push_back({dispatch::metal_host_file_name(o.lib),
+                     dispatch::emit_metal_host(o.lib, metal_variants)});
   if (!wgsl_lib.kernels.empty()) {
     files.push_back({dispatch::js_module_file_name(o.lib), marker + "\n" + dispatch::emit_js_module(wgsl_lib)});
     files.push_back({dispatch::js_types_file_name(o.lib), marker + "\n" + dispatch::emit_js_types(wgsl_lib)});
@@ -488,9 +516,14 @@ int Driver::outputs(const Options& o) {
   auto field = [&](const std::string& f) { return cmake ? cmake_record_field(f) : f; };
   // WGSL variants are not compiled: cmake lists them as `wgsl <file>`, with the ES module, its
   // types and the manifest as `wgsl_host <file>` (cmake/TileGen.cmake installs them).
-  bool any_c = false, any_wgsl = false;
-  for (const Target* t : targets)
+  // Metal variants are listed as `metal <file>`: TileGen.cmake compiles them with xcrun on
+  // macOS and type-checks them elsewhere (docs/metal.md); they are not C sources. Their C
+  // launchers, <lib>_metal.c, are `metal_host <file>`.
+  bool any_c = false, any_wgsl = false, any_metal = false;
+  for (const Target* t : targets) {
     (t->backend == Backend::WGSL ? any_wgsl : any_c) = true;
+    any_metal = any_metal || t->backend == Backend::Metal;
+  }
   // The same enumeration as generate: on GPU targets of kernels with schedule.classes, one
   // variant per distinct class choice (class_plan runs the recommender for that).
   FailedPairs failed;
@@ -502,8 +535,9 @@ int Driver::outputs(const Options& o) {
           if (auto plan = class_plan(lk.kernel, inst, *t, failed))
             for (const std::string& cls : distinct(*plan)) {
               if (cmake)
-                listing +=
-                    t->backend == Backend::WGSL ? "wgsl " : "variant " + field(t->name) + " ";
+                listing += t->backend == Backend::WGSL    ? "wgsl "
+                           : t->backend == Backend::Metal ? "metal "
+                                                          : "variant " + field(t->name) + " ";
               listing += field(dispatch::variant_file_name(o.lib, lk.kernel, inst, *t, cls)) + "\n";
             }
   if (diag_.has_errors())
@@ -513,6 +547,8 @@ int Driver::outputs(const Options& o) {
     out_ << (cmake ? "source " : "") << field(dispatch::dispatch_file_name(o.lib)) << "\n";
   }
   out_ << listing;
+  if (any_metal)
+    out_ << (cmake ? "metal_host " : "") << field(dispatch::metal_host_file_name(o.lib)) << "\n";
   if (any_wgsl)
     for (const std::string& f : {dispatch::js_module_file_name(o.lib), dispatch::js_types_file_name(o.lib),
                                  dispatch::wgsl_manifest_file_name(o.lib)})
@@ -520,7 +556,7 @@ int Driver::outputs(const Options& o) {
   if (cmake)
     for (const Target* t : targets)
       if (t->backend != Backend::WGSL) {
-        out_ << "flags " << field(t->name);
+        out_ << (t->backend == Backend::Metal ? "metal_flags " : "flags ") << field(t->name);
         for (const auto& f : t->compile_flags)
           out_ << " " << field(f);
         out_ << "\n";

@@ -6,10 +6,12 @@ for f in bin/tilegen include/tilegen/runtime.h include/tilegen/variant.h \
          include/tilegen/dispatch.h lib/cmake/TileGen/TileGenConfig.cmake \
          lib/cmake/TileGen/TileGenConfigVersion.cmake lib/cmake/TileGen/TileGenTargets.cmake \
          lib/cmake/TileGen/TileGen.cmake share/tilegen/kernels/gemm.yaml \
-         share/tilegen/kernels/softmax.yaml; do
+         share/tilegen/kernels/softmax.yaml include/tilegen/metal.h \
+         lib/cmake/TileGen/metal/metal_stdlib lib/cmake/TileGen/metal/embed.cmake; do
   [ -f "$PREFIX/$f" ] || fail "missing $PREFIX/$f"
 done
 ls "$PREFIX"/lib*/libtilegen_runtime.a >/dev/null || fail "missing libtilegen_runtime.a"
+ls "$PREFIX"/lib*/libtilegen_runtime_metal.a >/dev/null || fail "missing libtilegen_runtime_metal.a"
 if [ "${TILEGEN_HAVE_CUDA:-0}" = 1 ]; then
   [ -f "$PREFIX/include/tilegen/cuda.h" ] || fail "missing include/tilegen/cuda.h"
   ls "$PREFIX"/lib*/libtilegen_runtime_cuda.a >/dev/null || fail "missing libtilegen_runtime_cuda.a"

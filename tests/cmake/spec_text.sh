@@ -12,6 +12,9 @@
 #   spec_text.sh json     the .wgsl.json manifest parses (python3, strict UTF-8) with the path
 #   spec_text.sh records  `tilegen outputs --format=cmake` parsed as cmake/TileGen.cmake does
 #                         (cmake -P) names exactly the files generate writes
+#   spec_text.sh metal    every .metal type-checks against cmake/metal/metal_stdlib and, compiled
+#                         against the simulator's metal_stdlib, holds no planted symbol; so does
+#                         the launchers' C file
 #   spec_text.sh wgsl     the WGSL has no code outside its comments; Tint (Dawn's Null backend)
 #                         validates it and tsc --strict takes the .d.ts (NPM_DIR: tests/wgsl's
 #                         pinned npm folder; exit 77 without it)
@@ -162,7 +165,27 @@ wgsl)
     fail "tsc --strict rejects the .d.ts generated from hostile text"
   echo "WGSL: Tint validates the variants, tsc --strict takes tgw.d.ts"
   ;;
+metal)
+  generate tgm metal,c gen
+  check_text gen
+  # Every .metal type-checks against the shim, and compiled for the CPU against the simulator's
+  # metal_stdlib (as tests/metal runs them) holds no planted symbol; nor do the launchers.
+  clang=$(command -v clang++ || command -v clang++-14) || fail "no clang++"
+  n=0
+  for f in gen/*.metal; do
+    "$clang" -x c++ -std=c++20 -fms-extensions -fsyntax-only -nostdinc -nostdinc++ \
+      -isystem "$TILEGEN_SRC/cmake/metal" -Wno-unknown-attributes -Werror "$f" ||
+      fail "$f does not type-check against cmake/metal/metal_stdlib"
+    "$clang" -x c++ -std=c++20 -c -Wno-unknown-attributes -I "$TILEGEN_SRC/tests/metal/sim" \
+      "$f" -o "${f%.metal}.o" || fail "$f does not compile against the simulator's metal_stdlib"
+    n=$((n + 1))
+  done
+  gcc -std=c11 -Wall -Wextra -Werror -c -I "$TILEGEN_SRC/runtime/include" gen/tgm_metal.c \
+    -o gen/tgm_metal.o || fail "tgm_metal.c does not compile"
+  no_payload_symbols gen/*.o
+  echo "Metal: $n variants type-check and compile without planted code; tgm_metal.c compiles"
+  ;;
 *)
-  fail "usage: spec_text.sh c|cuda|js|json|records|wgsl"
+  fail "usage: spec_text.sh c|cuda|js|json|records|wgsl|metal"
   ;;
 esac

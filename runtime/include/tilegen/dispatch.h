@@ -15,7 +15,12 @@ extern "C" {
 #endif
 
 /* Where a variant runs. */
-typedef enum tg_backend { TG_BACKEND_CPU = 0, TG_BACKEND_CUDA = 1, TG_BACKEND_HIP = 2 } tg_backend;
+typedef enum tg_backend {
+  TG_BACKEND_CPU = 0,
+  TG_BACKEND_CUDA = 1,
+  TG_BACKEND_HIP = 2,
+  TG_BACKEND_METAL = 3 /* Apple GPUs (docs/metal.md): `cc` is the GPU family x 10 */
+} tg_backend;
 
 /* One row of a generated variant table. The GPU fields come last so that CPU-only tables may
  * leave them out of their initializers. */

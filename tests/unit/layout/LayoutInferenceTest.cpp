@@ -139,3 +139,29 @@ body:
   EXPECT_NE(msg.find("conflict.yaml:21:5: error: sm_80: layout conflict on fragment 'r'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("conflict.yaml:18:5: note: the layout of 'r' was decided here"), std::string::npos) << msg;
 }
+
+// Metal (docs/metal.md): every float gemm into an f32 accumulator runs on simdgroup_matrix 8x8,
+// f32 operands included (the matrices are simdgroup_float8x8 whatever the operand type).
+TEST(LayoutInference, MetalGemmUsesSimdgroupMatricesOnSquareTiles) {
+  for (const char* inst : {"f32", "f16", "bf16"}) {
+    auto p = plan_for("gemm.yaml", inst, "metal");
+    const auto& g = only_gemm(p);
+    EXPECT_EQ(g.kind, passes::GemmPlan::Simdgroup) << inst;
+    EXPECT_EQ(g.wm, 2) << inst; // 4 SIMD-groups over a 64x64 tile: 2x2 of 32x32
+    EXPECT_EQ(g.wn, 2) << inst;
+    EXPECT_NE(frag(p, "acc").origin.find("simdgroup_matrix 8x8 accumulator"), std::string::npos);
+    EXPECT_TRUE(p.plan.swizzles.empty()) << "threadgroup tiles are not swizzled on Metal";
+  }
+}
+
+TEST(LayoutInference, MetalAttentionReadsProbabilitiesFromRegisters) {
+  auto p = plan_for("flash_attention_fwd.yaml", "f16_causal1_D64", "metal");
+  bool saw_regs = false;
+  for (const auto& [s, g] : p.plan.gemms) {
+    EXPECT_EQ(g.kind, passes::GemmPlan::Simdgroup);
+    EXPECT_EQ(g.wn, 1) << "whole rows per SIMD-group: the scores feed p @ V from registers";
+    saw_regs = saw_regs || g.a_in_regs;
+  }
+  EXPECT_TRUE(saw_regs);
+  EXPECT_EQ(frag(p, "p").thread_modes, frag(p, "s").thread_modes);
+}

@@ -71,6 +71,50 @@ TEST(LayoutTest, MmaAccumulatorMatchesThePtxFragment) {
   }
 }
 
+TEST(LayoutTest, SimdgroupMatrixMatchesAppleStorageOrder) {
+  // Metal simdgroup_matrix 8x8 (docs/metal.md): with q = lane / 4, lane holds row
+  // (q & 4) + (lane / 2) % 4 and columns (q & 2) * 2 + (lane % 2) * 2 + {0, 1} -- the quad form
+  // MLX's BaseMMAFrag::get_coord computes, written here independently of Layout.cpp.
+  auto l = simdgroup_matrix_8x8();
+  EXPECT_EQ(l.threads(), 32);
+  EXPECT_EQ(l.num_regs(), 2);
+  expect_exact_cover(l);
+  for (int64_t lane = 0; lane < 32; ++lane) {
+    const int64_t q = lane / 4;
+    const int64_t row = (q & 4) + (lane / 2) % 4, col = (q & 2) * 2 + (lane % 2) * 2;
+    EXPECT_EQ(l.thread_coord(0, lane), row) << lane;
+    for (int64_t e = 0; e < 2; ++e)
+      EXPECT_EQ(l.thread_coord(1, lane) + l.reg_coord(1, e), col + e) << lane;
+  }
+}
+
+TEST(LayoutTest, SimdgroupAccumulatorCoversTileOnce) {
+  for (auto [M, N, WM, WN] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
+           {8, 8, 1, 1}, {16, 16, 1, 1}, {64, 64, 2, 2}, {16, 128, 1, 1}, {128, 64, 4, 1}, {32, 64, 1, 2}}) {
+    auto l = simdgroup_accumulator(M, N, WM, WN);
+    EXPECT_EQ(l.threads(), 32 * WM * WN);
+    EXPECT_EQ(l.replication(), 1);
+    EXPECT_EQ(l.num_regs(), M * N / (32 * WM * WN));
+    expect_exact_cover(l);
+  }
+  // Register (i, e + 2 j) of lane l in SIMD-group (sm, sn) is element e of the lane's pair in
+  // 8x8 matrix (i, j) of that SIMD-group's (M / WM) x (N / WN) tile (MslOps.cpp relies on it).
+  const int64_t M = 32, N = 64, WM = 2, WN = 2, TI = M / WM / 8, TJ = N / WN / 8;
+  auto l = simdgroup_accumulator(M, N, WM, WN);
+  auto atom = simdgroup_matrix_8x8();
+  for (int64_t t = 0; t < 32 * WM * WN; ++t) {
+    const int64_t lane = t % 32, sm = (t / 32) % WM, sn = t / 32 / WM;
+    for (int64_t i = 0; i < TI; ++i)
+      for (int64_t j = 0; j < TJ; ++j)
+        for (int64_t e = 0; e < 2; ++e) {
+          EXPECT_EQ(l.thread_coord(0, t) + l.reg_coord(0, i),
+                    sm * (M / WM) + 8 * i + atom.thread_coord(0, lane));
+          EXPECT_EQ(l.thread_coord(1, t) + l.reg_coord(1, e + 2 * j),
+                    sn * (N / WN) + 8 * j + atom.thread_coord(1, lane) + e);
+        }
+  }
+}
+
 TEST(LayoutTest, SimtAndElementwiseCoverTileOnce) {
   expect_exact_cover(simt_accumulator(64, 64, 16, 8));
   expect_exact_cover(simt_accumulator(128, 128, 16, 16));
