@@ -6,7 +6,7 @@
 
 #include "ir/IRVisitor.h"
 #include "support/InternalError.h"
-#include "support/Keywords.h"
+#include "support/ReservedNames.h"
 #include "support/TextEscape.h"
 
 #include <algorithm>
@@ -536,8 +536,8 @@ std::string MslEmitter::math_name(Intrinsic fn, DType t) const {
 const std::set<std::string>& MslEmitter::reserved_words() const {
   // C++14 keywords (MSL is C++14 based), MSL's own keywords, attribute and address-space
   // names, the scalar and vector type names of <metal_stdlib> that a spec name could shadow,
-  // and the library functions generated code calls. (A names policy shared by the backends,
-  // support/ReservedNames, had not landed when this list was written.)
+  // and the library functions generated code calls. support/ReservedNames lists the same words
+  // (the front end refuses them; ReservedNamesTest checks that it refuses this whole list).
   static const std::set<std::string> words = [] {
     std::set<std::string> w = c11_keywords();
     w.insert(cxx_keywords().begin(), cxx_keywords().end());

@@ -177,6 +177,26 @@ std::vector<ReservedList> build_lists() {
     }
   lists.push_back({"WGSL predeclared types, enumerants, built-in functions and built-in values",
                    "a predeclared WGSL name", wgsl});
+  // MSL is C++14 with address spaces and <metal_stdlib>: its own keywords and the library
+  // names generated MSL uses (emit/MslEmitter.cpp, reserved_words).
+  lists.push_back({"Metal Shading Language keywords, attributes and address spaces, and the "
+                   "<metal_stdlib> types and functions generated MSL uses",
+                   "a Metal Shading Language keyword or a <metal_stdlib> name generated MSL uses",
+                   words({"kernel", "vertex", "fragment", "device", "threadgroup",
+                          "threadgroup_imageblock", "constant", "thread", "ray_data",
+                          "object_data", "visible", "stitchable", "metal", "half", "bfloat",
+                          "uchar", "ushort", "uint", "ulong", "size_t", "ptrdiff_t", "float2",
+                          "float3", "float4", "half2", "half4", "int2", "int3", "int4", "uint2",
+                          "uint3", "uint4", "bool2", "bool4", "atomic_int", "atomic_uint",
+                          "atomic_float", "simdgroup_matrix", "simdgroup_float8x8",
+                          "simdgroup_half8x8", "simdgroup_bfloat8x8", "mem_flags",
+                          "memory_order", "memory_order_relaxed", "INFINITY", "NAN", "MAXFLOAT",
+                          "HUGE_VALF", "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "tanh",
+                          "floor", "ceil", "fabs", "abs", "min", "max", "fma", "select",
+                          "as_type", "isnan", "isinf", "threadgroup_barrier",
+                          "simd_shuffle_xor", "simd_sum", "simd_max", "simd_min",
+                          "simdgroup_multiply_accumulate", "simdgroup_load", "simdgroup_store",
+                          "atomic_fetch_add_explicit"})});
   lists.push_back({"Names the generated code declares or uses next to spec names",
                    "a name the generated code declares or uses next to spec names",
                    words({"args", "launch", "out", "main"})});

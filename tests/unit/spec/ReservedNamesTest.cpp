@@ -3,6 +3,7 @@
 // spelling rules hold at their edges.
 #include "dispatch/Naming.h"
 #include "emit/CEmitter.h"
+#include "emit/MslEmitter.h"
 #include "emit/WgslEmitter.h"
 #include "passes/Pipeline.h"
 #include "spec/ExprParser.h"
@@ -128,7 +129,7 @@ TEST(ReservedNames, PrinterListsAreRefused) {
   ASSERT_TRUE(ks.has_value()) << err.str();
   const ir::Kernel& k = ks->front();
   auto insts = passes::enumerate_instances(k);
-  for (const char* tname : {"c", "wgsl"}) {
+  for (const char* tname : {"c", "wgsl", "metal"}) {
     const Target* t = find_target(tname);
     ASSERT_NE(t, nullptr);
     auto ik = passes::instantiate(k, insts.front(), *t, diag);
@@ -137,6 +138,8 @@ TEST(ReservedNames, PrinterListsAreRefused) {
     std::set<std::string> words;
     if (t->backend == Backend::WGSL)
       words = emit::WgslEmitter(*ik, *t, info).printer_reserved_words();
+    else if (t->backend == Backend::Metal)
+      words = emit::MslEmitter(*ik, *t, info).printer_reserved_words();
     else
       words = emit::CEmitter(*ik, *t, info).printer_reserved_words();
     EXPECT_GT(words.size(), 40u);
