@@ -72,6 +72,8 @@ protected:
   // Storage <-> f32 register values of dtype t.
   virtual std::string to_float(const std::string& storage_value, ir::DType t) const;
   virtual std::string from_float(const std::string& float_value, ir::DType t) const;
+  // The template argument of tg_widen_fp8x16 that names FP8 type t's encoding.
+  virtual std::string fp8_widen_tag(ir::DType t) const;
   // The helper functions the kernels called (need()), printed before them.
   virtual std::string helpers_source() const;
   // The helpers of the shared printer every dialect prints the same way (typed min/max/abs,

@@ -125,7 +125,8 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
     finder.visit(s);
   const bool wgmma_reads = finder.found;
   auto settle = [&](int pending) {
-    line(need("tg_cp_async_wait") + "<" + std::to_string(pending) + ">();");
+    if (async) // targets without asynchronous copies (HIP) wrote the tiles with plain stores
+      line(need("tg_cp_async_wait") + "<" + std::to_string(pending) + ">();");
     if (wgmma_reads)
       line(need("tg_fence_proxy_async") + "(); // the async proxy (wgmma) reads these copies");
     line(sync_threads());

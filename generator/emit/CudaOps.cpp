@@ -339,7 +339,7 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
   if (widen16) {
     const int64_t chunks = R * C / 16, per = (chunks + threads_ - 1) / threads_, CPR = C / 16;
     const std::string fn = need("tg_widen_fp8x16"), P = std::to_string(per);
-    const std::string interp = g.dtype.kind == ScalarKind::E4M3 ? "__NV_E4M3" : "__NV_E5M2";
+    const std::string interp = fp8_widen_tag(g.dtype);
     open("if constexpr (TG_VEC >= 16)");
     line("uint4 tg_w[" + P + "];");
     auto at_chunk = [&] {
@@ -1377,6 +1377,10 @@ void CudaEmitter::emit_atomic_add(const AtomicAdd* a) {
   if (!leader.empty())
     close();
   close();
+}
+
+std::string CudaEmitter::fp8_widen_tag(DType t) const {
+  return t.kind == ScalarKind::E4M3 ? "__NV_E4M3" : "__NV_E5M2";
 }
 
 } // namespace tilegen::emit

@@ -29,8 +29,14 @@
 namespace tilegen::passes {
 
 struct GemmPlan {
-  enum Kind { Mma, Simt, Wgmma } kind = Simt;
-  int64_t wm = 1, wn = 1; // Mma: warps along M and N
+  // MatrixCore: an AMD MFMA/WMMA instruction (HIP targets; `matrix` indexes the target's
+  // HipFacts::matrix, layout/MatrixCore.h has its lane mappings).
+  enum Kind { Mma, Simt, Wgmma, MatrixCore } kind = Simt;
+  int64_t wm = 1, wn = 1; // Mma, MatrixCore: warps (waves) along M and N
+  int64_t matrix = -1;    // MatrixCore: the instruction
+  // MatrixCore: instructions along K fed by one operand load (2: a lane reads 16 bytes of f16
+  // for two MFMA steps, layout::operand_k's permutation of K), where K allows it.
+  int64_t steps = 1;
   int64_t ty = 1, tx = 1; // Simt: threads along M and N
   bool a_in_regs = false; // Mma: A read from a fragment's registers (no ldmatrix)
   bool a_staged = false;  // Simt: A fragment written to shared scratch first

@@ -9,6 +9,7 @@
 #include "passes/LayoutInference.h"
 #include "passes/LegalizeC.h"
 #include "passes/LegalizeCuda.h"
+#include "passes/LegalizeHip.h"
 #include "passes/LegalizeWgsl.h"
 #include "passes/RedundantLoadElim.h"
 #include "passes/ScheduleResolver.h"
@@ -87,6 +88,8 @@ Kernel legalize_for(const Kernel& k, const Target& target) {
   // declared dtypes because mma operands and shared tiles stay 16-bit; only FP8 gemm operands
   // that wgmma does not take become f16.
   case Backend::CUDA: return legalize_cuda(k, target);
+  // HIP: as CUDA without wgmma (FP8 gemm operands widened to f16, passes/LegalizeHip).
+  case Backend::HIP: return legalize_hip(k, target);
   case Backend::WGSL: return legalize_wgsl(k, target);
   default: internal_error(std::string("no legalization for backend ") + backend_name(target.backend));
   }

@@ -357,8 +357,10 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
       sb.name = b->name;
       sb.elems = n;
       sb.dtype_bytes = b->dtype.bytes();
-      // LegalizeCuda widens FP8 gemm operands to f16 where wgmma does not take them.
-      if (b->dtype.is_fp8() && target.backend == Backend::CUDA && !cuda_fp8_tiles_native(target))
+      // LegalizeCuda widens FP8 gemm operands to f16 where wgmma does not take them, and
+      // LegalizeHip on every HIP target.
+      if (b->dtype.is_fp8() && ((target.backend == Backend::CUDA && !cuda_fp8_tiles_native(target)) ||
+                                target.backend == Backend::HIP))
         sb.dtype_bytes = 2;
       auto it = w.pipeline_factor.find(b.get());
       sb.factor = async && it != w.pipeline_factor.end() ? it->second : 1;

@@ -464,6 +464,32 @@ int Driver::dump(const Options& o) {
   return diag_.has_errors() ? 1 : 0;
 }
 
+namespace {
+
+// The table's facts of a HIP row, one line (`tilegen targets`, docs/hip.md).
+std::string hip_facts_line(const Target& t) {
+  std::string s = "wave" + std::to_string(t.gpu.warp_size) + ", LDS " +
+                  std::to_string(t.gpu.smem_per_block) + " B per block, " +
+                  std::to_string(t.hip.vgprs) + " VGPRs";
+  if (t.hip.agprs > 0)
+    s += " + " + std::to_string(t.hip.agprs) + " AGPRs";
+  s += " per lane, " + std::to_string(t.hip.simds_per_cu) + " SIMDs x " +
+       std::to_string(t.hip.max_waves_per_simd) + " waves per CU; matrix: ";
+  if (t.hip.matrix.empty())
+    s += "none";
+  for (size_t i = 0; i < t.hip.matrix.size(); ++i) {
+    const auto& m = t.hip.matrix[i];
+    s += (i ? ", " : "") + m.mnemonic + " (" + std::to_string(m.m) + "x" + std::to_string(m.n) +
+         "x" + std::to_string(m.k) + " " + m.in + ")";
+  }
+  s += "; compiler " + t.hip.compiler +
+       (t.hip.offload_arch.empty() ? " (every gfx arch of the library; nvcc on NVIDIA)"
+                                   : " --offload-arch=" + t.hip.offload_arch);
+  return s;
+}
+
+} // namespace
+
 int Driver::targets() {
   out_ << "target      backend  pref  runtime features                                   "
           "compile flags\n";
@@ -481,6 +507,8 @@ int Driver::targets() {
     if (!t.fallbacks.empty())
       out_ << " (falls back to " << join(t.fallbacks, ", ") << ")";
     out_ << "\n";
+    if (t.backend == Backend::HIP)
+      out_ << "            " << hip_facts_line(t) << "\n";
   }
   return 0;
 }
