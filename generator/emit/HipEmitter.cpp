@@ -101,7 +101,8 @@ std::string HipEmitter::fp8_widen_tag(DType t) const {
 std::string HipEmitter::helpers_source() const {
   auto has = [&](const char* h) { return helpers_.count(h) > 0; };
   std::string s;
-  s += "#define TG_DEV static __device__ __forceinline__\n\n";
+  // maybe_unused: the conversions are printed whether or not the kernels call them
+  s += "#define TG_DEV [[maybe_unused]] static __device__ __forceinline__\n\n";
   s += "/* A butterfly step across lanes: HIP's __shfl_xor on AMD (ds_bpermute / DPP), the CUDA\n"
        " * intrinsic HIP's NVIDIA headers map it to elsewhere (every lane of the warp takes part). */\n"
        "TG_DEV float tg_shfl_xor(float v, int m) {\n"
