@@ -598,6 +598,12 @@ int Driver::outputs(const Options& o) {
         for (const auto& f : t->compile_flags)
           out_ << " " << field(f);
         out_ << "\n";
+        // HIP targets: the offload arch ("-" for the portable row, built for every gfx arch of
+        // the library) and the compiler of its code objects (cmake/TileGen.cmake, docs/hip.md)
+        if (t->backend == Backend::HIP)
+          out_ << "hip " << field(t->name) << " "
+               << (t->hip.offload_arch.empty() ? "-" : field(t->hip.offload_arch)) << " "
+               << field(t->hip.compiler) << "\n";
       }
   return 0;
 }
