@@ -79,10 +79,10 @@ for job in $(awk '{print $NF}' "$work/jobs"); do
     continue
   fi
   meta=$("$readelf" --notes "$co")
-  vgpr=$(echo "$meta" | awk '/\.vgpr_count:/ {print $2}' | sort -n | tail -1)
-  agpr=$(echo "$meta" | awk '/\.agpr_count:/ {print $2}' | sort -n | tail -1)
-  scratch=$(echo "$meta" | awk '/\.private_segment_fixed_size:/ {s += $2} END {print s + 0}')
-  spills=$(echo "$meta" | awk '/_spill_count:/ {s += $2} END {print s + 0}')
+  vgpr=$(echo "$meta" | awk '/\.vgpr_count:/ {print $NF}' | sort -n | tail -1)
+  agpr=$(echo "$meta" | awk '/\.agpr_count:/ {print $NF}' | sort -n | tail -1)
+  scratch=$(echo "$meta" | awk '/\.private_segment_fixed_size:/ {s += $NF} END {print s + 0}')
+  spills=$(echo "$meta" | awk '/_spill_count:/ {s += $NF} END {print s + 0}')
   lds=$(sed -n 's/^static const size_t tg_smem_bytes = \([0-9]*\);/\1/p' "$src")
   res=ok
   if [[ $scratch != 0 || $spills != 0 ]]; then res="SCRATCH ($scratch B, $spills spills)"; fail=1; fi
