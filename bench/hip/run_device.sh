@@ -125,11 +125,6 @@ if grep -q FAILED "$work/host.log"; then
 fi
 say "built $work/tgh_check ($(ls "$gen"/*.hip.host.o | wc -l) HIP variants, $(ls "$gen"/*.c.o | wc -l) C files)"
 nm -u "$work/tgh_check" | grep -qi amdhip && { say "FAIL: tgh_check links libamdhip64"; fail=1; }
-if [[ $dry == 1 ]]; then
-  say "dry run: nothing executed"
-  exit $fail
-fi
-
 # 5. runs
 run() { # name, command...
   local name=$1; shift
@@ -138,6 +133,13 @@ run() { # name, command...
   say "$name: rc $rc; $(grep -c ' ok ' "$work/$name.log") ok lines, $(grep -c 'FAIL' "$work/$name.log") FAIL lines; $(grep -E '^tgh_check:|ERROR SUMMARY|RACECHECK SUMMARY' "$work/$name.log" | tr '\n' ' ')"
   [[ $rc == 0 ]] || fail=1
 }
+# the harness against the library's own C variants (host memory, device -1): its shapes,
+# references and tolerances, with no GPU
+run check_cpu "$work/tgh_check" --cpu
+if [[ $dry == 1 ]]; then
+  say "dry run: no GPU run; run_device.sh: $([[ $fail == 0 ]] && echo 'PASS (build + CPU harness)' || echo FAIL)"
+  exit $fail
+fi
 run check "$work/tgh_check"
 sanitizer=$(command -v compute-sanitizer || echo "$cuda_home/bin/compute-sanitizer")
 if [[ -x $sanitizer ]]; then
