@@ -92,7 +92,11 @@ void HipEmitter::gemm_matrix_core(const Gemm* g, const passes::GemmPlan& p) {
     }
     close();
   };
-  line("#pragma unroll");
+  // Fully unrolled, the compiler issues every k block's LDS reads up front: where they would
+  // hold more than 64 registers (WMMA's 16 values per lane and tile), two blocks at a time
+  // (gfx1100 spilled with 8 k blocks of 4 tiles unrolled; tests/hip/compile_all.sh).
+  const int64_t block_regs = (tm + tn) * per_lane / 2;
+  line(block_regs * (K / KB) > 64 ? "#pragma unroll 2" : "#pragma unroll");
   open("for (int tg_kb = 0; tg_kb < " + str(K / KB) + "; ++tg_kb)");
   line("uint64_t tg_a[" + str(tm) + "][" + str(words) + "], tg_b[" + str(tn) + "][" + str(words) + "];");
   line("#pragma unroll");

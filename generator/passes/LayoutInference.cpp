@@ -713,11 +713,11 @@ private:
                             std::to_string(tp.producers.size()) +
                             " producer cop(ies) issued by a producer warp; " +
                             std::to_string(threads_) + " consumer threads");
-    // AMD matrix instructions: a lane reads 8 or 16 consecutive bytes along K of one row of A
-    // (of B where it is transposed: K-major), 8 lanes of consecutive rows per LDS phase of 16-byte
-    // reads (CDNA3 ISA section 11 "LDS": 128 bytes per clock, 32 banks); the swizzle that makes
-    // ldmatrix's 8 rows conflict-free does the same for them (tests/unit/layout/MatrixCoreTest).
-    // Operands read along their rows one element per lane (B [K, N]) are conflict-free as stored.
+    // AMD matrix instructions: a lane reads 8 consecutive bytes along K of one row of A (of B
+    // where it is transposed: K-major), lanes of consecutive rows side by side; the swizzle that
+    // makes ldmatrix's 8 rows of 16-byte chunks conflict-free spreads those rows' chunks over
+    // the banks the same way. Not checked against a model of AMD's LDS read phases (docs/hip.md
+    // "Limits"). Operands read along their rows one element per lane (B [K, N]) stay as stored.
     for (const auto& s : stmts_) {
       auto* g = s->as<Gemm>();
       if (!g || plan_.gemms.at(s.get()).kind != GemmPlan::MatrixCore)
