@@ -14,11 +14,11 @@
 #                      machine with libamdhip64-dev, else /usr/include if it has hip/)
 #   --arch SM          the GPU's compute capability as nvcc writes it (default 90: H100/H200)
 #   --dry-run          build everything, run nothing (a machine with nvcc and no GPU)
-#   --work DIR         build directory (default: $OUT/hip-nvidia if OUT is set, else
-#                      bench/hip/build)
+#   --work DIR         build directory (default: bench/hip/build)
 # TILEGEN=path uses that tilegen; otherwise one is built here (cmake, Release, no tests).
-# Logs and a summary go to the work directory; with $OUT set (the device machine), the logs
-# are copied there too. Exit 0 only if everything built and every check passed.
+# Logs and a summary (summary.txt) go to the work directory; with $OUT set (the device machine),
+# they are copied there on exit (the build tree itself stays out of $OUT: it is large). Exit 0
+# only if everything built and every check passed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -44,10 +44,12 @@ if [[ -z $hip_include ]]; then
 fi
 [[ -f $hip_include/hip/nvidia_detail/nvidia_hip_runtime.h ]] ||
   { echo "run_device.sh: $hip_include/hip has no nvidia_detail headers"; exit 2; }
-work=${work:-${OUT:+$OUT/hip-nvidia}}
 work=${work:-$here/build}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
+if [[ -n ${OUT:-} ]]; then
+  trap 'mkdir -p "$OUT/hip-nvidia"; cp "$work"/*.log "$work"/summary.txt "$OUT/hip-nvidia/" 2>/dev/null; for f in "$work"/gen/*.nvcc.log; do [ -f "$f" ] && grep -q FAILED "$f" && cp "$f" "$OUT/hip-nvidia/"; done' EXIT
+fi
 nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 cuda_home=$(cd "$(dirname "$nvcc")/.." && pwd)
 jobs=$(nproc 2>/dev/null || echo 4)
@@ -148,6 +150,5 @@ if [[ -x $sanitizer ]]; then
 else
   say "no compute-sanitizer: memcheck and racecheck not run"; fail=1
 fi
-[[ -n ${OUT:-} && $work != "$OUT"/* ]] && cp "$work"/*.log "$log" "$OUT"/ 2>/dev/null
 say "run_device.sh: $([[ $fail == 0 ]] && echo PASS || echo FAIL)"
 exit $fail
