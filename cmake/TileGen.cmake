@@ -7,7 +7,8 @@
 #     [TARGETS <target>...]           e.g. sm_80 sm_90 c c_avx2 c_avx512 (`tilegen targets`).
 #                                     Default: the C targets of the host processor, plus, when
 #                                     the CUDA language is enabled, the CUDA targets named by
-#                                     CMAKE_CUDA_ARCHITECTURES
+#                                     CMAKE_CUDA_ARCHITECTURES, and when the HIP language is
+#                                     enabled, the HIP targets named by CMAKE_HIP_ARCHITECTURES
 #     [OUTPUT_DIR <dir>]              where generated sources go
 #                                     (default: ${CMAKE_CURRENT_BINARY_DIR}/<lib>_tilegen)
 #     [STATIC | SHARED])              library type (default: BUILD_SHARED_LIBS)
@@ -19,6 +20,10 @@
 # unchanged output recompiles nothing. CUDA targets (block "CUDA targets" below): the CUDA
 # language is enabled when a CUDA target is listed, each target's .cu variants are compiled
 # for its own architecture in an OBJECT library, and the library links TileGen::runtime_cuda.
+# HIP targets (block "HIP targets" below, docs/hip.md): no HIP language and no AMD GPU needed;
+# each .hip variant's device pass becomes one code object per AMD arch (hipcc or clang-19, as
+# the target table says), embedded into its host pass (the C++ compiler), and the library links
+# TileGen::runtime_hip, which loads libamdhip64 at run time.
 include_guard(GLOBAL)
 include(GNUInstallDirs)
 
@@ -188,6 +193,32 @@ function(_tilegen_plan_targets lib out_targets out_cuda)
       endif()
       list(PREPEND targets ${from_archs})
     endif()
+    # ... and, in a HIP project, the gfx targets CMAKE_HIP_ARCHITECTURES names (feature suffixes
+    # such as ":xnack-" dropped); entries without a row are skipped with a warning.
+    if("HIP" IN_LIST languages)
+      set(from_archs "")
+      set(skipped "")
+      foreach(a IN LISTS CMAKE_HIP_ARCHITECTURES)
+        string(REGEX REPLACE ":.*$" "" a "${a}")
+        list(FIND names "${a}" i)
+        set(backend "")
+        if(i GREATER_EQUAL 0)
+          list(GET backends ${i} backend)
+        endif()
+        if(backend STREQUAL "hip" AND NOT a STREQUAL "hip")
+          list(APPEND from_archs "${a}")
+        elseif(NOT a MATCHES "^(OFF|FALSE|NO|0)?$")
+          list(APPEND skipped "${a}")
+        endif()
+      endforeach()
+      list(REMOVE_DUPLICATES from_archs)
+      if(skipped)
+        string(REPLACE ";" " " skipped "${skipped}")
+        message(WARNING "add_tile_kernels(${lib}): CMAKE_HIP_ARCHITECTURES entries without a "
+                        "tilegen target are skipped: ${skipped}")
+      endif()
+      list(PREPEND targets ${from_archs})
+    endif()
   endif()
   set(cuda "")
   foreach(t IN LISTS targets)
@@ -244,6 +275,104 @@ function(_tilegen_add_cuda_variants lib cuda_targets out_dir)
   set_property(TARGET ${lib} PROPERTY TILEGEN_CUDA_TARGETS "${cuda_targets}")
 endfunction()
 
+# ---- HIP targets -------------------------------------------------------------------------------
+# Each .hip variant of HIP target <t>: its device pass compiled once per AMD arch (a gfx target:
+# its own arch; the portable `hip` target: every gfx arch of the library, else
+# CMAKE_HIP_ARCHITECTURES, else every gfx row of the table) into a code object by the compiler
+# the table names (TILEGEN_HIPCC: hipcc, TILEGEN_HIP_CLANG: clang++-19), the code objects
+# embedded by the variant's host pass (<variant>.images.h), which the C++ compiler builds with
+# no HIP header; <lib> links TileGen::runtime_hip. Reads _tg_files_<t>, _tg_hiparch_<t> and
+# _tg_hipcc_<t> of the caller. Needs no AMD GPU and no HIP language.
+function(_tilegen_add_hip_variants lib hip_targets out_dir)
+  if(NOT TARGET TileGen::runtime_hip)
+    message(FATAL_ERROR "add_tile_kernels(${lib}): HIP targets need TileGen::runtime_hip "
+                        "(built on Unix only)")
+  endif()
+  get_property(cmake_dir GLOBAL PROPERTY TILEGEN_CMAKE_DIR)
+  _tilegen_tools(tool_target tool_exe)
+  _tilegen_target_backends("${tool_exe}" names backends)
+  set(lib_arches "")
+  foreach(t IN LISTS hip_targets)
+    if(NOT _tg_hiparch_${t} STREQUAL "-")
+      list(APPEND lib_arches ${_tg_hiparch_${t}})
+      set(_cc_${_tg_hiparch_${t}} ${_tg_hipcc_${t}})
+    endif()
+  endforeach()
+  set(portable_arches "${lib_arches}")
+  if(NOT portable_arches)
+    foreach(a IN LISTS CMAKE_HIP_ARCHITECTURES)
+      string(REGEX REPLACE ":.*$" "" a "${a}")
+      list(APPEND portable_arches "${a}")
+    endforeach()
+  endif()
+  if(NOT portable_arches)
+    foreach(name backend IN ZIP_LISTS names backends)
+      if(backend STREQUAL "hip" AND NOT name STREQUAL "hip")
+        list(APPEND portable_arches ${name})
+      endif()
+    endforeach()
+  endif()
+  set(work "${CMAKE_CURRENT_BINARY_DIR}/${lib}_tilegen_hip")
+  foreach(t IN LISTS hip_targets)
+    if(NOT _tg_files_${t})
+      continue()
+    endif()
+    set(arches "${_tg_hiparch_${t}}")
+    if(arches STREQUAL "-")
+      set(arches "${portable_arches}")
+    endif()
+    foreach(f IN LISTS _tg_files_${t})
+      set(images "")
+      set(objects "")
+      foreach(a IN LISTS arches)
+        # the compiler of the gfx row of that arch; an arch without a row in the library:
+        # hipcc where ROCm 5.2 knows it (gfx90a, gfx908, ...), clang-19 otherwise
+        set(kind "${_cc_${a}}")
+        if(NOT kind)
+          if(a MATCHES "^gfx(90[0-9a-c]|8|10[13])")
+            set(kind hipcc)
+          else()
+            set(kind clang-19)
+          endif()
+        endif()
+        if(kind STREQUAL "hipcc")
+          find_program(TILEGEN_HIPCC hipcc)
+          set(cc "${TILEGEN_HIPCC}")
+        else()
+          find_program(TILEGEN_HIP_CLANG NAMES clang++-19 clang++)
+          set(cc "${TILEGEN_HIP_CLANG}")
+        endif()
+        if(NOT cc)
+          message(FATAL_ERROR "add_tile_kernels(${lib}): HIP target ${t} needs ${kind} for "
+                              "${a} (set TILEGEN_HIPCC / TILEGEN_HIP_CLANG)")
+        endif()
+        add_custom_command(
+          OUTPUT "${f}.${a}.co"
+          COMMAND sh "${cmake_dir}/tilegen_hip.sh" device "${cc}" ${kind} ${a} "${f}"
+                  "${f}.${a}.co" "${work}"
+          DEPENDS "${f}" ${lib}_tilegen_generate
+          COMMENT "tilegen: HIP device pass of ${f} for ${a}"
+          VERBATIM)
+        list(APPEND images "${a}=${f}.${a}.co")
+        list(APPEND objects "${f}.${a}.co")
+      endforeach()
+      add_custom_command(
+        OUTPUT "${f}.images.h"
+        COMMAND sh "${cmake_dir}/tilegen_hip.sh" images "${f}.images.h" ${images}
+        DEPENDS ${objects}
+        VERBATIM)
+      set_source_files_properties(${f} PROPERTIES
+        LANGUAGE CXX
+        COMPILE_OPTIONS "-x;c++;-std=c++17;-O2"
+        COMPILE_DEFINITIONS "TG_HIP_IMAGES=\"${f}.images.h\""
+        OBJECT_DEPENDS "${f}.images.h;${objects}")
+      target_sources(${lib} PRIVATE ${f})
+    endforeach()
+  endforeach()
+  target_link_libraries(${lib} PRIVATE TileGen::runtime_hip)
+  set_property(TARGET ${lib} PROPERTY TILEGEN_HIP_TARGETS "${hip_targets}")
+endfunction()
+
 # add_tile_kernels is a macro so that enable_language(CUDA) runs in the caller's (directory)
 # scope: inside a function the compiler variables it sets would vanish at the function's end.
 # Call it at file scope. Its own variables are named _tg_* and unset at the end.
@@ -265,6 +394,24 @@ macro(add_tile_kernels _tg_lib)
     endif()
     unset(_tg_languages)
   endif()
+  # HIP targets: each variant's host pass is C++ (the device passes are custom commands).
+  _tilegen_target_backends("" _tg_names _tg_backends)
+  foreach(_tg_t IN LISTS _tg_targets)
+    list(FIND _tg_names "${_tg_t}" _tg_i)
+    if(_tg_i GREATER_EQUAL 0)
+      list(GET _tg_backends ${_tg_i} _tg_b)
+      get_property(_tg_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+      if(_tg_b STREQUAL "hip" AND NOT "CXX" IN_LIST _tg_languages)
+        enable_language(CXX)
+      endif()
+    endif()
+  endforeach()
+  unset(_tg_names)
+  unset(_tg_backends)
+  unset(_tg_i)
+  unset(_tg_b)
+  unset(_tg_t)
+  unset(_tg_languages)
   _tilegen_add_tile_kernels(${_tg_lib} ${ARGN} _TG_RESOLVED_TARGETS ${_tg_targets})
   unset(_tg_targets)
   unset(_tg_cuda)
@@ -438,6 +585,10 @@ function(_tilegen_add_tile_kernels lib)
       if(n GREATER 2)
         list(SUBLIST fields 2 -1 metal_flags)
       endif()
+    elseif(kind STREQUAL "hip")
+      list(GET fields 1 t)
+      list(GET fields 2 _tg_hiparch_${t})
+      list(GET fields 3 _tg_hipcc_${t})
     elseif(kind STREQUAL "flags")
       list(GET fields 1 t)
       set(_tg_flags_${t} "")
@@ -463,12 +614,20 @@ function(_tilegen_add_tile_kernels lib)
   # per target (below).
   _tilegen_target_backends("${tool_exe}" names backends)
   set(cuda_targets "")
+  set(hip_targets "")
   foreach(t IN LISTS arg_TARGETS)
     list(FIND names "${t}" i)
     if(i GREATER_EQUAL 0)
       list(GET backends ${i} backend)
       if(backend STREQUAL "cuda")
         list(APPEND cuda_targets ${t})
+        if(_tg_files_${t})
+          list(REMOVE_ITEM variants ${_tg_files_${t}})
+        endif()
+        continue()
+      endif()
+      if(backend STREQUAL "hip") # compiled by _tilegen_add_hip_variants
+        list(APPEND hip_targets ${t})
         if(_tg_files_${t})
           list(REMOVE_ITEM variants ${_tg_files_${t}})
         endif()
@@ -507,10 +666,15 @@ function(_tilegen_add_tile_kernels lib)
   if(wgsl_files) # WGSL beside C/CUDA targets: generated by the same step as the sources
     set_target_properties(${lib} PROPERTIES TILEGEN_WGSL_FILES "${wgsl_files}")
   endif()
-  if(cuda_targets)
+  if(cuda_targets OR hip_targets)
     add_custom_target(${lib}_tilegen_generate DEPENDS ${outputs})
     add_dependencies(${lib} ${lib}_tilegen_generate)
+  endif()
+  if(cuda_targets)
     _tilegen_add_cuda_variants(${lib} "${cuda_targets}" "${out_dir}")
+  endif()
+  if(hip_targets)
+    _tilegen_add_hip_variants(${lib} "${hip_targets}" "${out_dir}")
   endif()
   target_include_directories(${lib} PUBLIC
     "$<BUILD_INTERFACE:${out_dir}>" "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")

@@ -45,26 +45,26 @@ std::vector<const Target*> c_library_targets(const Library& lib) {
   return out;
 }
 
-bool has_gpu_rows(const Library& lib) {
+bool has_rows_of(const Library& lib, Backend b) {
   for (const Target* t : c_library_targets(lib)) {
-    TG_ASSERT(t->backend == Backend::C || t->backend == Backend::CUDA || t->backend == Backend::Metal,
+    TG_ASSERT(t->backend == Backend::C || t->backend == Backend::CUDA || t->backend == Backend::HIP ||
+                  t->backend == Backend::Metal,
               std::string("dispatch of ") + backend_name(t->backend) +
                   " variants is not implemented (target " + t->name + ")");
-    if (t->backend == Backend::CUDA)
+    if (t->backend == b)
       return true;
   }
   return false;
 }
 
+// CUDA rows (the CUDA runtime, _desc twins).
+bool has_gpu_rows(const Library& lib) { return has_rows_of(lib, Backend::CUDA); }
+// HIP rows (the HIP runtime layer, docs/hip.md).
+bool has_hip_rows(const Library& lib) { return has_rows_of(lib, Backend::HIP); }
 // Metal rows (docs/metal.md): selected like GPU rows, by the device's Apple GPU family (x 10,
 // in the rows' `cc`) from tg_metal_device_family; their variant functions are the launchers of
 // <lib>_metal.c, called directly. No shape classes, no _desc twin (that is CUDA's).
-bool has_metal_rows(const Library& lib) {
-  for (const Target* t : c_library_targets(lib))
-    if (t->backend == Backend::Metal)
-      return true;
-  return false;
-}
+bool has_metal_rows(const Library& lib) { return has_rows_of(lib, Backend::Metal); }
 
 // ---- the argument list of one public function ---------------------------------------------
 
@@ -271,7 +271,7 @@ void emit_tables(std::ostream& os, const Library& lib, const KernelEntry& e, con
       for (const std::string& cls : variant_classes(e, n, i, *t)) {
         std::string fn = variant_function_name(lib.name, k, e.instances[i], *t, cls);
         os << "int " << fn << "(const tg_launch* launch, const tg_variant_args* args);\n";
-        if (t->is_gpu())
+        if (t->backend == Backend::CUDA)
           os << "int " << fn << "_desc(const tg_launch* launch, const tg_variant_args* args,\n"
              << std::string(fn.size() + 10, ' ') << "tg_gpu_launch_desc* out);\n";
       }
@@ -327,7 +327,12 @@ void emit_tables(std::ostream& os, const Library& lib, const KernelEntry& e, con
         std::string fn = variant_function_name(lib.name, k, e.instances[i], *t, cls);
         os << "    {" << i << ", \"" << instance_label(e.instances[i]) << "\", \"" << t->name
            << "\", \"" << fn << "\", ";
-        if (t->is_gpu())
+        if (t->backend == Backend::HIP)
+          os << "TG_BACKEND_HIP, \""
+             << (t->hip.offload_arch.empty() ? t->name : t->hip.offload_arch) << "\", "
+             << t->preference << ", tg_features_" << t->name << ", " << fn << ", 0, 0, NULL, "
+             << c << "},";
+        else if (t->is_gpu())
           os << "TG_BACKEND_CUDA, \"" << t->name << "\", " << t->preference << ", tg_features_"
              << t->name << ", " << fn << ", " << t->gpu.cc << ", "
              << (t->gpu.arch_specific ? 1 : 0) << ", " << fn << "_desc, " << c << "},";
@@ -465,7 +470,7 @@ void emit_check(std::ostream& os, const KernelEntry& e, const Names& n,
 }
 
 void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
-                       const std::vector<Arg>& args, bool gpu) {
+                       const std::vector<Arg>& args, bool gpu, bool hip) {
   const ir::Kernel& k = *e.kernel;
   std::string P = upper(n.prefix);
   std::string call_args = name_list(args);
@@ -486,8 +491,14 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
     class_args.push_back(f->name);
   std::string class_line = "  int tg_class = " + n.prefix + "_class(" + join(class_args, ", ") +
                            ");\n";
+  // Libraries with HIP rows: tg_select_cached_hip (CUDA rows first, then HIP, then CPU).
+  const std::string cc_fn = gpu ? "tg_cuda_device_cc" : "NULL";
   std::string select =
-      !n.classes.empty()
+      hip ? (n.classes.empty() ? std::string() : class_line) + "  int tg_v = tg_select_cached_hip(" +
+                n.prefix + "_variants, " + P + "_N_VARIANTS, tg_instance, " +
+                (n.classes.empty() ? "0, 1" : "tg_class, " + P + "_N_CLASSES") + ", launch, " +
+                n.prefix + "_cache, " + cc_fn + ", tg_hip_device_arch);\n"
+      : !n.classes.empty()
           ? class_line + "  int tg_v = tg_select_cached_class(" + n.prefix + "_variants, " + P +
                 "_N_VARIANTS, tg_instance, tg_class, " + P + "_N_CLASSES, launch, " + n.prefix +
                 "_cache, tg_cuda_device_cc);\n"
@@ -528,6 +539,9 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
   if (gpu)
     os << "  if (" << n.prefix << "_variants[tg_v].backend == TG_BACKEND_CUDA) /* on launch's device */\n"
        << "    return tg_cuda_run(&" << n.prefix << "_variants[tg_v], launch, &tg_args);\n";
+  if (hip)
+    os << "  if (" << n.prefix << "_variants[tg_v].backend == TG_BACKEND_HIP) /* on launch's device */\n"
+       << "    return tg_hip_run(&" << n.prefix << "_variants[tg_v], launch, &tg_args);\n";
   os << "  return (tg_status)" << n.prefix << "_variants[tg_v].fn(launch, &tg_args);\n}\n\n";
 
   // The query twin.
@@ -541,7 +555,13 @@ void emit_entry_points(std::ostream& os, const KernelEntry& e, const Names& n,
      << ", &tg_instance, &tg_idle, out->reason, sizeof out->reason);\n";
   os << "  if (out->status != TG_OK)\n    return out->status;\n";
   os << "  out->instance = " << n.prefix << "_instances[tg_instance];\n";
-  if (!n.classes.empty())
+  if (hip)
+    os << (n.classes.empty() ? std::string() : class_line) << "  int tg_v = tg_select_variant_hip("
+       << n.prefix << "_variants, " << P << "_N_VARIANTS, tg_instance, "
+       << (n.classes.empty() ? "0, NULL" : "tg_class, " + n.prefix + "_class_why[tg_class]")
+       << ", launch, tg_cpu_has, " << cc_fn << ", tg_hip_device_arch, out->reason, "
+          "sizeof out->reason);\n";
+  else if (!n.classes.empty())
     os << class_line << "  int tg_v = tg_select_variant_class(" << n.prefix << "_variants, " << P
        << "_N_VARIANTS, tg_instance, tg_class, " << n.prefix
        << "_class_why[tg_class], launch, tg_cpu_has, tg_cuda_device_cc, out->reason, "
@@ -611,7 +631,7 @@ std::string emit_header(const Library& lib) {
       specs.push_back(e.spec_path);
   for (const Target* t : c_library_targets(lib))
     targets.push_back(t->name);
-  bool gpu = has_gpu_rows(lib);
+  bool gpu = has_gpu_rows(lib), hip = has_hip_rows(lib);
   os << generated_marker(lib.name) << "\n";
   os << "/* " << header_file_name(lib.name) << ": C API of the tile-kernel library '" << lib.name
      << "'.\n";
@@ -635,6 +655,11 @@ std::string emit_header(const Library& lib) {
        << " * 0) and launch->stream is the MTL::CommandBuffer the call encodes into; it never\n"
        << " * commits or waits. Otherwise, and with launch->device = -1, the CPU variant runs\n"
        << " * (host pointers); the _query function says which and why (docs/metal.md).";
+  if (hip)
+    os << "\n * HIP variants: launch->device >= 0 runs one on that HIP device and launch->stream\n"
+       << " * (a hipStream_t) when the HIP runtime (loaded at run time) finds the device and a\n"
+       << " * variant for its arch; tensors are then device pointers. Otherwise the CPU variant\n"
+       << " * runs, and the _query function says why (docs/hip.md).";
   os << " */\n";
   os << "#ifndef " << guard << "\n#define " << guard << "\n\n";
   os << "#include \"tilegen/" << (gpu ? "variant" : "runtime") << ".h\"\n\n#include <stdint.h>\n\n";
@@ -659,18 +684,21 @@ std::string emit_header(const Library& lib) {
 
 std::string emit_dispatch_source(const Library& lib) {
   std::ostringstream os;
-  bool gpu = has_gpu_rows(lib);
+  bool gpu = has_gpu_rows(lib), hip = has_hip_rows(lib);
   os << generated_marker(lib.name) << "\n";
   os << "/* " << dispatch_file_name(lib.name) << ": argument checks, variant tables and "
      << "selection for\n * " << header_file_name(lib.name)
      << ". Selection: among the variants of the instance the arguments select, the\n"
      << " * highest-preference one whose runtime features this machine has (docs/dispatch.md);\n"
-     << " * the choice is cached per instance" << (gpu ? " and device" : "") << ". */\n";
+     << " * the choice is cached per instance" << (gpu || hip ? " and device" : "") << ". */\n";
   os << "#include \"" << header_file_name(lib.name) << "\"\n\n";
   const bool metal = has_metal_rows(lib);
-  os << "#include \"tilegen/" << (gpu ? "cuda" : "dispatch") << ".h\"\n"
-     << (metal ? "#include \"tilegen/metal.h\"\n" : "")
-     << "\n#include <stddef.h>\n#include <stdio.h>\n\n";
+  os << "#include \"tilegen/" << (gpu ? "cuda" : "dispatch") << ".h\"\n";
+  if (hip)
+    os << "#include \"tilegen/hip.h\"\n";
+  if (metal)
+    os << "#include \"tilegen/metal.h\"\n";
+  os << "\n#include <stddef.h>\n#include <stdio.h>\n\n";
   os << "/* Runtime features each target's variants need (targets/Targets.cpp). */\n";
   for (const Target* t : c_library_targets(lib)) {
     std::vector<std::string> f;
@@ -685,13 +713,13 @@ std::string emit_dispatch_source(const Library& lib) {
     Names n;
     n.pub = public_function_name(lib.name, *e.kernel);
     n.prefix = n.pub.substr(lib.name.size() + 1);
-    if (gpu && !e.kernel->shape_classes.empty())
+    if ((gpu || hip) && !e.kernel->shape_classes.empty())
       n.classes = shape_class_names(*e.kernel);
     n.probe = gpu ? "tg_cuda_device_cc" : metal ? "tg_metal_device_family" : "";
     std::vector<Arg> args = public_args(*e.kernel);
     emit_tables(os, lib, e, n);
     emit_check(os, e, n, args);
-    emit_entry_points(os, e, n, args, gpu);
+    emit_entry_points(os, e, n, args, gpu, hip);
   }
   return os.str();
 }

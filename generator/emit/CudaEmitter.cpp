@@ -126,6 +126,17 @@ std::string CudaEmitter::print_cast(const Cast* c, int& prec) {
   return CFamilyPrinter::print_cast(c, prec);
 }
 
+std::string CudaEmitter::shfl_xor(const std::string& v, int mask) const {
+  return "__shfl_xor_sync(0xffffffffu, " + v + ", " + std::to_string(mask) + ")";
+}
+
+int CudaEmitter::lane_bits() const {
+  int b = 0;
+  while ((1 << b) < t_.gpu.warp_size)
+    ++b;
+  return b;
+}
+
 std::string CudaEmitter::to_float(const std::string& v, DType t) const {
   if (t == DType::bf16())
     return "__bfloat162float(" + v + ")";
@@ -408,7 +419,7 @@ void CudaEmitter::plan_memory() {
     }
   });
   reduce_scratch_offset_ = off;
-  off += round_up((threads_ / 32) * 4 * max_reduce, 128);
+  off += round_up((threads_ / t_.gpu.warp_size) * 4 * max_reduce, 128);
   stage_scratch_offset_ = off;
   off += round_up(stage_scratch, 128);
   if (G > 1) {

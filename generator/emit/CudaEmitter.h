@@ -64,7 +64,26 @@ protected:
   std::string print_cast(const ir::Cast* c, int& prec) override;
   std::string print_call(const ir::Call* c, int& prec) override;
 
-private:
+  // ---- what a dialect of this GPU printer changes (HipEmitter) --------------------------------
+  // `v` exchanged with the lane whose index differs in bit mask `mask` (a butterfly step).
+  virtual std::string shfl_xor(const std::string& v, int mask) const;
+  // log2 of the lanes of a warp (wave) of the target's layouts (GpuFacts::warp_size).
+  int lane_bits() const;
+  // Storage <-> f32 register values of dtype t.
+  virtual std::string to_float(const std::string& storage_value, ir::DType t) const;
+  virtual std::string from_float(const std::string& float_value, ir::DType t) const;
+  // The template argument of tg_widen_fp8x16 that names FP8 type t's encoding.
+  virtual std::string fp8_widen_tag(ir::DType t) const;
+  // The helper functions the kernels called (need()), printed before them.
+  virtual std::string helpers_source() const;
+  // The helpers of the shared printer every dialect prints the same way (typed min/max/abs,
+  // cdiv, floor division and modulo), as TG_HD functions.
+  std::string typed_helpers_source() const;
+  virtual void emit_gemm(const ir::Stmt& s, const ir::Gemm* g);
+  // The body of the kernel template (its statements, after the block's prologue), filling
+  // helpers_ as it goes; kernel_text() wraps it into CUDA's tg_kernel<TG_VEC>.
+  std::string kernel_body();
+
   // ---- memory plan -------------------------------------------------------------------------
   struct SharedSlot {
     int64_t offset = 0;      // bytes from the start of dynamic shared memory
@@ -83,6 +102,10 @@ private:
   void emit_pipelined(const ir::For* f, int64_t stages);
   void emit_fill(const ir::Fill* f);
   void emit_copy(const ir::Copy* c);
+  // The synchronous 16-byte path of copy_global_to_shared on targets without asynchronous
+  // copies (HIP): whole chunks through registers, zero outside the tensor; false where the copy
+  // does not qualify (conversion, a pad, rows that are no whole chunks).
+  bool copy_global_to_shared_vec16(const ir::Copy* c);
   // `commit`: close the copy's own cp.async group. A pipelined loop passes false and commits
   // one group per iteration, so that its wait counts stages, not copies.
   void copy_global_to_shared(const ir::Copy* c, bool async, bool commit = true);
@@ -94,7 +117,6 @@ private:
   void copy_global_fragment(const ir::Copy* c, bool load);
   void copy_fragment_fragment(const ir::Copy* c);
   void copy_shared_fragment(const ir::Copy* c, bool load);
-  void emit_gemm(const ir::Stmt& s, const ir::Gemm* g);
   void gemm_mma(const ir::Gemm* g, const passes::GemmPlan& p);
   void gemm_simt(const ir::Gemm* g, const passes::GemmPlan& p);
   void emit_reduce(const ir::Reduce* r);
@@ -166,8 +188,6 @@ private:
   // "every index in bounds": tg_inb per dim, or checks[d] where the caller has a cheaper one
   std::string global_in_bounds(const ir::Buffer& b, const std::vector<std::string>& idx,
                                const std::vector<std::string>& checks = {});
-  std::string to_float(const std::string& storage_value, ir::DType t) const;
-  std::string from_float(const std::string& float_value, ir::DType t) const;
 
   // Fragment register access inside a parallel: var -> (register counter, R).
   struct VarRegs {
@@ -360,7 +380,6 @@ private:
   bool ws() const { return ws_loop_ != nullptr; }
 
   std::string header_comment() const;
-  std::string helpers_source() const;
   // The kernel template tg_kernel<TG_VEC> (vectorized and scalar instantiations).
   std::string kernel_text();
   // Tensors, dims, scalars and (unless a persistent kernel derives them) grid indices.

@@ -125,7 +125,8 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
     finder.visit(s);
   const bool wgmma_reads = finder.found;
   auto settle = [&](int pending) {
-    line(need("tg_cp_async_wait") + "<" + std::to_string(pending) + ">();");
+    if (async) // targets without asynchronous copies (HIP) wrote the tiles with plain stores
+      line(need("tg_cp_async_wait") + "<" + std::to_string(pending) + ">();");
     if (wgmma_reads)
       line(need("tg_fence_proxy_async") + "(); // the async proxy (wgmma) reads these copies");
     line(sync_threads());
@@ -712,6 +713,12 @@ std::string CudaEmitter::helpers_source() const {
   if (has("tg_pack_f16"))
     s += "TG_DEV uint32_t tg_pack_f16(__half lo, __half hi) {\n"
          "  __half2 v = __halves2half2(lo, hi);\n  return *reinterpret_cast<uint32_t*>(&v);\n}\n";
+  s += typed_helpers_source();
+  return s + "\n";
+}
+
+std::string CudaEmitter::typed_helpers_source() const {
+  std::string s;
   // Typed helpers of the shared printer (min/max/cdiv/floordiv/floormod/abs).
   for (const auto& h : helpers_) {
     auto us = h.rfind('_');
@@ -743,7 +750,7 @@ std::string CudaEmitter::helpers_source() const {
       s += sig + "(" + T + " a, " + T + " b) {\n  if (b == 0) return a;\n  if (b == -1) return 0;\n  " + T +
            " r = a % b;\n  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n}\n";
   }
-  return s + "\n";
+  return s;
 }
 
 // The kernel parameters as locals. [[maybe_unused]]: a kernel may not read them all (a
@@ -779,7 +786,7 @@ void CudaEmitter::kernel_preamble(bool grid_indices) {
   close();
 }
 
-std::string CudaEmitter::kernel_text() {
+std::string CudaEmitter::kernel_body() {
   out_.str("");
   indent_ = 1;
   line("extern __shared__ __align__(128) unsigned char tg_smem[];");
@@ -789,6 +796,11 @@ std::string CudaEmitter::kernel_text() {
   if (t_.gpu.dependent_launch)
     emit_launch_order(); // nothing above touches global memory
   stmt(k_.body);
+  return out_.str();
+}
+
+std::string CudaEmitter::kernel_text() {
+  const std::string body = kernel_body();
   std::ostringstream os;
   os << "/* TG_VEC: the widest vector, in bytes, every tensor allows (16, 4 or 0): each pointer is\n"
         " * aligned to it and each row is a whole number of such chunks (checked by the host code\n"
@@ -801,7 +813,7 @@ std::string CudaEmitter::kernel_text() {
   // (168 per thread on sm_8x for 128 threads) and spill the attention accumulators.
   os << "template <int TG_VEC>\n__global__ void __launch_bounds__(" << threads_
      << ", 1) tg_kernel(const tg_params tg_p) {\n"
-     << out_.str() << "}\n";
+     << body << "}\n";
   return os.str();
 }
 

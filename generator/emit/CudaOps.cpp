@@ -326,6 +326,9 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
       line(need("tg_cp_async_commit") + "();");
     open_else();
   }
+  // Targets without asynchronous copies (HIP): whole 16-byte chunks through registers where
+  // the call's tensors allow them (TG_VEC >= 16), elements otherwise (below).
+  const bool sync16 = !async && copy_global_to_shared_vec16(c);
   // FP8 widened to f16 (LegalizeCuda: the mma.sync gemms of targets without FP8 wgmma): where
   // the source rows are whole 16-byte chunks (TG_VEC >= 16), each thread loads its 16-byte
   // chunks of the tile first (all of them in flight at once), then widens each to two 16-byte
@@ -336,7 +339,7 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
   if (widen16) {
     const int64_t chunks = R * C / 16, per = (chunks + threads_ - 1) / threads_, CPR = C / 16;
     const std::string fn = need("tg_widen_fp8x16"), P = std::to_string(per);
-    const std::string interp = g.dtype.kind == ScalarKind::E4M3 ? "__NV_E4M3" : "__NV_E5M2";
+    const std::string interp = fp8_widen_tag(g.dtype);
     open("if constexpr (TG_VEC >= 16)");
     line("uint4 tg_w[" + P + "];");
     auto at_chunk = [&] {
@@ -388,11 +391,62 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
                                          sb->dtype);
   line(dst + "[" + shared_offset(sb, "tg_row", "tg_col") + "] = " + v + ";");
   close();
-  for (size_t i = 0; i < widths.size() + (widen16 ? 1 : 0) + (shifted ? 1 : 0); ++i)
+  for (size_t i = 0; i < widths.size() + (sync16 ? 1 : 0) + (widen16 ? 1 : 0) + (shifted ? 1 : 0); ++i)
     close();
   close();
   if (async)
     async_pending_ = true;
+}
+
+// Opens `if constexpr (TG_VEC >= 16) { ... } else {` around the chunk copy (the caller closes
+// the else branch) and returns true; false, printing nothing, where the copy does not qualify.
+// Each thread loads up to 8 chunks into registers (all in flight), then stores them into the
+// (swizzled) tile; a chunk lies wholly inside or outside the tensor (rows are whole chunks
+// under TG_VEC 16, and the tile's column offset is a multiple of a chunk), so the test of its
+// first element decides it.
+bool CudaEmitter::copy_global_to_shared_vec16(const Copy* c) {
+  if (!cp_async_vec_ok(c, true))
+    return false;
+  const Buffer& g = *c->src.buffer;
+  const Buffer* sb = c->dst.buffer.get();
+  const SharedSlot& sl = slots_.at(sb);
+  const int64_t V = 16 / g.dtype.bytes(), CPR = sl.cols / V, chunks = sl.rows * CPR;
+  const int64_t per = (chunks + threads_ - 1) / threads_, group = std::min<int64_t>(per, 8);
+  const size_t n = g.rank(), tr = c->src.tile_rank();
+  std::vector<std::string> off;
+  for (const auto& o : c->src.offsets)
+    off.push_back(expr(o));
+  std::vector<std::string> idx(off.begin(), off.end());
+  if (tr == 2)
+    idx[n - 2] = "(" + off[n - 2] + ") + tg_row";
+  idx[n - 1] = "(" + off[n - 1] + ") + tg_col";
+  const std::string dst = shared_ptr(sb), G = std::to_string(group);
+  auto at_chunk = [&] {
+    line("const int tg_q = tg_tid + (tg_b + tg_c) * " + std::to_string(threads_) + ";");
+    line("const int tg_row = tg_q / " + std::to_string(CPR) + ", tg_col = (tg_q % " +
+         std::to_string(CPR) + ") * " + std::to_string(V) + ";");
+  };
+  const std::string fits = chunks % threads_ != 0 ? "tg_q < " + std::to_string(chunks) + " && " : "";
+  open("if constexpr (TG_VEC >= 16)");
+  open("for (int tg_b = 0; tg_b < " + std::to_string(per) + "; tg_b += " + G + ")");
+  line("uint4 tg_w[" + G + "];");
+  line("#pragma unroll");
+  open("for (int tg_c = 0; tg_c < " + G + "; ++tg_c)");
+  at_chunk();
+  line("tg_w[tg_c] = " + fits + "tg_b + tg_c < " + std::to_string(per) + " && " +
+       global_in_bounds(g, idx) + " ? *reinterpret_cast<const uint4*>(" + name(g.name) + " + " +
+       global_index(g, idx) + ") : make_uint4(0u, 0u, 0u, 0u);");
+  close();
+  line("#pragma unroll");
+  open("for (int tg_c = 0; tg_c < " + G + "; ++tg_c)");
+  at_chunk();
+  line("if (" + fits + "tg_b + tg_c < " + std::to_string(per) + ")");
+  line("  *reinterpret_cast<uint4*>(" + dst + " + " + shared_offset(sb, "tg_row", "tg_col") +
+       ") = tg_w[tg_c];");
+  close();
+  close();
+  open_else();
+  return true;
 }
 
 // ---- shifted chunk copies (tg_kernel<2>) ---------------------------------------------------------
@@ -1036,7 +1090,7 @@ void CudaEmitter::emit_reduce(const Reduce* r) {
   TG_ASSERT(Ls.rank() == 2, "CUDA emitter: reduce of a rank-" + std::to_string(Ls.rank()) + " fragment");
   const size_t rd = static_cast<size_t>(r->dim), kd = 1 - rd;
   const int64_t Rk = Ls.regs_of_dim(kd), Rr = Ls.regs_of_dim(rd);
-  std::string ident = r->op == ReduceOp::Sum ? "0.0f" : (r->op == ReduceOp::Max ? "-CUDART_INF_F" : "CUDART_INF_F");
+  std::string ident = r->op == ReduceOp::Sum ? "0.0f" : (r->op == ReduceOp::Max ? "-" : "") + inf_literal(DType::f32());
   auto op = [&](const std::string& a, const std::string& b) {
     switch (r->op) {
     case ReduceOp::Sum: return a + " + " + b;
@@ -1075,16 +1129,15 @@ void CudaEmitter::emit_reduce(const Reduce* r) {
   for (const auto& m : Ls.thread_modes) {
     if (m.stride[rd] != 0 && m.size > 1) {
       int pos = log2_of(prod), bits = log2_of(m.size);
-      if (pos + bits <= 5) {
+      if (pos + bits <= lane_bits()) {
         for (int b = pos; b < pos + bits; ++b) {
           line("#pragma unroll");
           open("for (int tg_k = 0; tg_k < " + std::to_string(Rk) + "; ++tg_k)");
-          line("tg_red[tg_k] = " + op("tg_red[tg_k]", "__shfl_xor_sync(0xffffffffu, tg_red[tg_k], " +
-                                                          std::to_string(1 << b) + ")") + ";");
+          line("tg_red[tg_k] = " + op("tg_red[tg_k]", shfl_xor("tg_red[tg_k]", 1 << b)) + ";");
           close();
         }
       } else {
-        TG_ASSERT(pos >= 5, "CUDA emitter: a thread mode straddles lanes and warps");
+        TG_ASSERT(pos >= lane_bits(), "CUDA emitter: a thread mode straddles lanes and warps");
         warp_modes.push_back({prod, m.size});
       }
     }
@@ -1102,7 +1155,7 @@ void CudaEmitter::emit_reduce(const Reduce* r) {
     int64_t pr = 1;
     for (const auto& m : Ls.thread_modes) {
       bool keeps = m.stride[kd] != 0;
-      if (!keeps && m.size > 1 && log2_of(pr) < 5)
+      if (!keeps && m.size > 1 && log2_of(pr) < lane_bits())
         lead += std::string(lead.empty() ? "" : " && ") + "(tg_tid / " + std::to_string(pr) + ") % " +
                 std::to_string(m.size) + " == 0";
       pr *= m.size;
@@ -1110,7 +1163,7 @@ void CudaEmitter::emit_reduce(const Reduce* r) {
     open(lead.empty() ? "" : "if (" + lead + ")");
     line("#pragma unroll");
     open("for (int tg_k = 0; tg_k < " + std::to_string(Rk) + "; ++tg_k)");
-    line("tg_scr[(tg_tid / 32) * " + std::to_string(dst_elems) + " + tg_tk + " + reg_coord(Ls, kd, "tg_k") +
+    line("tg_scr[(tg_tid / " + std::to_string(t_.gpu.warp_size) + ") * " + std::to_string(dst_elems) + " + tg_tk + " + reg_coord(Ls, kd, "tg_k") +
          "] = tg_red[tg_k];");
     close();
     close();
@@ -1136,7 +1189,7 @@ void CudaEmitter::emit_reduce(const Reduce* r) {
       tid += " + ((tg_c / " + std::to_string(cp) + ") % " + std::to_string(w.size) + ") * " + std::to_string(w.prod);
       cp *= w.size;
     }
-    line("tg_acc = " + op("tg_acc", "tg_scr[((" + tid + ") / 32) * " + std::to_string(dst_elems) +
+    line("tg_acc = " + op("tg_acc", "tg_scr[((" + tid + ") / " + std::to_string(t_.gpu.warp_size) + ") * " + std::to_string(dst_elems) +
                                          " + tg_tk + " + reg_coord(Ls, kd, "tg_k") + "]") + ";");
     close();
     line("tg_red[tg_k] = tg_acc;");
@@ -1164,7 +1217,7 @@ std::vector<int> CudaEmitter::reduce_lane_bits(const Reduce* r) const {
   for (const auto& m : Ls.thread_modes) {
     if (m.stride[rd] != 0 && m.size > 1) {
       int pos = log2_of(prod), nb = log2_of(m.size);
-      if (pos + nb > 5)
+      if (pos + nb > lane_bits())
         return {};
       for (int b = pos; b < pos + nb; ++b)
         bits.push_back(b);
@@ -1288,7 +1341,7 @@ void CudaEmitter::finish_deferred_sums(const For* f) {
     for (int b : reduce_lane_bits(r)) {
       line("#pragma unroll");
       line("for (int tg_k = 0; tg_k < " + std::to_string(rows) + "; ++tg_k) " + dst + "[tg_k] = " + dst +
-           "[tg_k] + __shfl_xor_sync(0xffffffffu, " + dst + "[tg_k], " + std::to_string(1 << b) + ");");
+           "[tg_k] + " + shfl_xor(dst + "[tg_k]", 1 << b) + ";");
     }
   }
 }
@@ -1324,6 +1377,10 @@ void CudaEmitter::emit_atomic_add(const AtomicAdd* a) {
   if (!leader.empty())
     close();
   close();
+}
+
+std::string CudaEmitter::fp8_widen_tag(DType t) const {
+  return t.kind == ScalarKind::E4M3 ? "__NV_E4M3" : "__NV_E5M2";
 }
 
 } // namespace tilegen::emit

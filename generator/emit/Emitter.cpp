@@ -9,6 +9,7 @@ std::string emit_variant(const ir::Kernel& k, const Target& target, const Varian
   switch (target.backend) {
   case Backend::C: return emit_c_variant(k, target, info);
   case Backend::CUDA: return emit_cuda_variant(k, target, info);
+  case Backend::HIP: return emit_hip_variant(k, target, info);
   case Backend::WGSL: return emit_wgsl_variant(k, target, info);
   case Backend::Metal: return emit_metal_variant(k, target, info);
   default: break;

@@ -23,6 +23,7 @@ std::string emit_variant(const ir::Kernel& instantiated, const Target& target,
 // The backends' entry points (one per emitter family).
 std::string emit_c_variant(const ir::Kernel& k, const Target& target, const VariantInfo& info);
 std::string emit_cuda_variant(const ir::Kernel& k, const Target& target, const VariantInfo& info);
+std::string emit_hip_variant(const ir::Kernel& k, const Target& target, const VariantInfo& info);
 std::string emit_wgsl_variant(const ir::Kernel& k, const Target& target, const VariantInfo& info);
 std::string emit_metal_variant(const ir::Kernel& k, const Target& target, const VariantInfo& info);
 

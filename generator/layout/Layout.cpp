@@ -202,8 +202,8 @@ int64_t largest_divisor_dividing(int64_t of, int64_t n) { // the largest d | of 
 // The shipped arrangements (the layouts every existing spec gets), or nullopt where their
 // divisibility conditions fail.
 std::optional<FragmentLayout> elementwise_regular(const std::vector<int64_t>& shape,
-                                                  int64_t threads, int64_t vec) {
-  const int64_t warps = threads / 32;
+                                                  int64_t threads, int64_t vec, int64_t W) {
+  const int64_t warps = threads / W;
   FragmentLayout l;
   l.shape = shape;
   if (shape.size() == 1) {
@@ -230,25 +230,28 @@ std::optional<FragmentLayout> elementwise_regular(const std::vector<int64_t>& sh
     wr *= 2;
   int64_t wc = warps / wr; // warps along columns
   int64_t v = vec;
-  while (v > 1 && N % (32 * wc * v) != 0)
+  while (v > 1 && N % (W * wc * v) != 0)
     v /= 2;
-  if (N % (32 * wc * v) != 0)
+  if (N % (W * wc * v) != 0)
     return std::nullopt;
-  l.thread_modes = {{32, {0, v}, "lane"}, {wc, {0, 32 * v}, "warp_n"}, {wr, {1, 0}, "warp_m"}};
-  l.regs = {{{M / wr, wr}}, {{v, 1}, {N / (32 * wc * v), 32 * wc * v}}};
+  l.thread_modes = {{W, {0, v}, "lane"}, {wc, {0, W * v}, "warp_n"}, {wr, {1, 0}, "warp_m"}};
+  l.regs = {{{M / wr, wr}}, {{v, 1}, {N / (W * wc * v), W * wc * v}}};
   l.origin = "elementwise, " + std::to_string(v) + " consecutive elements per thread and access";
   return l;
 }
 
 } // namespace
 
-FragmentLayout elementwise(const std::vector<int64_t>& shape, int64_t threads, int64_t vec) {
-  TG_ASSERT(threads % 32 == 0 && threads > 0, "elementwise: threads must be a multiple of 32");
+FragmentLayout elementwise(const std::vector<int64_t>& shape, int64_t threads, int64_t vec,
+                           int64_t lanes_per_warp) {
+  const int64_t W = lanes_per_warp;
+  TG_ASSERT(W > 0 && (W & (W - 1)) == 0, "elementwise: lanes per warp must be a power of two");
+  TG_ASSERT(threads % W == 0 && threads > 0, "elementwise: threads must be a multiple of the warp");
   TG_ASSERT(!shape.empty() && shape.size() <= 4, "elementwise: rank 1 to 4");
   for (int64_t e : shape)
     TG_ASSERT(e > 0, "elementwise: empty extent");
   if (shape.size() <= 2)
-    if (auto l = elementwise_regular(shape, threads, vec))
+    if (auto l = elementwise_regular(shape, threads, vec, W))
       return *l;
   // Any other shape and block (fewer elements than threads, a warp count that is no power of
   // two, columns that do not divide among 32 lanes, rank 3 or 4): lanes take power-of-two parts
@@ -261,7 +264,7 @@ FragmentLayout elementwise(const std::vector<int64_t>& shape, int64_t threads, i
   std::vector<int64_t> left = shape, lanes(rank, 1), warps(rank, 1), unit(rank, 1);
   left[last] /= v;
   unit[last] = v; // coordinate step of one lane or warp along the dim, before lanes
-  int64_t lanes_left = 32, warps_left = threads / 32;
+  int64_t lanes_left = W, warps_left = threads / W;
   for (size_t d = rank; d-- > 0;) {
     lanes[d] = largest_pow2_dividing(left[d], lanes_left);
     lanes_left /= lanes[d];

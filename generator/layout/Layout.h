@@ -108,7 +108,9 @@ FragmentLayout simt_accumulator(int64_t M, int64_t N, int64_t TY, int64_t TX);
 // than threads, a warp count that is no power of two, columns 32 lanes do not divide, rank 3
 // or 4), lanes take power-of-two parts of the dims from the last one, warps divisors of what
 // is left from the first one, and the remaining threads replicate: every shape has a layout.
-FragmentLayout elementwise(const std::vector<int64_t>& shape, int64_t threads, int64_t vec);
+// A warp is `lanes_per_warp` threads (32 on CUDA; a wave64 HIP target's 64: GpuFacts::warp_size).
+FragmentLayout elementwise(const std::vector<int64_t>& shape, int64_t threads, int64_t vec,
+                           int64_t lanes_per_warp = 32);
 
 // ---- Shared-memory swizzles ------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 #include "passes/ResourceEstimate.h"
 
 #include "ir/IRVisitor.h"
+#include "layout/MatrixCore.h"
 #include "support/InternalError.h"
 
 #include <algorithm>
@@ -99,9 +100,11 @@ public:
       if (auto* a = s->as<Alloc>())
         if (a->buffer->scope == MemScope::Fragment)
           fragments_.push_back(a->buffer);
-    if (threads_ % 32 != 0) {
+    if (threads_ % t_.gpu.warp_size != 0) {
       diag_.error(k_.loc, t_.name + ": a block of " + std::to_string(threads_) +
-                              " threads is not a whole number of 32-thread warps");
+                              " threads is not a whole number of " +
+                              std::to_string(t_.gpu.warp_size) + "-thread " +
+                              (t_.backend == Backend::HIP ? "waves" : "warps"));
       return std::nullopt;
     }
     for (const auto& s : stmts_)
@@ -119,6 +122,9 @@ public:
     if (!check_operands())
       return std::nullopt;
     mark_row_owned();
+    for (const auto& s : stmts_)
+      if (auto* g = s->as<Gemm>(); g && is_fragment(g->a))
+        fragment_a_ = true;
     wgmma_ = plan_hopper(k_, t_, plan_);
     for (const auto& s : stmts_)
       if (auto* g = s->as<Gemm>())
@@ -133,7 +139,9 @@ public:
           pick = &b;
       if (!pick)
         break;
-      assign(*pick, layout::elementwise(shape_of(**pick), threads_, default_vector(*pick)),
+      assign(*pick,
+             layout::elementwise(shape_of(**pick), threads_, default_vector(*pick),
+                                 t_.gpu.warp_size),
              (*pick)->loc);
     }
     if (!check_gemm_operands())
@@ -248,6 +256,35 @@ private:
     return c[0] % 8 == 0 && c[1] % 8 == 0 && K % 8 == 0;
   }
 
+  // The AMD matrix instruction (index into HipFacts::matrix) of gemm `g` on a HIP target with
+  // MFMA/WMMA, or -1 (FMA tiles): A and B 16-bit floats of the instruction's type in shared
+  // memory, C f32, and some arrangement of the block's waves into whole instruction tiles. A
+  // kernel where any gemm reads A from a fragment (attention's P) keeps FMA tiles for all of
+  // them: the accumulator rows of the two gemms must agree, and the MFMA accumulator is not
+  // an A operand (docs/hip.md "Limits").
+  int64_t matrix_core_instruction(const Gemm& g) const {
+    if (t_.backend != Backend::HIP || (t_.gpu.mma != MatrixInst::Mfma && t_.gpu.mma != MatrixInst::Wmma))
+      return -1;
+    if (fragment_a_ || g.a->scope != MemScope::Shared || g.b->scope != MemScope::Shared)
+      return -1;
+    const DType a = g.a->dtype, b = g.b->dtype;
+    if (!(a == b && a.is_16bit_float() && g.c->dtype == DType::f32()))
+      return -1;
+    auto c = shape_of(*g.c);
+    auto as = shape_of(*g.a);
+    const int64_t K = g.transpose_a ? as[0] : as[1];
+    const int64_t waves = threads_ / t_.gpu.warp_size;
+    for (size_t i = 0; i < t_.hip.matrix.size(); ++i) {
+      const AmdMatrixShape& ms = t_.hip.matrix[i];
+      if (ms.in != a.name() || K % ms.k != 0)
+        continue;
+      for (int64_t wm = 1; wm <= waves; ++wm)
+        if (waves % wm == 0 && c[0] % (ms.m * wm) == 0 && c[1] % (ms.n * (waves / wm)) == 0)
+          return static_cast<int64_t>(i);
+    }
+    return -1;
+  }
+
   // GemmPlan::promote_n of an FP8 wgmma gemm that adds into its accumulator (not `clear`) on
   // a target whose FP8 accumulation keeps fewer bits than f32: the fewest equal column chunks
   // of at most 128 columns (a partial of at most 64 registers per thread next to the
@@ -293,6 +330,31 @@ private:
       acc = layout::mma_m16n8k16_accumulator(M, N, p.wm, 1);
       acc.origin = "wgmma m64n" + std::to_string(N) + "k" + std::to_string(32 / g.a->dtype.bytes()) + " accumulator, " + std::to_string(p.wg) +
                    " warpgroup(s) of 64 rows";
+    } else if (int64_t mi = matrix_core_instruction(g); mi >= 0) {
+      // An AMD matrix instruction: waves WM x WN over the tile, the squarest wave tile winning
+      // (as for mma.sync), the 32x32 shape before 16x16 (the table's order).
+      const AmdMatrixShape& ms = t_.hip.matrix[static_cast<size_t>(mi)];
+      const auto& shape = layout::matrix_core_shape(
+          layout::matrix_core_kind(ms.m, ms.n, ms.k, t_.gpu.warp_size));
+      const int64_t waves = threads_ / t_.gpu.warp_size;
+      double best = 1e30;
+      for (int64_t wm = 1; wm <= waves; ++wm) {
+        int64_t wn = waves / wm;
+        if (wm * wn != waves || M % (ms.m * wm) != 0 || N % (ms.n * wn) != 0)
+          continue;
+        double cost = std::fabs(std::log2(double(M / wm) / double(N / wn))) - 1e-3 * double(wm);
+        if (cost < best) {
+          best = cost;
+          p.wm = wm;
+          p.wn = wn;
+        }
+      }
+      p.kind = GemmPlan::MatrixCore;
+      p.matrix = mi;
+      auto as = shape_of(*g.a);
+      const int64_t K = g.transpose_a ? as[0] : as[1];
+      p.steps = shape.groups > 1 && K % (2 * ms.k) == 0 ? 2 : 1;
+      acc = layout::matrix_core_accumulator(shape, M, N, p.wm, p.wn, ms.mnemonic);
     } else if (mma_eligible(g)) {
       p.kind = GemmPlan::Mma;
       int64_t warps = threads_ / 32;
@@ -630,7 +692,7 @@ private:
       }
       FragmentLayout loop;
       if (!first) {
-        loop = layout::elementwise(extents, threads_, 1);
+        loop = layout::elementwise(extents, threads_, 1, t_.gpu.warp_size);
       } else {
         std::vector<FragmentLayout::DimMap> dm;
         std::vector<std::string> names;
@@ -706,6 +768,26 @@ private:
                             std::to_string(tp.producers.size()) +
                             " producer cop(ies) issued by a producer warp; " +
                             std::to_string(threads_) + " consumer threads");
+    // AMD matrix instructions: a lane reads 8 consecutive bytes along K of one row of A (of B
+    // where it is transposed: K-major), lanes of consecutive rows side by side; the swizzle that
+    // makes ldmatrix's 8 rows of 16-byte chunks conflict-free spreads those rows' chunks over
+    // the banks the same way. Not checked against a model of AMD's LDS read phases (docs/hip.md
+    // "Limits"). Operands read along their rows one element per lane (B [K, N]) stay as stored.
+    for (const auto& s : stmts_) {
+      auto* g = s->as<Gemm>();
+      if (!g || plan_.gemms.at(s.get()).kind != GemmPlan::MatrixCore)
+        continue;
+      for (const BufferPtr& b : {g->a, g->b}) {
+        const bool k_major = b == g->a ? !g->transpose_a : g->transpose_b;
+        if (b->scope != MemScope::Shared || b->rank() != 2 || !k_major)
+          continue;
+        auto sh = shape_of(*b);
+        auto sw = layout::ldmatrix_swizzle(sh[1], b->dtype.bytes());
+        plan_.swizzles[b.get()] = sw;
+        plan_.notes.push_back("shared " + b->name + ": " + sw.str() +
+                              " (the matrix instructions' 16-byte operand reads conflict-free)");
+      }
+    }
     for (const auto& s : stmts_) {
       auto* g = s->as<Gemm>();
       if (!g || plan_.gemms.at(s.get()).kind != GemmPlan::Mma)
@@ -737,6 +819,7 @@ private:
   std::vector<Stmt> stmts_;
   std::vector<BufferPtr> fragments_;
   std::set<const Buffer*> row_owned_;
+  bool fragment_a_ = false; // some gemm reads A from a fragment
   std::set<const StmtNode*> wgmma_; // gemms lowered to wgmma (plan_hopper)
   std::map<int64_t, int64_t> simt_rows_; // rows of a SIMT gemm -> threads along them
   std::map<const Buffer*, SourceLoc> decided_at_;

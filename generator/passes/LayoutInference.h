@@ -30,8 +30,14 @@ namespace tilegen::passes {
 
 struct GemmPlan {
   // Simdgroup: Metal simdgroup_matrix 8x8 (simdgroup_multiply_accumulate), wm x wn SIMD-groups.
-  enum Kind { Mma, Simt, Wgmma, Simdgroup } kind = Simt;
-  int64_t wm = 1, wn = 1; // Mma, Simdgroup: warps (SIMD-groups) along M and N
+  // MatrixCore: an AMD MFMA/WMMA instruction (HIP targets; `matrix` indexes the target's
+  // HipFacts::matrix, layout/MatrixCore.h has its lane mappings).
+  enum Kind { Mma, Simt, Wgmma, Simdgroup, MatrixCore } kind = Simt;
+  int64_t wm = 1, wn = 1; // Mma, Simdgroup, MatrixCore: warps (SIMD-groups, waves) along M and N
+  int64_t matrix = -1;    // MatrixCore: the instruction
+  // MatrixCore: instructions along K fed by one operand load (2: a lane reads 16 bytes of f16
+  // for two MFMA steps, layout::operand_k's permutation of K), where K allows it.
+  int64_t steps = 1;
   int64_t ty = 1, tx = 1; // Simt: threads along M and N
   bool a_in_regs = false; // Mma, Simdgroup: A read from a fragment's registers (no ldmatrix)
   bool a_staged = false;  // Simt: A fragment written to shared scratch first

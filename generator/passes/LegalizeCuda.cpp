@@ -5,6 +5,7 @@
 #include "ir/Simplify.h"
 #include "passes/LayoutInference.h"
 
+#include <functional>
 #include <set>
 #include <vector>
 
@@ -44,15 +45,14 @@ private:
 
 } // namespace
 
-Kernel legalize_cuda(const Kernel& k, const Target& target) {
+Kernel widen_fp8_gemm_operands(const Kernel& k, const std::function<bool(const Gemm&)>& native) {
   GemmCollector c;
   c.visit(k.body);
-  const int64_t threads = as_const_int(k.threads).value_or(0);
   std::set<const Buffer*> widen;
   for (const Gemm* g : c.gemms) {
-    const bool wgmma = cuda_fp8_tiles_native(target) && wgmma_eligible(*g, threads);
+    const bool keep = native(*g);
     for (const Buffer* b : {g->a.get(), g->b.get()})
-      if (!wgmma && fp8_shared(*b))
+      if (!keep && fp8_shared(*b))
         widen.insert(b);
   }
   for (bool changed = true; changed;) {
@@ -66,6 +66,13 @@ Kernel legalize_cuda(const Kernel& k, const Target& target) {
   if (widen.empty())
     return k;
   return Widener(std::move(widen)).mutate_kernel(k);
+}
+
+Kernel legalize_cuda(const Kernel& k, const Target& target) {
+  const int64_t threads = as_const_int(k.threads).value_or(0);
+  return widen_fp8_gemm_operands(k, [&](const Gemm& g) {
+    return cuda_fp8_tiles_native(target) && wgmma_eligible(g, threads);
+  });
 }
 
 } // namespace tilegen::passes

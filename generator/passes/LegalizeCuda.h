@@ -14,9 +14,16 @@
 #include "ir/IR.h"
 #include "targets/Target.h"
 
+#include <functional>
+
 namespace tilegen::passes {
 
 ir::Kernel legalize_cuda(const ir::Kernel& k, const Target& target);
+
+// The widening above with the gemms whose FP8 operands stay FP8 given by `native` (shared with
+// passes/LegalizeHip).
+ir::Kernel widen_fp8_gemm_operands(const ir::Kernel& k,
+                                   const std::function<bool(const ir::Gemm&)>& native);
 
 // Whether CUDA target `t` multiplies FP8 shared tiles directly (wgmma). Elsewhere their gemm
 // operands become f16; the resource estimate counts them so.

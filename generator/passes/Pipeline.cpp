@@ -11,6 +11,7 @@
 #include "passes/LayoutInference.h"
 #include "passes/LegalizeC.h"
 #include "passes/LegalizeCuda.h"
+#include "passes/LegalizeHip.h"
 #include "passes/LegalizeWgsl.h"
 #include "passes/RedundantLoadElim.h"
 #include "passes/ScheduleResolver.h"
@@ -89,6 +90,8 @@ Kernel legalize_for(const Kernel& k, const Target& target) {
   // declared dtypes because mma operands and shared tiles stay 16-bit; only FP8 gemm operands
   // that wgmma does not take become f16.
   case Backend::CUDA: return legalize_cuda(k, target);
+  // HIP: as CUDA without wgmma (FP8 gemm operands widened to f16, passes/LegalizeHip).
+  case Backend::HIP: return legalize_hip(k, target);
   case Backend::WGSL: return legalize_wgsl(k, target);
   // Metal keeps every dtype: the emitter holds 16- and 8-bit floats in float registers and
   // keeps them half/bfloat/uchar in memory (check_metal rejected what MSL cannot say).

@@ -1,5 +1,7 @@
 #include "passes/ResourceEstimate.h"
 
+#include "layout/MatrixCore.h"
+
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
@@ -357,8 +359,10 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
       sb.name = b->name;
       sb.elems = n;
       sb.dtype_bytes = b->dtype.bytes();
-      // LegalizeCuda widens FP8 gemm operands to f16 where wgmma does not take them.
-      if (b->dtype.is_fp8() && target.backend == Backend::CUDA && !cuda_fp8_tiles_native(target))
+      // LegalizeCuda widens FP8 gemm operands to f16 where wgmma does not take them, and
+      // LegalizeHip on every HIP target.
+      if (b->dtype.is_fp8() && ((target.backend == Backend::CUDA && !cuda_fp8_tiles_native(target)) ||
+                                target.backend == Backend::HIP))
         sb.dtype_bytes = 2;
       auto it = w.pipeline_factor.find(b.get());
       sb.factor = async && it != w.pipeline_factor.end() ? it->second : 1;
@@ -416,16 +420,34 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
     int64_t operand = 0;
     const Gemm* g = L.points.at[i]->as<Gemm>();
     // wgmma reads shared operands by descriptor (an A from registers is a fragment, counted)
-    bool wgmma = false;
+    bool wgmma = false, matrix_core = false;
     if (g && plan)
       if (auto gp = plan->gemms.find(L.points.at[i].get()); gp != plan->gemms.end()) {
         wgmma = gp->second.kind == GemmPlan::Wgmma;
+        // An AMD matrix instruction (HipGemm.cpp): each lane holds, per k block, its operand
+        // values of every instruction tile of its wave, A and B: (tm + tn) x steps x
+        // k_per_lane 16-bit values (WMMA's upper half-wave holds copies, counted per lane).
+        const GemmPlan& p = gp->second;
+        if (p.kind == GemmPlan::MatrixCore && g->c->shape.size() == 2 && p.matrix >= 0 &&
+            static_cast<size_t>(p.matrix) < target.hip.matrix.size()) {
+          const AmdMatrixShape& ms = target.hip.matrix[static_cast<size_t>(p.matrix)];
+          const auto& S = layout::matrix_core_shape(
+              layout::matrix_core_kind(ms.m, ms.n, ms.k, target.gpu.warp_size));
+          auto mv = w.value(g->c->shape[0], g->loc, "gemm extent");
+          auto nv = w.value(g->c->shape[1], g->loc, "gemm extent");
+          if (!mv || !nv)
+            return std::nullopt;
+          const int64_t tiles = *mv / p.wm / S.m + *nv / p.wn / S.n;
+          operand = ceil_div(sat_mul(tiles, p.steps * S.k_per_lane), 2);
+          matrix_core = true;
+        }
         // a promoted FP8 gemm's partial fragment(s): promote_n columns of 64 rows per
         // warpgroup, two of them when the chunks alternate
         if (wgmma)
           operand = gp->second.promote_n / 2 * gp->second.promote_partials();
       }
-    if (g && !wgmma && target.gpu.mma != MatrixInst::None && g->a->dtype.is_narrow_float()) {
+    if (g && !wgmma && !matrix_core && target.gpu.mma != MatrixInst::None &&
+        g->a->dtype.is_narrow_float()) {
       // f32 gemms run on FMA pipes straight from shared memory; mma operands are one k16
       // slice of a ([m, 16]) and b ([16, n]), 16-bit elements, spread over the threads.
       int64_t mm = 0, nn = 0;

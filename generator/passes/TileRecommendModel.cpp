@@ -193,7 +193,9 @@ ModelNumbers model_config(const Kernel& k, const VarMap& m, const ResourceUse& u
   int64_t warps = (use.threads + g.warp_size - 1) / g.warp_size;
   int64_t regs = (use.registers_all + 7) / 8 * 8;
   int64_t regs_per_warp = (regs * g.warp_size + 255) / 256 * 256;
-  int64_t by_smem = g.smem_per_sm / (use.smem_bytes + g.smem_reserved_per_block);
+  // (a block without shared memory on a target that reserves none, HIP: no limit from it)
+  const int64_t smem_block = use.smem_bytes + g.smem_reserved_per_block;
+  int64_t by_smem = smem_block > 0 ? g.smem_per_sm / smem_block : g.max_blocks_per_sm;
   int64_t by_regs = regs_per_warp > 0 ? g.regs_per_sm / regs_per_warp / warps : 0;
   // A warp-specialized block is persistent, one per SM, and redistributes the register file
   // with setmaxnreg (its producer warpgroup gives registers up): one block when its consumers

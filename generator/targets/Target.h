@@ -20,6 +20,9 @@ enum class MatrixInst {
   MmaM16N8K16,  // mma.sync.aligned.m16n8k16 f16/bf16 -> f32 (sm_80+), ldmatrix operands
   Wgmma,        // wgmma.mma_async m64nNk16 f16/bf16 -> f32 per warpgroup, operands through
                 // shared-memory descriptors (sm_90a); mma.sync remains for other gemms
+  Mfma,         // AMD CDNA v_mfma_f32_{32x32x8,16x16x16} f16/bf16 -> f32 per wave64 (gfx90a,
+                // gfx942): the shapes are HipFacts::matrix
+  Wmma,         // AMD RDNA3 v_wmma_f32_16x16x16 f16/bf16 -> f32 per wave32 (gfx1100)
   Simdgroup8x8, // Metal simdgroup_matrix 8x8: simdgroup_multiply_accumulate into float
                 // matrices, operands converted to f32 as each lane loads its two elements
 };
@@ -31,7 +34,8 @@ enum class AsyncCopy {
            // warp (sm_90a); cp.async for pipelines TMA cannot express
 };
 
-// Hardware facts of a CUDA (later: HIP) target. Sizes in bytes. `sm_count` is a typical part
+// Hardware facts of a CUDA or HIP target (HIP: a CU stands for an SM, LDS for shared memory,
+// a wave for a warp; `warp_size` is the lanes a layout's warp has, 64 on CDNA). Sizes in bytes. `sm_count` is a typical part
 // of the architecture (A100 108, A10/A40 84, L40S 142, H100/H200 SXM 132): the tile
 // recommender's wave-quantization model uses it when no device is at hand.
 struct GpuFacts {
@@ -69,6 +73,32 @@ struct GpuFacts {
   // Rank of the shared and fragment buffers (and so of the copy tiles) the emitter lays out:
   // rows x columns. Higher ranks are a located error (LayoutInference), not a guess.
   int max_tile_rank = 2;
+};
+
+// One AMD matrix instruction (HipFacts::matrix): D (m x n, f32) += A (m x k) * B (k x n) per
+// wave, the operands' type `in` (f16 or bf16). Lane/register mappings are layout/MatrixCore.h's
+// (AMD's matrix instruction calculator, CDNA3 ISA guide section 7.1, RDNA3 ISA section 7.9).
+struct AmdMatrixShape {
+  std::string mnemonic; // as llvm-objdump prints it for the row's arch ("v_mfma_f32_32x32x8_f16")
+  std::string builtin;  // the clang builtin the HIP emitter calls
+  std::string in;       // operand type: "f16", "bf16"
+  int m = 0, n = 0, k = 0;
+};
+
+// Facts of a HIP target (backend HIP): how its variants are compiled and what one compute unit
+// holds. The portable row (`hip`) has no offload arch of its own: it is compiled for every gfx
+// target of the library, and by nvcc for HIP's NVIDIA platform (docs/hip.md).
+struct HipFacts {
+  std::string offload_arch;   // clang --offload-arch ("gfx942"); "" for the portable row
+  // The compiler of its code objects: "hipcc" (Debian's ROCm 5.2, clang 15) where ROCm 5.2
+  // knows the arch, else "clang-19" (gfx942, gfx1100) with ROCm 5.2's device headers.
+  std::string compiler;
+  int64_t vgprs = 256;        // architectural VGPRs a lane of one wave may use
+  int64_t agprs = 0;          // accumulation VGPRs (CDNA: a second file of 256 beside them)
+  int64_t vgpr_file_per_simd = 0; // bytes of vector registers per SIMD (occupancy)
+  int simds_per_cu = 4;
+  int max_waves_per_simd = 8;
+  std::vector<AmdMatrixShape> matrix; // preference order
 };
 
 // Facts of a WebGPU (WGSL) target: the limits every generated shader stays within and the
@@ -118,6 +148,8 @@ struct Target {
 
   // GPU targets only (backend CUDA/HIP); cc == 0 elsewhere.
   GpuFacts gpu;
+  // HIP targets only (backend HIP).
+  HipFacts hip;
   // WGSL targets only (backend WGSL).
   WgslFacts wgsl;
   // Metal targets only (backend Metal). Their `gpu` holds what layout inference reads
@@ -133,9 +165,11 @@ struct Target {
 
 const std::vector<Target>& all_targets();
 // The rows of each backend family, concatenated by all_targets() in this order: C
-// (Targets.cpp), CUDA (TargetsCuda.cpp), WGSL (TargetsWgsl.cpp), Metal (TargetsMetal.cpp).
+// (Targets.cpp), CUDA (TargetsCuda.cpp), HIP (TargetsHip.cpp), WGSL (TargetsWgsl.cpp), Metal
+// (TargetsMetal.cpp).
 std::vector<Target> c_targets();
 std::vector<Target> cuda_targets();
+std::vector<Target> hip_targets();
 std::vector<Target> wgsl_targets();
 std::vector<Target> metal_targets();
 // Targets planned (docs/internals.md) whose emitters do not exist yet: specs may already

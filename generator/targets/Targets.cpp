@@ -51,7 +51,7 @@ std::vector<Target> c_targets() {
 const std::vector<Target>& all_targets() {
   static const std::vector<Target> table = [] {
     std::vector<Target> t = c_targets();
-    for (auto* family : {&cuda_targets, &wgsl_targets, &metal_targets})
+    for (auto* family : {&cuda_targets, &hip_targets, &wgsl_targets, &metal_targets})
       for (auto& row : family())
         t.push_back(std::move(row));
     return t;

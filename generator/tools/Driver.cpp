@@ -106,16 +106,17 @@ bool Driver::resolve_targets(const Options& o, std::vector<const Target*>& out,
     }
     out.push_back(t);
   }
-  // One GPU runtime per C library: its dispatch table selects CUDA rows by a CUDA device's
-  // compute capability and Metal rows by the Apple GPU family (docs/metal.md), never both.
+  // One GPU family per C library as to Metal: its dispatch table selects CUDA and HIP rows by
+  // the device the CUDA or HIP runtime finds, Metal rows by the Apple GPU family
+  // (docs/metal.md); a table never does both.
   const Target* cuda = nullptr;
   const Target* metal = nullptr;
   for (const Target* t : out)
     (t->backend == Backend::Metal ? metal : t->is_gpu() ? cuda : t) = t;
   if (!default_all && cuda && metal) {
     err_ << "tilegen: error: targets '" << cuda->name << "' and '" << metal->name
-         << "' cannot share a library: its dispatch table selects one GPU runtime (CUDA or "
-            "Metal); generate two libraries\n";
+         << "' cannot share a library: its dispatch table selects CUDA and HIP devices or an "
+            "Apple GPU, not both; generate two libraries\n";
     return false;
   }
   return true;
@@ -446,6 +447,32 @@ int Driver::dump(const Options& o) {
   return diag_.has_errors() ? 1 : 0;
 }
 
+namespace {
+
+// The table's facts of a HIP row, one line (`tilegen targets`, docs/hip.md).
+std::string hip_facts_line(const Target& t) {
+  std::string s = "wave" + std::to_string(t.gpu.warp_size) + ", LDS " +
+                  std::to_string(t.gpu.smem_per_block) + " B per block, " +
+                  std::to_string(t.hip.vgprs) + " VGPRs";
+  if (t.hip.agprs > 0)
+    s += " + " + std::to_string(t.hip.agprs) + " AGPRs";
+  s += " per lane, " + std::to_string(t.hip.simds_per_cu) + " SIMDs x " +
+       std::to_string(t.hip.max_waves_per_simd) + " waves per CU; matrix: ";
+  if (t.hip.matrix.empty())
+    s += "none";
+  for (size_t i = 0; i < t.hip.matrix.size(); ++i) {
+    const auto& m = t.hip.matrix[i];
+    s += (i ? ", " : "") + m.mnemonic + " (" + std::to_string(m.m) + "x" + std::to_string(m.n) +
+         "x" + std::to_string(m.k) + " " + m.in + ")";
+  }
+  s += "; compiler " + t.hip.compiler +
+       (t.hip.offload_arch.empty() ? " (every gfx arch of the library; nvcc on NVIDIA)"
+                                   : " --offload-arch=" + t.hip.offload_arch);
+  return s;
+}
+
+} // namespace
+
 int Driver::targets() {
   out_ << "target      backend  pref  runtime features                                   "
           "compile flags\n";
@@ -463,6 +490,8 @@ int Driver::targets() {
     if (!t.fallbacks.empty())
       out_ << " (falls back to " << join(t.fallbacks, ", ") << ")";
     out_ << "\n";
+    if (t.backend == Backend::HIP)
+      out_ << "            " << hip_facts_line(t) << "\n";
   }
   return 0;
 }
@@ -560,6 +589,12 @@ int Driver::outputs(const Options& o) {
         for (const auto& f : t->compile_flags)
           out_ << " " << field(f);
         out_ << "\n";
+        // HIP targets: the offload arch ("-" for the portable row, built for every gfx arch of
+        // the library) and the compiler of its code objects (cmake/TileGen.cmake, docs/hip.md)
+        if (t->backend == Backend::HIP)
+          out_ << "hip " << field(t->name) << " "
+               << (t->hip.offload_arch.empty() ? "-" : field(t->hip.offload_arch)) << " "
+               << field(t->hip.compiler) << "\n";
       }
   return 0;
 }

@@ -36,7 +36,7 @@ static int gpu_disabled_by_env(const char* target) {
 }
 
 int tg_gpu_row_runs_on(const tg_variant_entry* e, int cc) {
-  if (cc <= 0 || e->backend == TG_BACKEND_CPU || gpu_disabled_by_env(e->target))
+  if (cc <= 0 || e->backend != TG_BACKEND_CUDA || gpu_disabled_by_env(e->target))
     return 0;
   return e->arch_specific ? cc == e->cc : cc >= e->cc;
 }
@@ -80,7 +80,7 @@ static gpu_probe probe_gpu(const tg_variant_entry* table, size_t n, int instance
                            const tg_launch* launch, tg_device_cc_fn device_cc) {
   gpu_probe p = {0, launch ? launch->device : 0, 0, ""};
   for (size_t i = 0; i < n && !p.has_gpu_rows; ++i)
-    p.has_gpu_rows = in_selection(&table[i], instance, cls) && table[i].backend != TG_BACKEND_CPU;
+    p.has_gpu_rows = in_selection(&table[i], instance, cls) && table[i].backend == TG_BACKEND_CUDA;
   if (!p.has_gpu_rows)
     return p;
   if (p.device < 0) {
@@ -153,7 +153,8 @@ static void list_others(why_buf* w, const tg_variant_entry* table, size_t n, int
   int want_gpu = f->cc > 0;
   for (size_t i = 0; i < n; ++i) {
     const tg_variant_entry* e = &table[i];
-    if (!in_selection(e, instance, f->cls) || (e->backend != TG_BACKEND_CPU) != want_gpu ||
+    if (!in_selection(e, instance, f->cls) || (e->backend == TG_BACKEND_CUDA) != want_gpu ||
+        (!want_gpu && e->backend != TG_BACKEND_CPU) ||
         row_ok(f, e))
       continue;
     why_add(w, "%s%s (", prefix ? "; not usable here: " : ", ", e->target);
@@ -225,7 +226,7 @@ int tg_select_variant_class(const tg_variant_entry* table, size_t n, int instanc
             g.cc % 10);
     const char* sep = "";
     for (size_t i = 0; i < n; ++i)
-      if (in_selection(&table[i], instance, shape_class) && table[i].backend != TG_BACKEND_CPU) {
+      if (in_selection(&table[i], instance, shape_class) && table[i].backend == TG_BACKEND_CUDA) {
         why_add(&w, "%s%s ", sep, table[i].target);
         gpu_need(&w, &table[i]);
         sep = ", ";
@@ -317,4 +318,104 @@ int tg_find_instance(const int64_t* keys, size_t n_inst, size_t n_key, const int
       return (int)i;
   }
   return -1;
+}
+
+/* ---- HIP rows (docs/hip.md) ---------------------------------------------------------------- */
+
+int tg_hip_row_runs_on(const tg_variant_entry* e, const char* target) {
+  if (!target || e->backend != TG_BACKEND_HIP || gpu_disabled_by_env(e->target))
+    return 0;
+  /* the portable row ("hip") runs on every HIP device; a gfx row on its own arch only */
+  return strcmp(e->arch, "hip") == 0 || strcmp(e->arch, target) == 0;
+}
+
+int tg_select_variant_hip(const tg_variant_entry* table, size_t n, int instance,
+                          int shape_class, const char* class_why, const tg_launch* launch,
+                          tg_feature_fn has, tg_device_cc_fn device_cc,
+                          tg_device_arch_fn device_arch, char* why, size_t why_size) {
+  int device = launch ? launch->device : 0, has_hip = 0, best = -1;
+  const char* target = NULL;
+  const char* hip_why = "";
+  size_t i;
+  why_buf w = {why, why_size, 0};
+  /* CUDA rows first (tg_select_variant_class, which sees CUDA and CPU rows only) */
+  int c = tg_select_variant_class(table, n, instance, shape_class, class_why, launch, has,
+                                  device_cc, why, why_size);
+  if (c >= 0 && table[c].backend == TG_BACKEND_CUDA)
+    return c;
+  for (i = 0; i < n && !has_hip; ++i)
+    has_hip = in_selection(&table[i], instance, shape_class) && table[i].backend == TG_BACKEND_HIP;
+  if (!has_hip)
+    return c;
+  if (device < 0)
+    hip_why = "launch->device = -1 selects the CPU";
+  else if (!device_arch)
+    hip_why = "this library was built without the HIP runtime";
+  else {
+    const char* r = NULL;
+    target = device_arch(device, &r);
+    if (!target)
+      hip_why = r && r[0] ? r : "the device cannot run HIP variants";
+  }
+  for (i = 0; target && i < n; ++i)
+    if (in_selection(&table[i], instance, shape_class) && tg_hip_row_runs_on(&table[i], target) &&
+        (best < 0 || table[i].preference > table[best].preference))
+      best = (int)i;
+  if (!why)
+    return best >= 0 ? best : c;
+  if (best >= 0) {
+    why[0] = '\0';
+    if (class_why && class_why[0])
+      why_add(&w, "%s for %s: ", table[best].target, class_why);
+    else
+      why_add(&w, "%s: ", table[best].target);
+    why_add(&w, "HIP device %d is %s", device, target);
+    for (i = 0; i < n; ++i)
+      if ((int)i != best && in_selection(&table[i], instance, shape_class) &&
+          table[i].backend == TG_BACKEND_HIP)
+        why_add(&w, "; %s %s", table[i].target,
+                tg_hip_row_runs_on(&table[i], target) ? "also runs here (lower preference)"
+                                                      : "not usable here (built for another arch)");
+    return best;
+  }
+  /* the CPU choice (or none): its sentence, after why the HIP rows did not run */
+  {
+    char rest[512];
+    snprintf(rest, sizeof rest, "%s", why);
+    why[0] = '\0';
+    w.len = 0;
+    if (target)
+      why_add(&w, "HIP device %d is %s, for which no HIP variant is built", device, target);
+    else
+      why_add(&w, "no HIP variant runs: %s", hip_why);
+    if (rest[0])
+      why_add(&w, "; %s", rest);
+  }
+  return c;
+}
+
+int tg_select_cached_hip(const tg_variant_entry* table, size_t n, int instance,
+                         int shape_class, int n_classes, const tg_launch* launch,
+                         tg_select_cache* cache, tg_device_cc_fn device_cc,
+                         tg_device_arch_fn device_arch) {
+  /* as tg_select_cached_class: the device's arch is fixed per device */
+  int* slot = NULL;
+  if (cache) {
+    tg_select_cache* c = &cache[instance * n_classes + shape_class];
+    int device = launch ? launch->device : 0;
+    if ((!device_cc && !device_arch) || device < 0)
+      slot = &c->state;
+    else if (device < TG_SELECT_CACHED_DEVICES)
+      slot = &c->gpu[device];
+  }
+  if (slot) {
+    int state = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (state > 0)
+      return state - 1;
+  }
+  int best = tg_select_variant_hip(table, n, instance, shape_class, NULL, launch, tg_cpu_has,
+                                   device_cc, device_arch, NULL, 0);
+  if (slot && best >= 0)
+    __atomic_store_n(slot, best + 1, __ATOMIC_RELEASE);
+  return best;
 }

@@ -18,5 +18,13 @@ if [ "${TILEGEN_HAVE_CUDA:-0}" = 1 ]; then
   grep -q "TileGen::runtime_cuda" "$PREFIX"/lib*/cmake/TileGen/TileGenTargets.cmake ||
     fail "TileGen::runtime_cuda not exported"
 fi
-"$PREFIX/bin/tilegen" targets | grep -q '^c_avx2 ' || fail "installed tilegen does not run"
+# (not piped into grep -q: with pipefail, tilegen's write after grep exits is a SIGPIPE failure)
+"$PREFIX/bin/tilegen" targets >"$WORK/installed-targets.txt" || fail "installed tilegen does not run"
+grep -q '^c_avx2 ' "$WORK/installed-targets.txt" || fail "installed tilegen lists no c_avx2"
+if [ -f "$PREFIX/include/tilegen/hip.h" ]; then
+  ls "$PREFIX"/lib*/libtilegen_runtime_hip.a >/dev/null || fail "missing libtilegen_runtime_hip.a"
+  grep -q "TileGen::runtime_hip" "$PREFIX"/lib*/cmake/TileGen/TileGenTargets.cmake ||
+    fail "TileGen::runtime_hip not exported"
+  grep -q '^gfx942 ' "$WORK/installed-targets.txt" || fail "installed tilegen lists no gfx942"
+fi
 echo "installed into $PREFIX"

@@ -113,6 +113,33 @@ int tg_select_cached_class(const tg_variant_entry* table, size_t n, int instance
                            int shape_class, int n_classes, const tg_launch* launch,
                            tg_select_cache* cache, tg_device_cc_fn device_cc);
 
+/* ---- HIP rows (docs/hip.md) ----
+ * The tilegen target a HIP device runs ("gfx942"; "hip" for a device only the portable variants
+ * run on), or NULL when no HIP variant can run there, with *why (if not NULL) a static sentence.
+ * tg_hip_device_arch (tilegen/hip.h) in production, a fake in tests. */
+typedef const char* (*tg_device_arch_fn)(int device, const char** why);
+
+/* 1 if HIP row `e` runs on a device of target `target`: the portable row (arch "hip") on every
+ * HIP device, a gfx row on its own arch only; 0 for other rows and when TILEGEN_GPU_DISABLE
+ * names e's target. */
+int tg_hip_row_runs_on(const tg_variant_entry* e, const char* target);
+
+/* tg_select_variant_class for a library with HIP rows: a CUDA row that runs wins first (as
+ * there), then the highest-preference HIP row that runs on the device's target
+ * (`device_arch`), then the CPU rows; `why` says why the HIP rows did not run before the CPU
+ * choice's sentence. `device_cc` may be NULL (no CUDA rows). */
+int tg_select_variant_hip(const tg_variant_entry* table, size_t n, int instance,
+                          int shape_class, const char* class_why, const tg_launch* launch,
+                          tg_feature_fn has, tg_device_cc_fn device_cc,
+                          tg_device_arch_fn device_arch, char* why, size_t why_size);
+
+/* tg_select_variant_hip with tg_cpu_has, memoized per instance, class and device as
+ * tg_select_cached_class. */
+int tg_select_cached_hip(const tg_variant_entry* table, size_t n, int instance,
+                         int shape_class, int n_classes, const tg_launch* launch,
+                         tg_select_cache* cache, tg_device_cc_fn device_cc,
+                         tg_device_arch_fn device_arch);
+
 /* Index of the row of `keys` (n_inst rows of n_key values) equal to `key`, or -1. */
 int tg_find_instance(const int64_t* keys, size_t n_inst, size_t n_key, const int64_t* key);
 

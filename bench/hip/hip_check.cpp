@@ -1,0 +1,309 @@
+// tgh_check: every shipped kernel x type of the library `tgh` (generated for the portable HIP
+// target `hip` and `c`, bench/hip/run_device.sh) run on GPU 0 through the generated dispatch
+// code and the HIP runtime layer (runtime/src/hip.c), on HIP's NVIDIA platform, against the
+// float64 references of tests/kernels (Reference.cpp), on ragged shapes, with 16-byte-aligned
+// tensors (tg_kernel_16) and with every tensor one element off (tg_kernel_0). Each call is
+// first asked (_query) which variant it runs: anything but the `hip` one is a failure (the
+// point is to run the HIP sources). Device buffers carry 256 guard bytes on each side, checked
+// after every call; calls go on a created stream and the program (not the library)
+// synchronizes. Small shapes, so that compute-sanitizer's slowdown stays in seconds.
+//
+//   tgh_check [--quick] [--cpu] [kernel]   exit 0 = all ok, 1 = a mismatch or error, 2 = no device
+//   --quick: the first shape of each kernel x type (both alignments), for the sanitizers
+#include "tgh.h"
+
+#include "Numeric.h"
+#include "Reference.h"
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace tgtest;
+
+namespace {
+
+int g_fail = 0, g_runs = 0;
+// --cpu (a dry run without a GPU): host buffers, launch.device = -1, the `c` variant expected;
+// checks the harness, its shapes and tolerances against the library's C variants.
+bool g_cpu = false;
+const char* expected_target() { return g_cpu ? "c" : "hip"; }
+
+#define CK(expr)                                                                                 \
+  do {                                                                                           \
+    cudaError_t e_ = (expr);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                              \
+    }                                                                                            \
+  } while (0)
+
+constexpr size_t kGuard = 256;
+
+// A device pointer that converts to the typed pointer of whichever entry point takes it.
+struct AnyPtr {
+  void* p;
+  template <class T> operator T*() const { return static_cast<T*>(p); }
+};
+
+// A host tensor (GuardedBuffer, rounded values) mirrored on the device at an offset of `off`
+// elements past a 256-byte boundary, between guard bytes of 0xFF.
+struct DevTensor {
+  GuardedBuffer host;
+  size_t off;
+  unsigned char* base = nullptr;
+  size_t bytes;
+  DevTensor(Dt dt, size_t n, size_t off_elems) : host(dt, n), off(off_elems) {
+    bytes = n * dt_bytes(dt);
+    if (g_cpu) {
+      base = static_cast<unsigned char*>(std::malloc(bytes + 2 * kGuard + 64));
+      std::memset(base, 0xFF, bytes + 2 * kGuard + 64);
+      return;
+    }
+    CK(cudaMalloc(&base, bytes + 2 * kGuard + 64));
+    CK(cudaMemset(base, 0xFF, bytes + 2 * kGuard + 64));
+  }
+  ~DevTensor() {
+    if (g_cpu)
+      std::free(base);
+    else
+      cudaFree(base);
+  }
+  AnyPtr ptr() { return {base + kGuard + off * dt_bytes(host.dtype())}; }
+  void copy(void* dst, const void* src, size_t n, cudaMemcpyKind kind) {
+    if (g_cpu)
+      std::memcpy(dst, src, n);
+    else
+      CK(cudaMemcpy(dst, src, n, kind));
+  }
+  void upload() { copy(ptr(), host.data(), bytes, cudaMemcpyHostToDevice); }
+  void download() { copy(host.data(), ptr(), bytes, cudaMemcpyDeviceToHost); }
+  bool guards_intact() {
+    std::vector<unsigned char> all(bytes + 2 * kGuard + 64);
+    copy(all.data(), base, all.size(), cudaMemcpyDeviceToHost);
+    const size_t lo = kGuard + off * dt_bytes(host.dtype()), hi = lo + bytes;
+    for (size_t i = 0; i < all.size(); ++i)
+      if ((i < lo || i >= hi) && all[i] != 0xFF)
+        return false;
+    return true;
+  }
+};
+
+cudaStream_t g_stream;
+
+struct Case {
+  std::string kernel;
+  Dt dt;
+  std::vector<int64_t> dims;
+  int flag = 0;
+};
+
+// Runs one case at one alignment; prints one line.
+void run_case(const Case& c, size_t off) {
+  tg_launch launch{};
+  launch.device = g_cpu ? -1 : 0;
+  launch.stream = g_cpu ? nullptr : g_stream;
+  const Dt dt = c.dt;
+  const auto& d = c.dims;
+  std::mt19937_64 rng(seed_of(c.kernel + dt_name(dt) + std::to_string(d[0]) + std::to_string(off)));
+  std::vector<std::unique_ptr<DevTensor>> t;
+  auto add = [&](Dt tdt, size_t n) {
+    t.push_back(std::make_unique<DevTensor>(tdt, n, off));
+    return t.back().get();
+  };
+  std::vector<double> ref, got;
+  double scale = 0;
+  int64_t L = 1;
+  tg_selection sel{};
+  tg_status st = TG_OK, qs = TG_OK;
+  std::string what = c.kernel + " " + dt_name(dt) + " [";
+  for (size_t i = 0; i < d.size(); ++i)
+    what += (i ? "," : "") + std::to_string(d[i]);
+  what += "]" + std::string(c.flag ? " causal" : "") + (off ? " off-by-one" : " aligned");
+  double bound_ratio = -1;
+
+#define CALL(fn, ...)                                                                            \
+  do {                                                                                           \
+    qs = fn##_query(&launch, __VA_ARGS__, &sel);                                                 \
+    st = qs == TG_OK && std::string(sel.target) == expected_target() ? fn(&launch, __VA_ARGS__) : TG_ERR_NO_VARIANT; \
+  } while (0)
+#define DISPATCH3(name, ...)                                                                     \
+  do {                                                                                           \
+    if (dt == Dt::F32) CALL(tgh_##name##_f32, __VA_ARGS__);                                      \
+    else if (dt == Dt::F16) CALL(tgh_##name##_f16, __VA_ARGS__);                                 \
+    else CALL(tgh_##name##_bf16, __VA_ARGS__);                                                   \
+  } while (0)
+
+  if (c.kernel == "gemm" || c.kernel == "gemm_bias_gelu") {
+    const int64_t M = d[0], N = d[1], K = d[2];
+    L = K;
+    auto *A = add(dt, M * K), *B = add(dt, K * N);
+    auto a = fill_random(A->host, rng), b = fill_random(B->host, rng);
+    DevTensor* bias = nullptr;
+    std::vector<double> bv;
+    if (c.kernel == "gemm_bias_gelu") {
+      bias = add(dt, N);
+      bv = fill_random(bias->host, rng);
+    }
+    auto* C = add(dt, M * N);
+    for (auto& x : t)
+      x->upload();
+    if (!bias) {
+      ref = ref::gemm(a, b, M, N, K);
+      DISPATCH3(gemm, A->ptr(), B->ptr(), C->ptr(), M, N, K);
+    } else {
+      ref = ref::gemm_bias_gelu(a, b, bv, M, N, K);
+      DISPATCH3(gemm_bias_gelu, A->ptr(), B->ptr(), bias->ptr(), C->ptr(), M, N, K);
+    }
+  } else if (c.kernel == "softmax" || c.kernel == "rmsnorm") {
+    const int64_t M = d[0], N = d[1];
+    L = N;
+    auto* X = add(dt, M * N);
+    auto x = fill_random(X->host, rng);
+    DevTensor* W = nullptr;
+    std::vector<double> w;
+    if (c.kernel == "rmsnorm") {
+      W = add(dt, N);
+      w = fill_random(W->host, rng);
+    }
+    auto* Y = add(dt, M * N);
+    for (auto& p : t)
+      p->upload();
+    if (!W) {
+      ref = ref::softmax(x, M, N);
+      DISPATCH3(softmax, X->ptr(), Y->ptr(), M, N);
+    } else {
+      ref = ref::rmsnorm(x, w, M, N, 1e-6);
+      DISPATCH3(rmsnorm, X->ptr(), W->ptr(), Y->ptr(), M, N, 1e-6f);
+    }
+  } else if (c.kernel == "flash_attention_fwd") {
+    const int64_t Bn = d[0], H = d[1], S = d[2], D = d[3];
+    L = S + D; // as tests/kernels: the softmax over S keys and the dot products over D
+    const size_t n = size_t(Bn * H * S * D);
+    auto *Q = add(dt, n), *K = add(dt, n), *V = add(dt, n), *O = add(dt, n);
+    auto q = fill_random(Q->host, rng), k = fill_random(K->host, rng), v = fill_random(V->host, rng);
+    for (auto& p : t)
+      p->upload();
+    const float sm = float(1.0 / std::sqrt(double(D)));
+    ref = ref::flash_attention(q, k, v, Bn, H, S, D, sm, c.flag != 0);
+    scale = 0;
+    for (double x : v)
+      scale = std::max(scale, std::fabs(x));
+    DISPATCH3(flash_attention_fwd, Q->ptr(), K->ptr(), V->ptr(), O->ptr(), Bn, H, S, D, sm, c.flag);
+  } else if (c.kernel == "gemm_fp8") {
+    const int64_t M = d[0], N = d[1], K = d[2];
+    L = K;
+    auto *A = add(dt, M * K), *B = add(dt, N * K);
+    auto a = fill_random_fp8(A->host, rng), b = fill_random_fp8(B->host, rng);
+    auto* C = add(Dt::BF16, M * N);
+    for (auto& p : t)
+      p->upload();
+    const float sa = 0.75f, sb = 2.5f;
+    ref = ref::gemm_fp8(a, b, M, N, K, sa, sb);
+    std::vector<double> absref = ref::gemm_fp8(a, b, M, N, K, sa, sb, true), bound(ref.size());
+    for (size_t i = 0; i < ref.size(); ++i)
+      bound[i] = fp8_gemm_bound(ref[i], absref[i], K);
+    if (dt == Dt::E4M3)
+      CALL(tgh_gemm_fp8_e4m3, (const tg_e4m3*)A->ptr(), (const tg_e4m3*)B->ptr(), (tg_bf16*)C->ptr(), M, N, K, sa, sb);
+    else
+      CALL(tgh_gemm_fp8_e5m2, (const tg_e5m2*)A->ptr(), (const tg_e5m2*)B->ptr(), (tg_bf16*)C->ptr(), M, N, K, sa, sb);
+    if (st == TG_OK) {
+      if (!g_cpu)
+        CK(cudaStreamSynchronize(g_stream));
+      C->download();
+      bound_ratio = max_bound_ratio(C->host.values(), ref, bound);
+    }
+  }
+  ++g_runs;
+  const char* result = "ok";
+  ErrorStats s;
+  double tol = 0;
+  bool guards = true;
+  if (qs != TG_OK || std::string(sel.target) != expected_target()) {
+    result = "FAIL (not the expected variant)";
+  } else if (st != TG_OK) {
+    result = "FAIL (status)";
+  } else {
+    if (!g_cpu) {
+      CK(cudaStreamSynchronize(g_stream));
+      CK(cudaGetLastError());
+    }
+    DevTensor* out = t.back().get();
+    out->download();
+    for (auto& p : t)
+      guards = guards && p->guards_intact();
+    s = compare(out->host.values(), ref, scale);
+    tol = tolerance(c.kernel == "gemm_fp8" ? Dt::BF16 : dt, L);
+    if (!guards)
+      result = "FAIL (guard bytes written)";
+    else if (s.nonfinite || s.rel > tol || bound_ratio > 1)
+      result = "FAIL (numerics)";
+  }
+  if (std::strncmp(result, "ok", 2) != 0)
+    ++g_fail;
+  std::printf("[hip-nvidia] %-52s %-22s rel %.3e tol %.3e%s %s (status %d/%d) %s\n", what.c_str(),
+              sel.variant[0] ? sel.variant + std::strlen(sel.variant) - std::min<size_t>(22, std::strlen(sel.variant)) : "-",
+              s.rel, tol, bound_ratio >= 0 ? (" bound " + std::to_string(bound_ratio)).c_str() : "",
+              result, int(qs), int(st), sel.reason);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0)
+      quick = true;
+    else if (std::strcmp(argv[i], "--cpu") == 0)
+      g_cpu = true;
+    else
+      only = argv[i];
+  }
+  int n = 0;
+  if (!g_cpu && (cudaGetDeviceCount(&n) != cudaSuccess || n == 0)) {
+    std::fprintf(stderr, "tgh_check: no CUDA device\n");
+    return 2;
+  }
+  if (!g_cpu)
+    CK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+  // Ragged shapes: no extent a multiple of a tile, rows of odd lengths (no 16-byte chunks), and
+  // one shape whose rows are whole chunks (the aligned run takes tg_kernel_16 there).
+  std::vector<Case> cases;
+  for (Dt dt : kAllDts) {
+    for (auto mnk : std::vector<std::vector<int64_t>>{{67, 45, 37}, {128, 136, 64}, {1, 77, 300}, {130, 8, 24}}) {
+      cases.push_back({"gemm", dt, mnk});
+      cases.push_back({"gemm_bias_gelu", dt, mnk});
+    }
+    for (auto mn : std::vector<std::vector<int64_t>>{{5, 1}, {33, 1000}, {7, 4096}, {3, 4099}}) {
+      cases.push_back({"softmax", dt, mn});
+      cases.push_back({"rmsnorm", dt, mn});
+    }
+    for (int causal : {0, 1})
+      for (auto bhsd : std::vector<std::vector<int64_t>>{{1, 2, 77, 64}, {2, 1, 130, 128}})
+        cases.push_back({"flash_attention_fwd", dt, bhsd, causal});
+  }
+  for (Dt dt : kFp8Dts)
+    for (auto mnk : std::vector<std::vector<int64_t>>{{67, 45, 48}, {16, 136, 128}, {130, 64, 80}})
+      cases.push_back({"gemm_fp8", dt, mnk});
+  std::set<std::string> seen; // --quick: the first shape of each kernel x type, both alignments
+  for (const Case& c : cases) {
+    if (!only.empty() && c.kernel != only)
+      continue;
+    if (quick && !seen.insert(c.kernel + dt_name(c.dt)).second)
+      continue;
+    for (size_t off : {size_t(0), size_t(1)})
+      run_case(c, off);
+  }
+  std::printf("tgh_check: %d runs, %d failures\n", g_runs, g_fail);
+  return g_fail ? 1 : 0;
+}

@@ -1,0 +1,51 @@
+// HipEmitter: the HIP dialect of the GPU C++ printer (docs/hip.md). It is CudaEmitter's
+// statement lowering (copies, fills, parallel loops, reductions, FMA gemms, barriers, the
+// memory plan) with HIP's spellings and AMD's facts from the target table: wave size (the
+// reductions' butterflies and the cross-wave scratch), LDS limits, no asynchronous copies (the
+// synchronous 16-byte chunk path), and MFMA/WMMA gemms (HipGemm.cpp, from layout/MatrixCore.h).
+// What CudaEmitter does only for CUDA (mma.sync, ldmatrix, cp.async, wgmma, TMA, PDL) is reached
+// through target facts HIP rows do not have.
+//
+// A variant file (.hip) is compiled twice (cmake/TileGen.cmake):
+//  * device pass (hipcc / clang --cuda-device-only, or nvcc --cubin for HIP's NVIDIA platform):
+//    the kernels tg_kernel_16 and tg_kernel_0, extern "C" __global__, one code object per arch;
+//  * host pass (the C++ compiler, no HIP header): tg_setup (grid, parameters, the vector width
+//    every tensor allows: the same checks as CUDA's) and the variant function, which launches
+//    through runtime/src/hip.c on the code objects the build embeds (TG_HIP_IMAGES), so that
+//    nothing links libamdhip64.
+#pragma once
+
+#include "emit/CudaEmitter.h"
+
+namespace tilegen::emit {
+
+class HipEmitter final : public CudaEmitter {
+public:
+  HipEmitter(const ir::Kernel& k, const Target& t, const VariantInfo& info, passes::LayoutPlan plan);
+  std::string run();
+
+protected:
+  std::string storage_type_name(ir::DType t) const override;
+  std::string inf_literal(ir::DType t) const override;
+  std::string nan_literal(ir::DType t) const override;
+  std::string print_call(const ir::Call* c, int& prec) override;
+  std::string shfl_xor(const std::string& v, int mask) const override;
+  std::string to_float(const std::string& storage_value, ir::DType t) const override;
+  std::string from_float(const std::string& float_value, ir::DType t) const override;
+  std::string helpers_source() const override;
+  std::string fp8_widen_tag(ir::DType t) const override;
+  void emit_gemm(const ir::Stmt& s, const ir::Gemm* g) override;
+
+private:
+  // HipGemm.cpp: one gemm on an AMD matrix instruction (GemmPlan::MatrixCore).
+  void gemm_matrix_core(const ir::Gemm* g, const passes::GemmPlan& p);
+  std::string host_source(const std::string& grid_code, const std::string& host_dims);
+  bool uses(ir::ScalarKind k) const; // some tensor or buffer has this dtype
+  std::set<std::string> builtins_; // matrix-instruction helpers to print (HipGemm.cpp)
+};
+
+// The name of a variant's embedded code-object table, for the build (cmake/TileGen.cmake writes
+// the header TG_HIP_IMAGES names, which defines it).
+inline constexpr const char* kHipImagesMacro = "TG_HIP_IMAGES";
+
+} // namespace tilegen::emit

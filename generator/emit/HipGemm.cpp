@@ -1,0 +1,136 @@
+// HipEmitter: a gemm on an AMD matrix instruction (MFMA on CDNA, WMMA on RDNA3).
+//
+// Each wave owns (M / WM) x (N / WN) of the tile as instruction tiles (layout/MatrixCore.h's
+// accumulator). Per block of `steps` instructions along K, a lane reads its operand values from
+// LDS (layout::operand_outer / operand_k: 8 or 16 consecutive bytes along K of one row of A, and
+// of B where it is K-major; one element per row otherwise), then issues the instructions of every
+// tile pair. Operand values travel as 64-bit words of four 16-bit values; the builtins take them
+// bit-cast to the instruction's vector types. tests/unit/layout/MatrixCoreTest.cpp executes the
+// same mappings on an emulator of the instructions.
+#include "emit/HipEmitter.h"
+
+#include "layout/MatrixCore.h"
+#include "support/InternalError.h"
+
+namespace tilegen::emit {
+
+using namespace ir;
+
+namespace {
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+} // namespace
+
+void HipEmitter::gemm_matrix_core(const Gemm* g, const passes::GemmPlan& p) {
+  TG_ASSERT(p.matrix >= 0 && static_cast<size_t>(p.matrix) < t_.hip.matrix.size(),
+            "HIP emitter: gemm without a matrix instruction");
+  const AmdMatrixShape& ms = t_.hip.matrix[static_cast<size_t>(p.matrix)];
+  const int64_t wave = t_.gpu.warp_size;
+  const auto& S = layout::matrix_core_shape(layout::matrix_core_kind(ms.m, ms.n, ms.k, wave));
+  const Buffer *A = g->a.get(), *B = g->b.get(), *C = g->c.get();
+  const auto& L = frag(C);
+  const int64_t M = L.shape[0], N = L.shape[1];
+  const int64_t K = cuda_const(g->transpose_a ? A->shape[0] : A->shape[1]);
+  const int64_t TM = M / p.wm, TN = N / p.wn, tm = TM / ms.m, tn = TN / ms.n;
+  const int64_t steps = p.steps, KB = steps * ms.k, per_lane = steps * S.k_per_lane;
+  const int64_t words = per_lane / 4, step_words = S.k_per_lane / 4; // 64-bit words: 4 values
+  const int64_t Q = S.acc_registers(), R1 = L.regs_of_dim(1);
+  TG_ASSERT(K % KB == 0 && per_lane % 4 == 0, "HIP emitter: K is no whole number of k blocks");
+  const bool bf16 = ms.in == "bf16";
+  const bool wmma = t_.gpu.mma == MatrixInst::Wmma;
+
+  // The instruction's helper: operands as 64-bit words, the accumulator as a vector.
+  std::string fn = "tg_mx_" + str(ms.m) + "x" + str(ms.n) + "x" + str(ms.k) + "_" + ms.in;
+  {
+    const std::string elem = bf16 ? "short" : "_Float16";
+    const std::string in_t = "tg_v" + std::string(bf16 ? "s" : "h") + str(S.k_per_lane);
+    const std::string acc_t = "tg_vf" + str(Q);
+    std::string h;
+    h += "typedef " + elem + " " + in_t + " __attribute__((ext_vector_type(" + str(S.k_per_lane) + ")));\n";
+    h += "typedef float " + acc_t + " __attribute__((ext_vector_type(" + str(Q) + ")));\n";
+    h += "struct " + fn + "_in { uint64_t w[" + str(step_words) + "]; };\n";
+    h += "/* " + ms.mnemonic + ": D (" + str(ms.m) + "x" + str(ms.n) + " f32) += A * B, one wave (" +
+         str(wave) + " lanes); layout/MatrixCore.h has the lanes' elements. */\n";
+    h += "TG_DEV " + acc_t + " " + fn + "(" + fn + "_in a, " + fn + "_in b, " + acc_t + " d) {\n";
+    h += "  return " + ms.builtin + "(__builtin_bit_cast(" + in_t + ", a), __builtin_bit_cast(" + in_t +
+         ", b), d" + (wmma ? "" : ", 0, 0, 0") + ");\n}\n";
+    builtins_.insert(h);
+  }
+
+  const std::string W = str(wave);
+  open("");
+  line("// " + ms.mnemonic + ": " + str(p.wm) + "x" + str(p.wn) + " waves of " + str(TM) + "x" + str(TN) +
+       ", k blocks of " + str(KB) + " (" + str(steps) + " instruction(s) per operand load)");
+  line("const int tg_lane = tg_tid % " + W + ", tg_wv = tg_tid / " + W + ";");
+  line("const int tg_or = (tg_wv % " + str(p.wm) + ") * " + str(TM) + " + tg_lane % " + str(S.m) +
+       "; // this lane's row of A");
+  line("const int tg_oc = (tg_wv / " + str(p.wm) + ") * " + str(TN) + " + tg_lane % " + str(S.n) +
+       "; // its column of B");
+  line("const int tg_kg = ((tg_lane / " + str(S.m) + ") % " + str(S.groups) + ") * " + str(per_lane) +
+       "; // its first k of each k block");
+  const std::string a_ptr = shared_ptr(A), b_ptr = shared_ptr(B);
+  // Word w of a lane's operand of instruction tile `t` (row or column `outer`), k block tg_kb.
+  auto load = [&](const Buffer* buf, bool k_major, const std::string& ptr, const std::string& outer,
+                  const std::string& dst) {
+    line("#pragma unroll");
+    open("for (int tg_w = 0; tg_w < " + str(words) + "; ++tg_w)");
+    const std::string k = "tg_kb * " + str(KB) + " + tg_kg + tg_w * 4";
+    if (k_major) {
+      // four consecutive values along K: one 8-byte LDS read (a 16-byte chunk stays whole
+      // under the swizzle, so two of them merge into one read)
+      line(dst + " = *reinterpret_cast<const uint64_t*>(" + ptr + " + " +
+           shared_offset(buf, outer, k) + ");");
+    } else {
+      line("uint64_t tg_x = 0;");
+      line("#pragma unroll");
+      open("for (int tg_e = 0; tg_e < 4; ++tg_e)");
+      line("tg_x |= (uint64_t)(unsigned short)" + ptr + "[" + shared_offset(buf, k + " + tg_e", outer) +
+           "] << (16 * tg_e);");
+      close();
+      line(dst + " = tg_x;");
+    }
+    close();
+  };
+  // Fully unrolled, the compiler issues every k block's LDS reads up front: where they would
+  // hold more than 64 registers (WMMA's 16 values per lane and tile), two blocks at a time
+  // (gfx1100 spilled with 8 k blocks of 4 tiles unrolled; tests/hip/compile_all.sh).
+  const int64_t block_regs = (tm + tn) * per_lane / 2;
+  line(block_regs * (K / KB) > 64 ? "#pragma unroll 2" : "#pragma unroll");
+  open("for (int tg_kb = 0; tg_kb < " + str(K / KB) + "; ++tg_kb)");
+  line("uint64_t tg_a[" + str(tm) + "][" + str(words) + "], tg_b[" + str(tn) + "][" + str(words) + "];");
+  line("#pragma unroll");
+  open("for (int tg_i = 0; tg_i < " + str(tm) + "; ++tg_i)");
+  load(A, !g->transpose_a, a_ptr, "tg_or + tg_i * " + str(S.m), "tg_a[tg_i][tg_w]");
+  close();
+  line("#pragma unroll");
+  open("for (int tg_j = 0; tg_j < " + str(tn) + "; ++tg_j)");
+  load(B, g->transpose_b, b_ptr, "tg_oc + tg_j * " + str(S.n), "tg_b[tg_j][tg_w]");
+  close();
+  line("#pragma unroll");
+  open("for (int tg_s = 0; tg_s < " + str(steps) + "; ++tg_s)");
+  line("#pragma unroll");
+  open("for (int tg_i = 0; tg_i < " + str(tm) + "; ++tg_i)");
+  line("#pragma unroll");
+  open("for (int tg_j = 0; tg_j < " + str(tn) + "; ++tg_j)");
+  line(fn + "_in tg_ai, tg_bi;");
+  line("#pragma unroll");
+  open("for (int tg_w = 0; tg_w < " + str(step_words) + "; ++tg_w)");
+  line("tg_ai.w[tg_w] = tg_a[tg_i][tg_s * " + str(step_words) + " + tg_w];");
+  line("tg_bi.w[tg_w] = tg_b[tg_j][tg_s * " + str(step_words) + " + tg_w];");
+  close();
+  const std::string acc = name(C->name), reg = "(tg_q + " + str(Q) + " * tg_i) * " + str(R1) + " + tg_j";
+  line("tg_vf" + str(Q) + " tg_d;");
+  line("#pragma unroll");
+  line("for (int tg_q = 0; tg_q < " + str(Q) + "; ++tg_q) tg_d[tg_q] = " + acc + "[" + reg + "];");
+  line("tg_d = " + fn + "(tg_ai, tg_bi, tg_d);");
+  line("#pragma unroll");
+  line("for (int tg_q = 0; tg_q < " + str(Q) + "; ++tg_q) " + acc + "[" + reg + "] = tg_d[tg_q];");
+  close();
+  close();
+  close();
+  close();
+  close();
+}
+
+} // namespace tilegen::emit
