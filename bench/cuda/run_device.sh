@@ -172,13 +172,15 @@ fi
 
 if [[ $mode == all || $mode == odd ]]; then
   step "odd layouts" 180 "$OUT/odd.log" python3 "$here/odd.py" --dist "$dist"
+  step "odd layouts sm_90 path" 180 "$OUT/odd_sm90.log" env TILEGEN_GPU_DISABLE=sm_90a \
+    python3 "$here/odd.py" --dist "$dist" --devices cuda
   if [[ -n $sanitizer ]]; then
     step "odd memcheck" 240 "$OUT/odd_memcheck.log" "$sanitizer" --tool memcheck --error-exitcode 99 \
       python3 "$here/odd.py" --dist "$dist" --devices cuda
     step "odd racecheck" 240 "$OUT/odd_racecheck.log" "$sanitizer" --tool racecheck --error-exitcode 99 \
       python3 "$here/odd.py" --dist "$dist" --devices cuda
   fi
-  for f in odd odd_memcheck odd_racecheck; do
+  for f in odd odd_sm90 odd_memcheck odd_racecheck; do
     [[ -f $OUT/$f.log ]] || continue
     echo "## $f"
     grep -E '^FAIL|odd.py:|ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/$f.log"
