@@ -12,6 +12,9 @@ packages=(
                                                  # libFuzzer target (docs/testing.md)
   python3                                        # runs lit
   libopenblas-dev                                # CPU benchmark baseline
+  hipcc libamdhip64-dev rocm-device-libs         # HIP targets: hipcc (ROCm 5.2) for gfx90a, HIP's
+  clang-19 llvm-19                               # headers; clang-19 + its objdump for gfx942 and
+                                                 # gfx1100 (tests/hip, docs/hip.md)
   chromium libvulkan1                            # WGSL tests: headless Chromium, and SwiftShader's
                                                  # Vulkan ICD (shipped with chromium) for Dawn in Node
 )

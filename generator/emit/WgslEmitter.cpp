@@ -442,6 +442,12 @@ std::string WgslEmitter::print_call(const Call* c, int& prec) {
   const std::string fn = math_name(c->fn, c->type);
   if (fn.rfind("tg_", 0) == 0)
     need(fn);
+  // A builtin called on a constant is evaluated when the shader is created, where a domain
+  // error (sqrt(-96.0f), log(0.0f)) or an overflow (exp(100.0f)) is a shader-creation error;
+  // through tg_rt the argument is a run-time value and the call gives NaN or inf, as in C.
+  const Expr arg = simplify(c->args[0]);
+  if (arg->as<FloatImm>() && type_name(arg->type) == "f32")
+    return fn + "(" + need("tg_rt") + "(" + expr(c->args[0]) + "))";
   return fn + "(" + expr(c->args[0]) + ")";
 }
 

@@ -153,6 +153,10 @@ fn tg_ld_bf16(w: u32, e: i32) -> f32 { return bitcast<f32>(select(w << 16u, w & 
       {"tg_ld_i8", {}, R"(// Element e of a packed i8 tensor, from its word w (byte e % 4), sign-extended.
 fn tg_ld_i8(w: u32, e: i32) -> i32 { return extractBits(bitcast<i32>(w), u32(e & 3) * 8u, 8u); }
 )"},
+      {"tg_rt", {}, R"(// x as a run-time value: a builtin called on a constant would be evaluated when the
+// shader is created, where sqrt(-1.0f) or exp(100.0f) is an error instead of NaN or inf.
+fn tg_rt(x: f32) -> f32 { return x; }
+)"},
       {"tg_erf", {}, R"(// erf, the C backend's fit (emit/CRuntimeHelpers.cpp): |x| < 0.875: x E(x^2), else
 // sign(x) (1 - e^(-x^2) G(1/|x|)), |x| clamped to 4 (erf is 1 in f32 there).
 fn tg_erf(x: f32) -> f32 {

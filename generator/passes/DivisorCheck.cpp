@@ -38,7 +38,8 @@ protected:
   // What the binding decides is never evaluated: `D == 0 ? 0 : i / D` at D = 0 has no zero
   // divisor (instantiation folds the select away).
   std::optional<bool> decided(const Expr& cond) const {
-    if (auto b = simplify(substitute(cond, bound_))->as<BoolImm>())
+    const Expr folded = simplify(substitute(cond, bound_));
+    if (auto b = folded->as<BoolImm>())
       return b->value;
     return std::nullopt;
   }
@@ -62,7 +63,9 @@ protected:
     if (!(n->op == BinaryOp::Div || n->op == BinaryOp::Mod || n->op == BinaryOp::CeilDiv) ||
         !n->type.is_int())
       return;
-    auto zero = simplify(substitute(n->b, bound_))->as<IntImm>();
+    // Hold the simplified divisor: as<>() points into it (a temporary would be freed).
+    const Expr folded = simplify(substitute(n->b, bound_));
+    const IntImm* zero = folded->as<IntImm>();
     if (!zero || zero->value != 0)
       return;
     BoundNames reads(bound_);

@@ -204,6 +204,15 @@ class Examiner:
         self.stats["accepted"] = accepted
         if not accepted or not self.want("generate"):
             return self
+        # Metal rows cannot share a dispatch table with CUDA or HIP rows (a command-line error,
+        # docs/metal.md): the metal target goes into a library of its own with the C targets.
+        if "metal" in accepted and any(x.startswith(("sm_", "gfx")) or x == "hip" for x in accepted):
+            alone = ["metal"] + [x for x in accepted if x == "c" or x.startswith("c_")]
+            rm = self.tilegen("generate", ["generate", "--lib", LIB, "--targets", ",".join(alone),
+                                           "--out", "gm"], alone)
+            if rm.rc == 1:
+                self.generate_rejects(alone, rm)
+            accepted = [x for x in accepted if x != "metal"]
         g1 = os.path.join(self.work, "g1")
         gen_args = ["generate", "--lib", LIB, "--targets", ",".join(accepted), "--out", "g1"]
         r = self.tilegen("generate", gen_args, accepted)
