@@ -35,8 +35,15 @@ static int gpu_disabled_by_env(const char* target) {
   return tg_env_list_has("TILEGEN_GPU_DISABLE", target);
 }
 
+/* Rows selected by a device probe (tg_device_cc_fn): CUDA's compute capability, or Metal's
+ * Apple GPU family (a library has one or the other, never both). HIP rows have their own
+ * selection (tg_select_variant_hip). */
+static int probed_row(const tg_variant_entry* e) {
+  return e->backend == TG_BACKEND_CUDA || e->backend == TG_BACKEND_METAL;
+}
+
 int tg_gpu_row_runs_on(const tg_variant_entry* e, int cc) {
-  if (cc <= 0 || e->backend != TG_BACKEND_CUDA || gpu_disabled_by_env(e->target))
+  if (cc <= 0 || !probed_row(e) || gpu_disabled_by_env(e->target))
     return 0;
   return e->arch_specific ? cc == e->cc : cc >= e->cc;
 }
@@ -80,7 +87,7 @@ static gpu_probe probe_gpu(const tg_variant_entry* table, size_t n, int instance
                            const tg_launch* launch, tg_device_cc_fn device_cc) {
   gpu_probe p = {0, launch ? launch->device : 0, 0, ""};
   for (size_t i = 0; i < n && !p.has_gpu_rows; ++i)
-    p.has_gpu_rows = in_selection(&table[i], instance, cls) && table[i].backend == TG_BACKEND_CUDA;
+    p.has_gpu_rows = in_selection(&table[i], instance, cls) && probed_row(&table[i]);
   if (!p.has_gpu_rows)
     return p;
   if (p.device < 0) {
@@ -153,7 +160,7 @@ static void list_others(why_buf* w, const tg_variant_entry* table, size_t n, int
   int want_gpu = f->cc > 0;
   for (size_t i = 0; i < n; ++i) {
     const tg_variant_entry* e = &table[i];
-    if (!in_selection(e, instance, f->cls) || (e->backend == TG_BACKEND_CUDA) != want_gpu ||
+    if (!in_selection(e, instance, f->cls) || probed_row(e) != want_gpu ||
         (!want_gpu && e->backend != TG_BACKEND_CPU) ||
         row_ok(f, e))
       continue;
@@ -226,7 +233,7 @@ int tg_select_variant_class(const tg_variant_entry* table, size_t n, int instanc
             g.cc % 10);
     const char* sep = "";
     for (size_t i = 0; i < n; ++i)
-      if (in_selection(&table[i], instance, shape_class) && table[i].backend == TG_BACKEND_CUDA) {
+      if (in_selection(&table[i], instance, shape_class) && probed_row(&table[i])) {
         why_add(&w, "%s%s ", sep, table[i].target);
         gpu_need(&w, &table[i]);
         sep = ", ";
