@@ -18,6 +18,29 @@ using layout::FragmentLayout;
 
 namespace {
 
+// The arrangement wm x wn of `groups` warps (SIMD-groups, waves) over an M x N accumulator whose
+// per-warp tiles are whole multiples of tm x tn: the squarest warp tile wins (the fewest operand
+// bytes per instruction), ties going to more rows; `one_column`: wn must be 1 (each warp owns
+// whole rows). False if no arrangement fits.
+bool best_warp_split(int64_t groups, int64_t M, int64_t N, int64_t tm, int64_t tn, bool one_column,
+                     int64_t& wm_out, int64_t& wn_out) {
+  double best = 1e30;
+  bool found = false;
+  for (int64_t wm = 1; wm <= groups; ++wm) {
+    const int64_t wn = groups / wm;
+    if (wm * wn != groups || (one_column && wn != 1) || M % (tm * wm) != 0 || N % (tn * wn) != 0)
+      continue;
+    const double cost = std::fabs(std::log2(double(M / wm) / double(N / wn))) - 1e-3 * double(wm);
+    if (cost < best) {
+      best = cost;
+      wm_out = wm;
+      wn_out = wn;
+      found = true;
+    }
+  }
+  return found;
+}
+
 // Points of a parallel loop without a fragment (LayoutPlan::loops) a block may run: far more
 // than any tile, small enough that every register coordinate fits in 32 bits.
 constexpr int64_t kMaxLoopPoints = int64_t(1) << 24;
@@ -336,19 +359,8 @@ private:
       const AmdMatrixShape& ms = t_.hip.matrix[static_cast<size_t>(mi)];
       const auto& shape = layout::matrix_core_shape(
           layout::matrix_core_kind(ms.m, ms.n, ms.k, t_.gpu.warp_size));
-      const int64_t waves = threads_ / t_.gpu.warp_size;
-      double best = 1e30;
-      for (int64_t wm = 1; wm <= waves; ++wm) {
-        int64_t wn = waves / wm;
-        if (wm * wn != waves || M % (ms.m * wm) != 0 || N % (ms.n * wn) != 0)
-          continue;
-        double cost = std::fabs(std::log2(double(M / wm) / double(N / wn))) - 1e-3 * double(wm);
-        if (cost < best) {
-          best = cost;
-          p.wm = wm;
-          p.wn = wn;
-        }
-      }
+      // matrix_core_instruction found an arrangement: this picks the squarest.
+      best_warp_split(threads_ / t_.gpu.warp_size, M, N, ms.m, ms.n, false, p.wm, p.wn);
       p.kind = GemmPlan::MatrixCore;
       p.matrix = mi;
       auto as = shape_of(*g.a);
@@ -360,24 +372,8 @@ private:
       int64_t warps = threads_ / 32;
       bool rows = row_owned_.count(g.c.get()) || is_fragment(g.a);
       p.a_in_regs = is_fragment(g.a);
-      double best = 1e30;
-      bool found = false;
-      for (int64_t wm = 1; wm <= warps; ++wm) { // every split (12 warps: 3 warpgroups)
-        int64_t wn = warps / wm;
-        if (wm * wn != warps || (rows && wn != 1))
-          continue;
-        if (M % (16 * wm) != 0 || N % (16 * wn) != 0)
-          continue;
-        // Square warp tiles load the fewest operand bytes per mma; ties prefer more rows.
-        double cost = std::fabs(std::log2(double(M / wm) / double(N / wn))) - 1e-3 * double(wm);
-        if (cost < best) {
-          best = cost;
-          p.wm = wm;
-          p.wn = wn;
-          found = true;
-        }
-      }
-      if (!found) {
+      // every split (12 warps: 3 warpgroups), warp tiles of whole 16 x 16
+      if (!best_warp_split(warps, M, N, 16, 16, rows, p.wm, p.wn)) {
         diag_.error(s->loc, t_.name + ": gemm into '" + g.c->name + "' [" + std::to_string(M) +
                                 ", " + std::to_string(N) + "]: no arrangement of " +
                                 std::to_string(warps) + " warps" +
@@ -396,21 +392,7 @@ private:
       const int64_t groups = threads_ / t_.gpu.warp_size;
       const bool rows = row_owned_.count(g.c.get()) || is_fragment(g.a);
       p.a_in_regs = is_fragment(g.a);
-      double best = 1e30;
-      bool found = false;
-      for (int64_t wm = 1; wm <= groups; ++wm) {
-        const int64_t wn = groups / wm;
-        if (wm * wn != groups || (rows && wn != 1) || M % (8 * wm) != 0 || N % (8 * wn) != 0)
-          continue;
-        const double cost = std::fabs(std::log2(double(M / wm) / double(N / wn))) - 1e-3 * double(wm);
-        if (cost < best) {
-          best = cost;
-          p.wm = wm;
-          p.wn = wn;
-          found = true;
-        }
-      }
-      if (!found) {
+      if (!best_warp_split(groups, M, N, 8, 8, rows, p.wm, p.wn)) {
         diag_.error(s->loc, t_.name + ": gemm into '" + g.c->name + "' [" + std::to_string(M) +
                                 ", " + std::to_string(N) + "]: no arrangement of " +
                                 std::to_string(groups) + " SIMD-groups" +

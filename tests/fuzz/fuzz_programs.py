@@ -366,6 +366,12 @@ class Examiner:
         for f in ("wgsl_validate.mjs",):
             shutil.copy(os.path.join(HERE, f), vdir)
         r = run(["node", os.path.join(vdir, "wgsl_validate.mjs"), g1, f"{LIB}.wgsl.json"], timeout=300)
+        if r.timed_out or r.rc is None or r.rc < 0 or r.rc >= 128:
+            # Dawn itself hung or aborted (seen: a std::system_error abort, a wait that never
+            # returned): the validator failed, not tilegen's WGSL. Said, not counted.
+            print(f"  note: WGSL validation of program {self.index} did not finish (node exit "
+                  f"{r.rc}{', timed out' if r.timed_out else ''}): not validated", flush=True)
+            return
         if r.rc not in (0, 77):
             first = next((l for l in r.out.splitlines() if l.startswith("  ")), r.out[:200])
             self.add("wgsl-invalid", fnd.normalize(first.split(": ", 1)[-1]), "wgsl",
