@@ -80,6 +80,10 @@ protected:
   // cdiv, floor division and modulo), as TG_HD functions.
   std::string typed_helpers_source() const;
   virtual void emit_gemm(const ir::Stmt& s, const ir::Gemm* g);
+  // Whether the host code folds a grid over the API's limits into x (tg_params::tg_fold, decoded
+  // in the kernel; docs/cuda-backend.md "Grids over CUDA's limits"). The HIP dialect's host code
+  // does not: such a grid is TG_ERR_UNSUPPORTED_SHAPE there (docs/hip.md).
+  virtual bool folds_grids() const { return true; }
   // The body of the kernel template (its statements, after the block's prologue), filling
   // helpers_ as it goes; kernel_text() wraps it into CUDA's tg_kernel<TG_VEC>.
   std::string kernel_body();

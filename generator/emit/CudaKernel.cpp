@@ -773,6 +773,8 @@ void CudaEmitter::kernel_preamble(bool grid_indices) {
   const char* axes[] = {"x", "y", "z"};
   for (size_t i = 0; i < k_.grid.size(); ++i)
     line("int64_t " + name(k_.grid[i].index->name) + " = (int64_t)blockIdx." + axes[i] + ";");
+  if (!folds_grids())
+    return;
   // A grid over CUDA's limits runs folded (tg_setup, tg_run): tg_kernel<0>'s blocks along x,
   // numbered from tg_fold[2], x fastest. The test is false at compile time for every other
   // width, whose code stays what it was.

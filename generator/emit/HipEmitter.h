@@ -35,6 +35,7 @@ protected:
   std::string helpers_source() const override;
   std::string fp8_widen_tag(ir::DType t) const override;
   void emit_gemm(const ir::Stmt& s, const ir::Gemm* g) override;
+  bool folds_grids() const override { return false; }
 
 private:
   // HipGemm.cpp: one gemm on an AMD matrix instruction (GemmPlan::MatrixCore).
