@@ -365,7 +365,7 @@ class Examiner:
         os.symlink(os.path.join(self.ctx.wgsl_npm, "node_modules"), os.path.join(vdir, "node_modules"))
         for f in ("wgsl_validate.mjs",):
             shutil.copy(os.path.join(HERE, f), vdir)
-        r = run(["node", os.path.join(vdir, "wgsl_validate.mjs"), g1, f"{LIB}.wgsl.json"], timeout=300)
+        r = run(["node", os.path.join(vdir, "wgsl_validate.mjs"), g1, f"{LIB}.wgsl.json"], timeout=60)
         if r.timed_out or r.rc is None or r.rc < 0 or r.rc >= 128:
             # Dawn itself hung or aborted (seen: a std::system_error abort, a wait that never
             # returned): the validator failed, not tilegen's WGSL. Said, not counted.
