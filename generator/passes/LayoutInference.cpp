@@ -286,7 +286,8 @@ private:
   // them: the accumulator rows of the two gemms must agree, and the MFMA accumulator is not
   // an A operand (docs/hip.md "Limits").
   int64_t matrix_core_instruction(const Gemm& g) const {
-    if (t_.backend != Backend::HIP || (t_.gpu.mma != MatrixInst::Mfma && t_.gpu.mma != MatrixInst::Wmma))
+    // The table says which targets have MFMA/WMMA (only HIP rows do): no backend test here.
+    if (t_.gpu.mma != MatrixInst::Mfma && t_.gpu.mma != MatrixInst::Wmma)
       return -1;
     if (fragment_a_ || g.a->scope != MemScope::Shared || g.b->scope != MemScope::Shared)
       return -1;
