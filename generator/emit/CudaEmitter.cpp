@@ -508,6 +508,13 @@ void CudaEmitter::before_shared_write() {
   smem_dirty_ = true;
 }
 
+void CudaEmitter::before_shared_access(bool reads, bool writes) {
+  if ((reads && (smem_dirty_ || async_pending_)) || (writes && smem_read_))
+    barrier();
+  smem_read_ = smem_read_ || reads;
+  smem_dirty_ = smem_dirty_ || writes;
+}
+
 // ---- statements --------------------------------------------------------------------------------
 
 void CudaEmitter::op_comment(const Stmt& s) {

@@ -165,6 +165,10 @@ protected:
   // cp.async groups not yet waited for.
   void before_shared_read();
   void before_shared_write();
+  // Before an op that reads and/or writes shared memory (one barrier at most). Its reads and
+  // writes both stay pending: a later write needs a barrier after its reads, a later read one
+  // after its writes.
+  void before_shared_access(bool reads, bool writes);
   void barrier();
   bool smem_dirty_ = false, smem_read_ = false, async_pending_ = false;
 

@@ -323,10 +323,9 @@ constexpr int64_t kMaxUnrolledPoints = 64;
 void CudaEmitter::emit_parallel(const Parallel* p) {
   SharedUse use;
   use.visit(p->body);
-  if (use.writes)
-    before_shared_write();
-  else if (use.reads)
-    before_shared_read();
+  // A parallel that reads shared memory another op wrote (in another thread mapping) needs the
+  // barrier even when it writes too.
+  before_shared_access(use.reads, use.writes);
   // The points follow a fragment indexed by every variable, or the loop's own layout
   // (passes::parallel_driver, LayoutPlan::loops).
   const passes::ParallelDriver driver = passes::parallel_driver(*p);

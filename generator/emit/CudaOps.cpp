@@ -133,10 +133,8 @@ void CudaEmitter::copy_elementwise(const Copy* c) {
   const auto& ext = c->src.extents;
   const size_t tr = ext.size();
   const int64_t rows = tr == 2 ? cuda_const(ext[0]) : 1, cols = cuda_const(ext[tr - 1]);
-  if (c->src.buffer->scope == MemScope::Shared)
-    before_shared_read();
-  if (c->dst.buffer->scope == MemScope::Shared)
-    before_shared_write();
+  before_shared_access(c->src.buffer->scope == MemScope::Shared,
+                       c->dst.buffer->scope == MemScope::Shared);
   auto at = [&](const Region& r, std::vector<std::string>* idx) {
     const Buffer& b = *r.buffer;
     const size_t n = b.rank();
