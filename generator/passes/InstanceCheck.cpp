@@ -2,9 +2,13 @@
 
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
+#include "ir/Simplify.h"
+#include "ir/Substitute.h"
 #include "passes/RangeAnalysis.h"
 
+#include <map>
 #include <optional>
+#include <set>
 
 namespace tilegen::passes {
 
@@ -26,6 +30,62 @@ std::string shape_str(const std::vector<Expr>& shape) {
 }
 
 bool on_chip(const Buffer& b) { return b.scope != MemScope::Global; }
+
+// The accesses of one parallel body to the buffers it writes, with the body's lets replaced by
+// their values (so `let k = j` then `x[i, k]` is the element x[i, j]).
+class PointAccesses : public IRVisitor {
+public:
+  struct Access {
+    std::string index; // "[i, j]", simplified
+    bool store = false, accumulate = false;
+    SourceLoc loc;
+    std::set<const Var*> vars; // variables of the index
+  };
+  std::map<const Buffer*, std::vector<Access>> by_buffer;
+  std::vector<const Buffer*> order; // buffers in the order of their first access
+
+protected:
+  void visit_LetStmt(const LetStmt* l) override {
+    IRVisitor::visit_LetStmt(l);
+    lets_[l->var.get()] = substitute(l->value, lets_);
+  }
+  void visit_Store(const Store* s) override {
+    IRVisitor::visit_Store(s);
+    add(s->buffer.get(), s->indices, true, s->op == StoreOp::Add, s->loc);
+  }
+  void visit_Load(const Load* l) override {
+    IRVisitor::visit_Load(l);
+    add(l->buffer.get(), l->indices, false, false, l->loc);
+  }
+
+private:
+  class Vars : public IRVisitor {
+  public:
+    std::set<const Var*> vars;
+
+  protected:
+    void visit_VarRef(const VarRef* r) override { vars.insert(r->var.get()); }
+  };
+  void add(const Buffer* b, const std::vector<Expr>& idx, bool store, bool acc, const SourceLoc& loc) {
+    Access a;
+    a.store = store, a.accumulate = acc, a.loc = loc;
+    Vars v;
+    a.index.push_back('[');
+    for (size_t i = 0; i < idx.size(); ++i) {
+      Expr e = simplify(substitute(idx[i], lets_));
+      if (i)
+        a.index += ", ";
+      a.index += to_string(e);
+      v.visit(e);
+    }
+    a.index += "]";
+    a.vars = std::move(v.vars);
+    if (!by_buffer.count(b))
+      order.push_back(b);
+    by_buffer[b].push_back(std::move(a));
+  }
+  VarMap lets_;
+};
 
 class Checker : public IRVisitor {
 public:
@@ -106,6 +166,7 @@ protected:
   void visit_Parallel(const Parallel* p) override {
     at_ = p->loc;
     IRVisitor::visit_Parallel(p);
+    points_independent(p);
   }
 
 private:
@@ -162,6 +223,60 @@ private:
             "]; on-chip buffers have no bounds checks: keep the index within the extent (a "
             "parallel extent equal to it, or a guard such as min(...))");
       return;
+    }
+  }
+
+  // docs/spec.md#parallel: points run in any order or at once, so a point may read only the
+  // element of a written buffer that it writes itself, and elements that several points write
+  // (an index without one of the loop's variables) are written, never read or accumulated.
+  // A buffer written at two different indices, or read at another index than it is written,
+  // would give each backend (and each run on a GPU) its own result. `local` buffers are each
+  // thread's own scratch and run their points in order: they are exempt.
+  void points_independent(const Parallel* p) {
+    PointAccesses acc;
+    acc.visit(p->body);
+    std::string vars;
+    for (size_t i = 0; i < p->vars.size(); ++i)
+      vars += (i ? ", " : "") + p->vars[i]->name;
+    for (const Buffer* b : acc.order) {
+      if (b->scope == MemScope::Local)
+        continue;
+      const auto& list = acc.by_buffer.at(b);
+      const PointAccesses::Access* first = nullptr;
+      for (const auto& a : list)
+        if (a.store && !first)
+          first = &a;
+      if (!first)
+        continue;
+      for (const auto& a : list) {
+        if (a.index == first->index)
+          continue;
+        at_ = a.loc.known() ? a.loc : p->loc;
+        error(std::string("the points of this parallel (") + vars + ") are independent: a " +
+              (a.store ? "store into" : "read of") + " '" + b->name + a.index + "' touches an element that another point writes ('" +
+              b->name + first->index + "' at line " + std::to_string(first->loc.line) +
+              "); a point may read and write only its own element of a buffer it writes. Write the "
+              "result into another buffer (a second parallel reads it), or use one index for "
+              "every access to '" + b->name + "'");
+        return;
+      }
+      bool read_back = false;
+      for (const auto& a : list)
+        read_back = read_back || !a.store || a.accumulate;
+      if (!read_back)
+        continue;
+      for (size_t v = 0; v < p->vars.size(); ++v) {
+        auto ext = const_of(p->extents[v]);
+        if (first->vars.count(p->vars[v].get()) || (ext && *ext <= 1))
+          continue;
+        at_ = first->loc.known() ? first->loc : p->loc;
+        error("the points of this parallel (" + vars + ") are independent, but every value of '" +
+              p->vars[v]->name + "' writes the same element '" + b->name + first->index +
+              "', which the body also reads" + (first->accumulate ? " (`+=`)" : "") +
+              ": the result would depend on the order of the points. Index '" + b->name +
+              "' by '" + p->vars[v]->name + "' too, or reduce over it with a `reduce` op");
+        return;
+      }
     }
   }
 

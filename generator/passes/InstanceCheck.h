@@ -15,6 +15,9 @@
 //    (RangeAnalysis); an index it cannot bound is an error too, since an on-chip access out
 //    of bounds corrupts other buffers (there is no bounds check on registers and shared
 //    memory, unlike tensor accesses).
+//  - the points of a parallel are independent (docs/spec.md#parallel): a buffer the body
+//    writes (not `local`) is read and written at one index only, and if that index leaves out
+//    one of the loop's variables the body does not read it back (or `+=` into it).
 // Runs in instantiate() right after substitution, on every backend.
 #pragma once
 
