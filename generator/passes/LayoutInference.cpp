@@ -127,7 +127,7 @@ public:
       diag_.error(k_.loc, t_.name + ": a block of " + std::to_string(threads_) +
                               " threads is not a whole number of " +
                               std::to_string(t_.gpu.warp_size) + "-thread " +
-                              (t_.backend == Backend::HIP ? "waves" : "warps"));
+                              t_.gpu.warp_word + "s");
       return std::nullopt;
     }
     for (const auto& s : stmts_)

@@ -43,6 +43,7 @@ struct GpuFacts {
   bool arch_specific = false;   // sm_90a: SASS only, runs where cc == this cc exactly
   std::string gencode;          // nvcc -gencode argument for this target's variants
   int warp_size = 32;
+  std::string warp_word = "warp"; // what the target calls a warp in messages: wave, SIMD-group
   int64_t smem_per_block = 0;   // largest dynamic shared memory a block may opt in to
   int64_t smem_per_sm = 0;
   int64_t smem_default = 48 * 1024; // above this a launch must opt in (cudaFuncSetAttribute)

@@ -43,6 +43,7 @@ Target hip_row(const char* name, const char* summary, int preference, GpuFacts g
 GpuFacts cdna(int cus, double dram_gbps, double l2_gbps, double mma_tflops, double fp32_tflops) {
   GpuFacts g;
   g.warp_size = 64;
+  g.warp_word = "wave";
   g.smem_per_block = 64 * 1024;
   g.smem_per_sm = 64 * 1024;
   // 256 VGPRs + 256 AccVGPRs per lane, but the schedule resolver's budget is the 256 a lane

@@ -29,6 +29,7 @@ std::vector<Target> metal_targets() {
   // math may assume there are none).
   t.compile_flags = {"-std=metal3.1", "-fno-fast-math"};
   t.gpu.warp_size = 32;
+  t.gpu.warp_word = "SIMD-group";
   t.gpu.smem_per_block = 32 * 1024;
   t.gpu.mma = MatrixInst::Simdgroup8x8;
   t.gpu.max_tile_rank = 2;
