@@ -141,6 +141,16 @@ class GemmBiasGelu(Gemm):
         y = x["A"] @ x["B"] + x["bias"][None, :]
         return {"C": 0.5 * y * (1.0 + torch.erf(y / math.sqrt(2.0)))}
 
+    def scale(self, ref, x64):
+        """max|y| with y = A @ B + bias, the GELU's input, when it exceeds max|C|: the spec's
+        f32 epilogue 0.5 y (1 + erf(y / sqrt 2)) cancels for y < 0 (1 + erf(-1.41) = 0.046), so
+        its error is a few ulp of |y|, not of |C|. A 1x1x1 call with y near -2 measured 1.56 tol
+        against max|C| on the H200 (bench/RESULTS.md, 2026-12-05)."""
+        if not ref.numel():
+            return 1.0
+        y = x64["A"] @ x64["B"] + x64["bias"][None, :]
+        return max(ref.abs().max().item(), y.abs().max().item())
+
 
 class GemmFp8(Gemm):
     """C (bf16) = (A @ B^T) * scale_a * scale_b, A [M, K] and B [N, K] in FP8. The inputs are
