@@ -824,6 +824,15 @@ std::string emit_torch_binding(const Library& lib) {
   }
   os << "\n";
   impls("Meta", "_meta");
+  // PyTorch 1.x has no autograd fallback for meta tensors: pass them through (the operators
+  // have no derivative either way, docs/torch.md).
+  os << "\n#ifndef TG_TORCH_SYMINT\nTORCH_LIBRARY_IMPL(" << lib.name << ", AutogradMeta, m) {\n";
+  for (const auto& op : ops) {
+    if (has_functional(op.k()))
+      os << "  m.impl(" << lit(op.name) << ", torch::CppFunction::makeFallthrough());\n";
+    os << "  m.impl(" << lit(op.name + ".out") << ", torch::CppFunction::makeFallthrough());\n";
+  }
+  os << "}\n#endif\n";
   return os.str();
 }
 
