@@ -712,20 +712,36 @@ endfunction()
 # registers the operators. Needs find_package(Torch) only: no Python, no tilegen at run time.
 # CUDA kernels are registered when <lib> has CUDA targets and PyTorch was built with CUDA.
 function(_tilegen_add_torch lib source cuda_targets)
-  if(NOT TARGET torch)
-    find_package(Torch QUIET)
-    if(NOT Torch_FOUND)
-      message(FATAL_ERROR "add_tile_kernels(${lib}): TORCH needs PyTorch's CMake package "
-                          "(find_package(Torch)): set Torch_DIR or CMAKE_PREFIX_PATH to the folder "
-                          "of TorchConfig.cmake (python3 -c 'import torch.utils; "
-                          "print(torch.utils.cmake_prefix_path)' prints it for a pip install)")
+  # What find_package(Torch) found, kept in global properties: its variables are local to the
+  # scope that found it (this function, for the first TORCH library of a project that did not
+  # find Torch itself), its imported targets are not.
+  get_property(torch_libs GLOBAL PROPERTY _TILEGEN_TORCH_LIBRARIES)
+  if(NOT torch_libs)
+    if(NOT TORCH_LIBRARIES)
+      find_package(Torch QUIET)
+      if(NOT Torch_FOUND)
+        message(FATAL_ERROR "add_tile_kernels(${lib}): TORCH needs PyTorch's CMake package "
+                            "(find_package(Torch)): set Torch_DIR or CMAKE_PREFIX_PATH to the folder "
+                            "of TorchConfig.cmake (python3 -c 'import torch.utils; "
+                            "print(torch.utils.cmake_prefix_path)' prints it for a pip install)")
+      endif()
     endif()
+    set(torch_libs ${TORCH_LIBRARIES})
+    set(torch_cuda OFF)
+    if(C10_CUDA_LIBRARY OR TARGET c10_cuda)
+      set(torch_cuda ON)
+    endif()
+    set_property(GLOBAL PROPERTY _TILEGEN_TORCH_LIBRARIES "${torch_libs}")
+    set_property(GLOBAL PROPERTY _TILEGEN_TORCH_VERSION "${Torch_VERSION}")
+    set_property(GLOBAL PROPERTY _TILEGEN_TORCH_CUDA ${torch_cuda})
   endif()
+  get_property(Torch_VERSION GLOBAL PROPERTY _TILEGEN_TORCH_VERSION)
+  get_property(torch_cuda GLOBAL PROPERTY _TILEGEN_TORCH_CUDA)
   set(ext ${lib}_torch)
   set(pkg "${CMAKE_CURRENT_BINARY_DIR}/${ext}")
   add_library(${ext} MODULE "${source}")
   add_dependencies(${ext} ${lib})
-  target_link_libraries(${ext} PRIVATE ${lib} ${TORCH_LIBRARIES})
+  target_link_libraries(${ext} PRIVATE ${lib} ${torch_libs})
   if(NOT DEFINED CMAKE_CXX_STANDARD)
     set_target_properties(${ext} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
   endif()
@@ -737,14 +753,14 @@ function(_tilegen_add_torch lib source cuda_targets)
     target_link_options(${ext} PRIVATE "LINKER:--exclude-libs,ALL")
   endif()
   set(cuda_note "")
-  if(cuda_targets AND (C10_CUDA_LIBRARY OR TARGET c10_cuda))
+  if(cuda_targets AND torch_cuda)
     target_compile_definitions(${ext} PRIVATE TILEGEN_TORCH_CUDA)
     if(CUDAToolkit_INCLUDE_DIRS)
       target_include_directories(${ext} PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     endif()
     set(cuda_note ", CPU and CUDA kernels")
   elseif(cuda_targets)
-    message(WARNING "add_tile_kernels(${lib}): this PyTorch (${Torch_DIR}) has no CUDA: "
+    message(WARNING "add_tile_kernels(${lib}): this PyTorch (${Torch_VERSION}) has no CUDA: "
                     "${ext} registers CPU kernels only")
   endif()
   set_property(TARGET ${lib} PROPERTY TILEGEN_TORCH_TARGET ${ext})

@@ -447,8 +447,34 @@ struct OpEmitter {
       if (s.tensor)
         os << "  tg_c." << n << " = tg_size<tg_I>(tg_in_" << s.tensor->name << ", " << s.axis
            << ");\n";
-      else
+      else { // an argument: checked before it sizes an output (the C API checks it again)
+        std::vector<std::string> conds = {n + " >= 0"};
+        std::string rule = ">= 0";
+        if (s.dim->min) {
+          conds.push_back(n + " >= " + std::to_string(*s.dim->min));
+          rule += ", >= " + std::to_string(*s.dim->min);
+        }
+        if (s.dim->max) {
+          conds.push_back(n + " <= " + std::to_string(*s.dim->max));
+          rule += ", <= " + std::to_string(*s.dim->max);
+        }
+        if (s.dim->multiple_of) {
+          conds.push_back(n + " % " + std::to_string(*s.dim->multiple_of) + " == 0");
+          rule += ", a multiple of " + std::to_string(*s.dim->multiple_of);
+        }
+        if (!s.dim->values.empty()) {
+          std::vector<std::string> alts, vals;
+          for (int64_t v : s.dim->values) {
+            alts.push_back(n + " == " + std::to_string(v));
+            vals.push_back(std::to_string(v));
+          }
+          conds.push_back("(" + join(alts, " || ") + ")");
+          rule += ", one of " + join(vals, ", ");
+        }
+        os << "  TORCH_CHECK_VALUE(" << join(conds, " && ") << ", tg_op, \": " << n << " = \", "
+           << n << ", \" must be " << rule << "\");\n";
         os << "  tg_c." << n << " = tg_I(" << n << ");\n";
+      }
     }
     os << "  static const char* tg_dims = " << lit(dims_text()) << ";\n";
     for (const auto& t : src)

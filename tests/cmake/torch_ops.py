@@ -185,6 +185,43 @@ else:
     except Exception as e:
         check("FakeTensorMode gemm", False, f"{type(e).__name__}: {e}")
 
+# ---- forms the shipped kernels lack (torch_project/odd_axpy.yaml, odd_widen.yaml) -------------
+import odd_torch  # noqa: E402
+
+odd = torch.ops.odd
+check("schema odd_axpy", str(odd.odd_axpy.default._schema) ==
+      "odd::odd_axpy(Tensor X, Tensor P, Tensor Z, int E, float a, int k) -> (Tensor, Tensor, Tensor)",
+      str(odd.odd_axpy.default._schema))
+check("schema odd_axpy.out", str(odd.odd_axpy.out._schema) ==
+      "odd::odd_axpy.out(Tensor X, Tensor P, int E, float a, int k, *, Tensor(a!) Z, Tensor(b!) Y, Tensor(c!) Q) -> (Tensor(a!), Tensor(b!), Tensor(c!))",
+      str(odd.odd_axpy.out._schema))
+for dt in (torch.float32, torch.bfloat16):
+    M, N = 13, 300
+    X, Z, P = rnd(M, N, dtype=dt), rnd(M, N, dtype=dt), rnd(2 * M, N, dtype=torch.float32)
+    Z0 = Z.clone()
+    Zn, Y, Q = odd.odd_axpy(X, P, Z, 7, 0.5, 3)
+    close(f"odd_axpy {dt} readwrite result", Zn, Z0.double() + 0.5 * X.double() + P[1::2].double(), dt)
+    check(f"odd_axpy {dt} leaves its input Z alone", torch.equal(Z, Z0))
+    close(f"odd_axpy {dt} int scalar", Y, X.double() * 3, dt)
+    check(f"odd_axpy {dt} explicit dim E", Q.shape == (7,) and Q.dtype == torch.float32)
+    Y2, Q2 = torch.empty_like(Y), torch.empty(7)
+    r = odd.odd_axpy.out(X, P, 7, 0.5, 3, Z=Z, Y=Y2, Q=Q2)
+    close(f"odd_axpy.out {dt} updates Z in place", Z, Zn.double(), dt)
+    check(f"odd_axpy.out {dt} returns its outputs", r[0] is Z and r[1] is Y2 and r[2] is Q2)
+raises("compound input shape", lambda: odd.odd_axpy(f32(2, 5), f32(3, 5), f32(2, 5), 1, 1.0, 1), ValueError,
+       r"^odd\.odd_axpy: P has shape \[3, 5\], expected \[\(M \* 2\), N\] = \[4, 5\] \(M = X\.shape\[0\], N = X\.shape\[1\], E given\)$")
+raises("int scalar range", lambda: odd.odd_axpy(f32(2, 5), f32(4, 5), f32(2, 5), 1, 1.0, 2 ** 40), ValueError,
+       r"^odd\.odd_axpy: k = 1099511627776 does not fit its C type")
+raises("negative explicit dim", lambda: odd.odd_axpy(f32(2, 5), f32(4, 5), f32(2, 5), -1, 1.0, 1), ValueError,
+       r"^odd\.odd_axpy: E = -1 must be >= 0$")
+Zm, Ym, Qm = odd.odd_axpy(*(torch.empty(s, device="meta") for s in [(3, 4), (6, 4), (3, 4)]), 5, 1.0, 2)
+check("meta odd_axpy", Zm.shape == (3, 4) and Ym.shape == (3, 4) and Qm.shape == (5,) and Qm.device.type == "meta")
+check("split bindings are operators", hasattr(odd, "odd_widen_f32_f32") and hasattr(odd, "odd_widen_f32_f64"))
+x = rnd(300, dtype=torch.float32)
+for name, dt in (("odd_widen_f32_f32", torch.float32), ("odd_widen_f32_f64", torch.float64)):
+    y = getattr(odd, name)(x)
+    check(f"{name} output dtype and values", y.dtype == dt and torch.equal(y.double(), x.double()))
+
 # ---- torch.compile ---------------------------------------------------------------------------
 if not hasattr(torch, "compile"):
     skip("torch.compile(fullgraph=True)", f"PyTorch {torch.__version__} has no torch.compile")
