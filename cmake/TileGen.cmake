@@ -755,7 +755,11 @@ function(_tilegen_add_torch lib source cuda_targets)
   set(cuda_note "")
   if(cuda_targets AND torch_cuda)
     target_compile_definitions(${ext} PRIVATE TILEGEN_TORCH_CUDA)
-    if(CUDAToolkit_INCLUDE_DIRS)
+    # c10/cuda/CUDAStream.h includes the CUDA runtime's headers (headers only: the extension's
+    # CUDA calls go through <lib>, and torch brings its own cudart).
+    if(TARGET CUDA::toolkit)
+      target_link_libraries(${ext} PRIVATE CUDA::toolkit)
+    elseif(CUDAToolkit_INCLUDE_DIRS)
       target_include_directories(${ext} PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     endif()
     set(cuda_note ", CPU and CUDA kernels")

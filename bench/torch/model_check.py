@@ -243,15 +243,18 @@ with torch.inference_mode():
         A, B = torch.randn(16, 16), torch.randn(16, 16)
         X, W = torch.randn(4, 256), torch.randn(256)
         q, k, v = (torch.randn(1, 1, 16, 64) for _ in range(3))
+gemm_tag = "gemm %dx%dx%d" % (A.shape[0], B.shape[1], A.shape[1])
+soft_tag = "%dx%d" % tuple(X.shape)
+att_tag = "x".join(map(str, q.shape))
 gemm_d, soft_d, rms_d, att_d = ops.gemm.default, ops.softmax.default, ops.rmsnorm.default, ops.flash_attention_fwd.default
-pair("gemm 64x64x64", lambda: gemm_d(A, B), lambda: torch.mm(A, B), "torch.mm")
-pair("gemm 64x64x64 (packet call)", lambda: ops.gemm(A, B), lambda: torch.mm(A, B), "torch.mm", judged=False)
-pair("softmax 64x1024", lambda: soft_d(X), lambda: torch.softmax(X, -1), "torch.softmax")
+pair(gemm_tag, lambda: gemm_d(A, B), lambda: torch.mm(A, B), "torch.mm")
+pair(gemm_tag + " (packet call)", lambda: ops.gemm(A, B), lambda: torch.mm(A, B), "torch.mm", judged=False)
+pair("softmax " + soft_tag, lambda: soft_d(X), lambda: torch.softmax(X, -1), "torch.softmax")
 if hasattr(F, "rms_norm"):
-    pair("rmsnorm 64x1024", lambda: rms_d(X, W, 1e-5), lambda: F.rms_norm(X, (X.shape[-1],), W, 1e-5), "F.rms_norm")
+    pair("rmsnorm " + soft_tag, lambda: rms_d(X, W, 1e-5), lambda: F.rms_norm(X, (X.shape[-1],), W, 1e-5), "F.rms_norm")
 else:
     skip("host cost rmsnorm", "no F.rms_norm in this PyTorch")
-pair("attention 1x4x128x64 causal", lambda: att_d(q, k, v, 0.125, True),
+pair("attention %s causal" % att_tag, lambda: att_d(q, k, v, 1 / math.sqrt(q.shape[-1]), True),
      lambda: sdpa(q, k, v), "F.scaled_dot_product_attention" if hasattr(F, "scaled_dot_product_attention") else "torch math")
 
 print()
