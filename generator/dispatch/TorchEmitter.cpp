@@ -231,6 +231,15 @@ template <class tg_I> std::string tg_ints_str(const std::vector<tg_I>& v) {
 int tg_pick_binding(const char* op, int n_in, const char* const* names,
                     const at::Tensor* const* inputs, int n_bind, const at::ScalarType* rows,
                     const char* unusable) {
+  // The call path: the first binding whose row is the inputs' dtypes (no allocation).
+  for (int b = 0; b < n_bind; ++b) {
+    int i = 0;
+    while (i < n_in && rows[b * n_in + i] == inputs[i]->scalar_type())
+      ++i;
+    if (i == n_in)
+      return b;
+  }
+  // No binding: say which input no remaining binding takes, and what it could have been.
   std::vector<int> cand;
   for (int b = 0; b < n_bind; ++b)
     if (rows[b * n_in] != at::ScalarType::Undefined)
