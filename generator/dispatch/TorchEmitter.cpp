@@ -347,10 +347,11 @@ tg_launch tg_launch_for(const at::Tensor& t) {
   return l;
 }
 
-// A call that did not return TG_OK: the status and the query's reason, as ValueError for what
+// A call that did not return TG_OK: the query's reason, as ValueError for what
 // the arguments' values break (dims, scalars' require), RuntimeError otherwise.
 [[noreturn]] void tg_fail_status(const char* op, tg_status st, const tg_selection& q) {
-  std::string msg = std::string(op) + ": " + tg_status_string(st) + ": " + q.reason;
+  // The query's reason names the argument and the rule; the status's sentence if it has none.
+  std::string msg = std::string(op) + ": " + (q.reason[0] ? q.reason : tg_status_string(st));
   if (st == TG_ERR_INVALID_DIM || st == TG_ERR_UNSUPPORTED_SHAPE || st == TG_ERR_INVALID_ARGUMENT ||
       st == TG_ERR_SIZE_OVERFLOW)
     C10_THROW_ERROR(ValueError, msg);

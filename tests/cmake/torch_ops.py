@@ -145,9 +145,9 @@ raises("bias shape", lambda: ops.gemm_bias_gelu(f32(3, 4), f32(4, 6), f32(5)), V
 raises("device", lambda: ops.gemm(f32(3, 4), torch.empty(4, 5, device="meta")), RuntimeError,
        r"tgt\.gemm: B is on meta, expected cpu like A")
 raises("value set", lambda: ops.flash_attention_fwd(f32(1, 1, 4, 96), f32(1, 1, 4, 96), f32(1, 1, 4, 96), 0.1),
-       ValueError, r"^tgt\.flash_attention_fwd: .*no variant for D=96: built for D in \{64, 128\}")
+       ValueError, r"^tgt\.flash_attention_fwd: no variant for D=96: built for D in \{64, 128\}")
 raises("scalar require", lambda: ops.rmsnorm(f32(2, 8), f32(8), -1.0), ValueError,
-       r"^tgt\.rmsnorm: .*eps = -1, but the kernel requires eps >= 0 && eps < inf")
+       r"^tgt\.rmsnorm: eps = -1, but the kernel requires eps >= 0 && eps < inf")
 raises("out dtype", lambda: ops.gemm.out(f32(3, 4), f32(4, 5), C=torch.empty(3, 5, dtype=torch.float64)),
        TypeError, r"^tgt\.gemm: C has dtype torch\.float64, expected torch\.float32$")
 raises("out shape", lambda: ops.gemm.out(f32(3, 4), f32(4, 5), C=torch.empty(3, 6)), ValueError,
