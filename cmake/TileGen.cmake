@@ -651,6 +651,10 @@ function(_tilegen_add_tile_kernels lib)
     endif()
   endforeach()
 
+  if(arg_TORCH AND NOT header)
+    message(FATAL_ERROR "add_tile_kernels(${lib}): TORCH needs C or CUDA targets (the "
+                        "operators call the C library)")
+  endif()
   # WGSL only (no C header): <lib> is a custom target that generates the files.
   if(wgsl_files AND NOT header)
     add_custom_target(${lib} ALL DEPENDS ${outputs})
@@ -696,10 +700,6 @@ function(_tilegen_add_tile_kernels lib)
     C_STANDARD 11 C_STANDARD_REQUIRED ON POSITION_INDEPENDENT_CODE ON
     TILEGEN_HEADER "${header}" TILEGEN_OUTPUT_DIR "${out_dir}")
   if(arg_TORCH)
-    if(NOT header)
-      message(FATAL_ERROR "add_tile_kernels(${lib}): TORCH needs C or CUDA targets (the "
-                          "operators call the C library)")
-    endif()
     _tilegen_add_torch(${lib} "${torch_source}" "${cuda_targets}")
   endif()
 endfunction()
