@@ -26,3 +26,18 @@ pkg="$d/build/tgt_torch"
 grep -c "tgt_torch.cpp" "$d/build.log" >/dev/null || fail "tgt_torch.cpp not compiled"
 if readelf -d "$pkg/_tgt_ops.so" | grep -q "tilegen"; then fail "the extension needs a tilegen library"; fi
 PYTHONPATH="$d/build" "$python" "$TILEGEN_SRC/tests/cmake/torch_ops.py" || fail "torch_ops.py"
+
+# TORCH needs the C library: WGSL targets alone are a configure error that says so.
+mkdir -p "$d/wgsl"
+cat > "$d/wgsl/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.25)
+project(tilegen_torch_wgsl LANGUAGES C CXX)
+find_package(TileGen REQUIRED)
+add_tile_kernels(w SPECS "${TILEGEN_KERNELS_DIR}/softmax.yaml" TARGETS wgsl TORCH)
+CM
+if "$CMAKE" -S "$d/wgsl" -B "$d/wgsl/build" -G Ninja -DCMAKE_MAKE_PROGRAM="$NINJA" \
+  -DCMAKE_PREFIX_PATH="$PREFIX" >"$d/wgsl.log" 2>&1; then
+  fail "TORCH with WGSL targets only configured"
+fi
+grep -q "TORCH needs C or CUDA targets" "$d/wgsl.log" || { cat "$d/wgsl.log"; fail "no TORCH/WGSL message"; }
+echo "torch_ops.sh: passed"
