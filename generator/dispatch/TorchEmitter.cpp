@@ -154,7 +154,7 @@ std::string shape_vector(const BufferPtr& t, const Kernel& k, const std::string&
   std::vector<std::string> v;
   for (const auto& e : t->shape)
     v.push_back(axis_expr(e, k, op));
-  return "std::vector<tg_I>{" + join(v, ", ") + "}";
+  return "tg_shape<tg_I>{" + join(v, ", ") + "}";
 }
 
 std::string alias(size_t i) {
@@ -173,10 +173,13 @@ using tg_sym = c10::SymInt;
 using tg_sym = int64_t;
 #endif
 
+// A shape without a heap allocation (ranks up to 8 in place).
+template <class tg_I> using tg_shape = c10::SmallVector<tg_I, 8>;
+
 template <class tg_I> tg_I tg_size(const at::Tensor& t, int64_t d);
 template <> inline int64_t tg_size<int64_t>(const at::Tensor& t, int64_t d) { return t.size(d); }
 inline int64_t tg_concrete(int64_t v) { return v; }
-inline at::Tensor tg_empty(const std::vector<int64_t>& shape, const at::TensorOptions& o) {
+inline at::Tensor tg_empty(const tg_shape<int64_t>& shape, const at::TensorOptions& o) {
   return at::empty(shape, o);
 }
 #ifdef TG_TORCH_SYMINT
@@ -184,7 +187,7 @@ template <> inline c10::SymInt tg_size<c10::SymInt>(const at::Tensor& t, int64_t
   return t.sym_size(d);
 }
 inline int64_t tg_concrete(const c10::SymInt& v) { return v.guard_int(__FILE__, __LINE__); }
-inline at::Tensor tg_empty(const std::vector<c10::SymInt>& shape, const at::TensorOptions& o) {
+inline at::Tensor tg_empty(const tg_shape<c10::SymInt>& shape, const at::TensorOptions& o) {
   return at::empty_symint(shape, o);
 }
 #endif
@@ -216,7 +219,7 @@ std::string tg_shape_str(const at::Tensor& t) {
   return os.str();
 }
 
-template <class tg_I> std::string tg_ints_str(const std::vector<tg_I>& v) {
+template <class tg_I> std::string tg_ints_str(const tg_shape<tg_I>& v) {
   std::ostringstream os;
   os << "[";
   for (size_t i = 0; i < v.size(); ++i)
@@ -290,7 +293,7 @@ void tg_check_rank(const char* op, const char* name, const at::Tensor& t, int64_
 
 template <class tg_I>
 void tg_check_shape(const char* op, const char* name, const at::Tensor& t,
-                    const std::vector<tg_I>& expected, const char* spec_shape, const char* dims) {
+                    const tg_shape<tg_I>& expected, const char* spec_shape, const char* dims) {
   bool same = true;
   for (size_t a = 0; a < expected.size(); ++a)
     same = same && tg_size<tg_I>(t, static_cast<int64_t>(a)) == expected[a];
@@ -302,7 +305,7 @@ void tg_check_shape(const char* op, const char* name, const at::Tensor& t,
 // contiguous (a kernel writes dense row-major memory; no copy-back is made).
 template <class tg_I>
 void tg_check_out(const char* op, const char* name, const at::Tensor& t, const char* like_name,
-                  const at::Tensor& like, at::ScalarType dtype, const std::vector<tg_I>& expected,
+                  const at::Tensor& like, at::ScalarType dtype, const tg_shape<tg_I>& expected,
                   const char* spec_shape, const char* dims) {
   tg_check_device(op, like_name, like, name, t);
   TORCH_CHECK_TYPE(t.scalar_type() == dtype, op, ": ", name, " has dtype ",
@@ -820,7 +823,7 @@ std::string emit_torch_binding(const Library& lib) {
   os << "#include \"" << header_file_name(lib.name) << "\"\n"
      << "#include \"tilegen/dispatch.h\"\n\n"
      << "#include <ATen/MemoryOverlap.h>\n#include <ATen/Parallel.h>\n"
-     << "#include <ATen/core/Tensor.h>\n#include <ATen/ops/empty.h>\n"
+     << "#include <ATen/core/Tensor.h>\n#include <ATen/ops/empty.h>\n#include <c10/util/SmallVector.h>\n"
      << "#include <torch/library.h>\n#include <torch/version.h>\n\n"
      << "#include <algorithm>\n#include <limits>\n#include <sstream>\n#include <string>\n"
      << "#include <tuple>\n#include <vector>\n\n"
