@@ -11,7 +11,8 @@
 #                                     enabled, the HIP targets named by CMAKE_HIP_ARCHITECTURES
 #     [OUTPUT_DIR <dir>]              where generated sources go
 #                                     (default: ${CMAKE_CURRENT_BINARY_DIR}/<lib>_tilegen)
-#     [STATIC | SHARED])              library type (default: BUILD_SHARED_LIBS)
+#     [STATIC | SHARED]               library type (default: BUILD_SHARED_LIBS)
+#     [TORCH])                        also the PyTorch extension <lib>_torch (docs/torch.md)
 #
 # How it works: at configure time `tilegen outputs` names the files a generation will write
 # (and the compiler flags of each target), so that CMake knows the library's sources; at build
@@ -137,7 +138,7 @@ endfunction()
 # _tilegen_plan_targets(<lib> <out_targets> <out_cuda> ARGS...): the TARGETS of a call of
 # add_tile_kernels (its ARGS), defaulted when absent, and the CUDA targets among them.
 function(_tilegen_plan_targets lib out_targets out_cuda)
-  cmake_parse_arguments(PARSE_ARGV 3 arg "STATIC;SHARED" "OUTPUT_DIR" "SPECS;TARGETS")
+  cmake_parse_arguments(PARSE_ARGV 3 arg "STATIC;SHARED;TORCH" "OUTPUT_DIR" "SPECS;TARGETS")
   if(TILEGEN_HOST_BUILD)
     message(FATAL_ERROR "add_tile_kernels() called inside the host tilegen build")
   endif()
@@ -476,7 +477,7 @@ function(_tilegen_add_metal lib out_dir metal_files metal_flags outputs out_meta
 endfunction()
 
 function(_tilegen_add_tile_kernels lib)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "STATIC;SHARED" "OUTPUT_DIR"
+  cmake_parse_arguments(PARSE_ARGV 1 arg "STATIC;SHARED;TORCH" "OUTPUT_DIR"
                         "SPECS;TARGETS;_TG_RESOLVED_TARGETS")
   set(arg_TARGETS "${arg__TG_RESOLVED_TARGETS}")
   if(arg_UNPARSED_ARGUMENTS)
@@ -521,6 +522,10 @@ function(_tilegen_add_tile_kernels lib)
     list(APPEND specs_arg "${rel}")
   endforeach()
   list(JOIN arg_TARGETS "," targets_csv)
+  set(torch_flag "")
+  if(arg_TORCH)
+    set(torch_flag --torch)
+  endif()
 
   _tilegen_tools(tool_target tool_exe)
 
@@ -528,7 +533,7 @@ function(_tilegen_add_tile_kernels lib)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${specs_abs})
   execute_process(
     COMMAND "${tool_exe}" outputs --lib ${lib} --targets ${targets_csv} --format=cmake
-            ${specs_arg}
+            ${torch_flag} ${specs_arg}
     WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}"
     RESULT_VARIABLE rc OUTPUT_VARIABLE listing ERROR_VARIABLE errors)
   if(NOT rc EQUAL 0)
@@ -537,6 +542,7 @@ function(_tilegen_add_tile_kernels lib)
   endif()
   string(REPLACE "\n" ";" lines "${listing}")
   set(header "")
+  set(torch_source "")
   set(sources "")
   set(variants "")
   set(outputs "")
@@ -553,6 +559,10 @@ function(_tilegen_add_tile_kernels lib)
     if(kind STREQUAL "header")
       list(GET fields 1 f)
       set(header "${out_dir}/${f}")
+      list(APPEND outputs "${out_dir}/${f}")
+    elseif(kind STREQUAL "torch") # the PyTorch operators: the extension's one source
+      list(GET fields 1 f)
+      set(torch_source "${out_dir}/${f}")
       list(APPEND outputs "${out_dir}/${f}")
     elseif(kind STREQUAL "source")
       list(GET fields 1 f)
@@ -604,7 +614,7 @@ function(_tilegen_add_tile_kernels lib)
   add_custom_command(
     OUTPUT ${outputs}
     COMMAND "$<TARGET_FILE:${tool_target}>" generate --lib ${lib} --targets ${targets_csv}
-            --out "${out_dir}" ${specs_arg}
+            --out "${out_dir}" ${torch_flag} ${specs_arg}
     DEPENDS ${specs_abs} ${tool_target}
     WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}"
     COMMENT "tilegen: generating ${lib} (${n_variants} variants for ${targets_csv})"
@@ -641,6 +651,10 @@ function(_tilegen_add_tile_kernels lib)
     endif()
   endforeach()
 
+  if(arg_TORCH AND NOT header)
+    message(FATAL_ERROR "add_tile_kernels(${lib}): TORCH needs C or CUDA targets (the "
+                        "operators call the C library)")
+  endif()
   # WGSL only (no C header): <lib> is a custom target that generates the files.
   if(wgsl_files AND NOT header)
     add_custom_target(${lib} ALL DEPENDS ${outputs})
@@ -685,6 +699,98 @@ function(_tilegen_add_tile_kernels lib)
   set_target_properties(${lib} PROPERTIES
     C_STANDARD 11 C_STANDARD_REQUIRED ON POSITION_INDEPENDENT_CODE ON
     TILEGEN_HEADER "${header}" TILEGEN_OUTPUT_DIR "${out_dir}")
+  if(arg_TORCH)
+    _tilegen_add_torch(${lib} "${torch_source}" "${cuda_targets}")
+  endif()
+endfunction()
+
+# ---- PyTorch operators (docs/torch.md) -----------------------------------------------------
+# <lib>_torch: a MODULE library built from the generated <lib>_torch.cpp (TORCH_LIBRARY
+# registrations of torch.ops.<lib>.*), linked to <lib>, in the folder
+# ${CMAKE_CURRENT_BINARY_DIR}/<lib>_torch together with an __init__.py that loads it, so that
+# `import <lib>_torch` (that folder's parent on sys.path) or torch.ops.load_library(<file>)
+# registers the operators. Needs find_package(Torch) only: no Python, no tilegen at run time.
+# CUDA kernels are registered when <lib> has CUDA targets and PyTorch was built with CUDA.
+function(_tilegen_add_torch lib source cuda_targets)
+  # What find_package(Torch) found, kept in global properties: its variables are local to the
+  # scope that found it (this function, for the first TORCH library of a project that did not
+  # find Torch itself), its imported targets are not.
+  get_property(torch_libs GLOBAL PROPERTY _TILEGEN_TORCH_LIBRARIES)
+  if(NOT torch_libs)
+    if(NOT TORCH_LIBRARIES)
+      find_package(Torch QUIET)
+      if(NOT Torch_FOUND)
+        message(FATAL_ERROR "add_tile_kernels(${lib}): TORCH needs PyTorch's CMake package "
+                            "(find_package(Torch)): set Torch_DIR or CMAKE_PREFIX_PATH to the folder "
+                            "of TorchConfig.cmake (python3 -c 'import torch.utils; "
+                            "print(torch.utils.cmake_prefix_path)' prints it for a pip install)")
+      endif()
+    endif()
+    set(torch_libs ${TORCH_LIBRARIES})
+    set(torch_cuda OFF)
+    if(C10_CUDA_LIBRARY OR TARGET c10_cuda)
+      set(torch_cuda ON)
+    endif()
+    set_property(GLOBAL PROPERTY _TILEGEN_TORCH_LIBRARIES "${torch_libs}")
+    set_property(GLOBAL PROPERTY _TILEGEN_TORCH_VERSION "${Torch_VERSION}")
+    set_property(GLOBAL PROPERTY _TILEGEN_TORCH_CUDA ${torch_cuda})
+  endif()
+  get_property(Torch_VERSION GLOBAL PROPERTY _TILEGEN_TORCH_VERSION)
+  get_property(torch_cuda GLOBAL PROPERTY _TILEGEN_TORCH_CUDA)
+  set(ext ${lib}_torch)
+  set(pkg "${CMAKE_CURRENT_BINARY_DIR}/${ext}")
+  add_library(${ext} MODULE "${source}")
+  add_dependencies(${ext} ${lib})
+  target_link_libraries(${ext} PRIVATE ${lib} ${torch_libs})
+  if(NOT DEFINED CMAKE_CXX_STANDARD)
+    set_target_properties(${ext} PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+  endif()
+  set_target_properties(${ext} PROPERTIES PREFIX "" OUTPUT_NAME "_${lib}_ops"
+    LIBRARY_OUTPUT_DIRECTORY "${pkg}" POSITION_INDEPENDENT_CODE ON
+    TILEGEN_TORCH_PACKAGE_DIR "${pkg}")
+  if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+    # The runtime's and the dispatch library's symbols stay inside the extension.
+    target_link_options(${ext} PRIVATE "LINKER:--exclude-libs,ALL")
+  endif()
+  set(cuda_note "")
+  if(cuda_targets AND torch_cuda)
+    target_compile_definitions(${ext} PRIVATE TILEGEN_TORCH_CUDA)
+    # c10/cuda/CUDAStream.h includes the CUDA runtime's headers (headers only: the extension's
+    # CUDA calls go through <lib>, and torch brings its own cudart).
+    if(TARGET CUDA::toolkit)
+      target_link_libraries(${ext} PRIVATE CUDA::toolkit)
+    elseif(CUDAToolkit_INCLUDE_DIRS)
+      target_include_directories(${ext} PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+    endif()
+    set(cuda_note ", CPU and CUDA kernels")
+  elseif(cuda_targets)
+    message(WARNING "add_tile_kernels(${lib}): this PyTorch (${Torch_VERSION}) has no CUDA: "
+                    "${ext} registers CPU kernels only")
+  endif()
+  set_property(TARGET ${lib} PROPERTY TILEGEN_TORCH_TARGET ${ext})
+  set(ext_file "$<TARGET_FILE_NAME:${ext}>")
+  string(CONFIGURE [=[
+# @generated by add_tile_kernels(@lib@ ... TORCH) (tilegen, docs/torch.md). Importing this
+# package registers the PyTorch operators of tilegen library '@lib@': torch.ops.@lib@.*
+import os as _os
+
+import torch as _torch
+
+LIBRARY = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "@ext_file@")
+BUILT_WITH_TORCH = "@Torch_VERSION@"
+
+try:
+    _torch.ops.load_library(LIBRARY)
+except OSError as _e:
+    raise ImportError(f"@ext@: cannot load {LIBRARY} (built against PyTorch {BUILT_WITH_TORCH}, "
+                      f"this is {_torch.__version__}): {_e}") from _e
+
+ops = _torch.ops.@lib@
+]=] init @ONLY)
+  string(REGEX REPLACE "^\n" "" init "${init}")
+  file(GENERATE OUTPUT "${pkg}/__init__.py" CONTENT "${init}")
+  message(STATUS "add_tile_kernels(${lib}): PyTorch ${Torch_VERSION} extension ${ext} "
+                 "(import ${ext} from ${CMAKE_CURRENT_BINARY_DIR}${cuda_note})")
 endfunction()
 
 # tilegen_install_kernels(<lib> [EXPORT <export-set>] [INCLUDE_DESTINATION <dir>]):

@@ -8,6 +8,7 @@
 #include "dispatch/JsModuleEmitter.h"
 #include "dispatch/MetalHostEmitter.h"
 #include "dispatch/Naming.h"
+#include "dispatch/TorchEmitter.h"
 #include "emit/Emitter.h"
 #include "emit/MslEmitter.h"
 #include "ir/IRPrinter.h"
@@ -47,7 +48,8 @@ std::vector<std::string> distinct(const std::vector<std::string>& plan) {
 bool is_c_candidate(const std::string& name, const std::string& lib) {
   if (name == dispatch::header_file_name(lib) || name == dispatch::dispatch_file_name(lib) ||
       name == dispatch::js_module_file_name(lib) || name == dispatch::js_types_file_name(lib) ||
-      name == dispatch::wgsl_manifest_file_name(lib) || name == dispatch::metal_host_file_name(lib))
+      name == dispatch::wgsl_manifest_file_name(lib) || name == dispatch::metal_host_file_name(lib) ||
+      name == dispatch::torch_file_name(lib))
     return true;
   std::string prefix = lib + "__";
   if (name.size() <= prefix.size() + 2 || name.compare(0, prefix.size(), prefix) != 0)
@@ -317,6 +319,9 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
     files.insert(files.begin() + 1,
                  {dispatch::dispatch_file_name(o.lib), dispatch::emit_dispatch_source(lib)});
   }
+  // --torch: the PyTorch operators over the C API (docs/torch.md); needs a C library.
+  if (o.torch && !c_side.empty())
+    files.push_back({dispatch::torch_file_name(o.lib), dispatch::emit_torch_binding(lib)});
   if (!metal_variants.empty())
     files.push_back({dispatch::metal_host_file_name(o.lib),
                      dispatch::emit_metal_host(o.lib, metal_variants)});
@@ -574,6 +579,8 @@ int Driver::outputs(const Options& o) {
   if (any_c) {
     out_ << (cmake ? "header " : "") << field(dispatch::header_file_name(o.lib)) << "\n";
     out_ << (cmake ? "source " : "") << field(dispatch::dispatch_file_name(o.lib)) << "\n";
+    if (o.torch) // compiled into the PyTorch extension, not the C library
+      out_ << (cmake ? "torch " : "") << field(dispatch::torch_file_name(o.lib)) << "\n";
   }
   out_ << listing;
   if (any_metal)

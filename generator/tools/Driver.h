@@ -34,6 +34,7 @@ struct Options {
   std::string instance;             // dump --instance (default: all)
   std::string format;               // outputs --format: names | cmake
   bool verbose = false;             // generate -v: say what was written
+  bool torch = false;               // generate/outputs --torch: also <lib>_torch.cpp (PyTorch ops)
   bool show_locs = false;           // dump --locs
 };
 

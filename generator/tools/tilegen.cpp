@@ -40,7 +40,7 @@ See docs/cli.md.
 )";
 
 const std::map<std::string, std::string> kCommandHelp = {
-    {"generate", R"(usage: tilegen generate --lib NAME --targets T1,T2,... --out DIR [-v] SPEC...
+    {"generate", R"(usage: tilegen generate --lib NAME --targets T1,T2,... --out DIR [--torch] [-v] SPEC...
 
 Writes into DIR:
   NAME.h                             the C API: one function (and a _query twin) per kernel
@@ -56,6 +56,8 @@ options:
   --lib NAME        library name: a C identifier (prefixes every symbol and file; docs/cli.md)
   --targets LIST    comma-separated targets (see `tilegen targets`), e.g. c,c_avx2,c_avx512
   --out DIR         output folder (created if missing)
+  --torch           also write NAME_torch.cpp: PyTorch operators torch.ops.NAME.<kernel> over
+                    the C API (docs/torch.md; add_tile_kernels(NAME ... TORCH) builds it)
   -v, --verbose     say which files were written, kept and removed
 )"},
     {"check", R"(usage: tilegen check [--targets T1,T2,...] [--lib NAME] SPEC...
@@ -84,11 +86,12 @@ real names; otherwise <lib>_...).
 Lists the targets: backend, selection preference, the CPU features a variant needs at run time,
 the compiler flags of its sources and a summary.
 )"},
-    {"outputs", R"(usage: tilegen outputs --lib NAME --targets T1,... [--format=names|cmake] SPEC...
+    {"outputs", R"(usage: tilegen outputs --lib NAME --targets T1,... [--format=names|cmake] [--torch] SPEC...
 
 Prints the names of the files `tilegen generate` would write with the same arguments, one per
 line. --format=cmake prints records for CMake: `header F`, `source F`, `variant TARGET F` and
-`flags TARGET FLAG...`. Needs only the front end (no instantiation).
+`flags TARGET FLAG...` (with --torch also `torch NAME_torch.cpp`). Needs only the front end
+(no instantiation).
 )"},
     {"target-flags", R"(usage: tilegen target-flags TARGET
 
@@ -163,6 +166,10 @@ int run(int argc, char** argv) {
     }
     if (a == "-v" || a == "--verbose") {
       o.verbose = true;
+      continue;
+    }
+    if (a == "--torch" && (cmd == "generate" || cmd == "outputs")) {
+      o.torch = true;
       continue;
     }
     if (a == "--locs") {
