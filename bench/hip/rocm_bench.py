@@ -30,7 +30,7 @@ def environment():
     try:
         import torch
     except ImportError:
-        return None, ["no PyTorch (pip install torch --index-url https://download.pytorch.org/whl/rocm6.2)"]
+        return None, ["no PyTorch (install a ROCm build of PyTorch)"]
     if not getattr(torch.version, "hip", None):
         why.append(f"PyTorch {torch.__version__} is not a ROCm build (torch.version.hip is None)")
     if not torch.cuda.is_available():
