@@ -4,6 +4,7 @@
 #include "support/InternalError.h"
 #include "support/TextEscape.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace tilegen::emit {
@@ -237,7 +238,10 @@ std::string HipEmitter::run() {
       os << "  int64_t " << name(d.var->name) << ";\n";
   for (const auto& s : k_.scalars)
     os << "  " << type_name(s->type) << " " << name(s->name) << ";\n";
-  os << "  int tg_unused;\n};\n\n} // namespace\n\n";
+  os << "  int tg_unused;\n";
+  os << "  int64_t tg_fold[3]; // a grid over HIP's limits, run by tg_kernel_0 along x: its x and y\n"
+        "                      // extents (0: not folded), and the first block of the launch\n";
+  os << "};\n\n} // namespace\n\n";
 
   // ---- device pass
   os << "#if TG_HIP_DEVICE_PASS\n\nnamespace {\n\n" << helpers;
@@ -278,9 +282,11 @@ std::string HipEmitter::host_source(const std::string& grid_code, const std::str
   os << "static tg_hip_module tg_module = {tg_hip_images, sizeof tg_hip_images / sizeof tg_hip_images[0],\n"
         "                                   tg_kernel_names, 2, {}};\n\n";
   os << "static const size_t tg_smem_bytes = " << smem_bytes_ << ";\n\n";
-  os << "/* Fills the kernel parameters and the grid; 1 = empty grid, else a tg_status. */\n";
-  os << "static int tg_setup(const tg_variant_args* args, tg_params* tg_p, unsigned grid[3], int* vec) {\n";
-  os << "  *tg_p = tg_params{};\n";
+  os << "/* Fills the kernel parameters and the grid; 1 = empty grid, else a tg_status. *tg_nfold > 0: the\n"
+        " * grid is over HIP's limits and runs folded, that many blocks (the variant function). */\n";
+  os << "static int tg_setup(const tg_variant_args* args, tg_params* tg_p, unsigned grid[3], int* vec, "
+        "int64_t* tg_nfold) {\n";
+  os << "  *tg_p = tg_params{};\n  *tg_nfold = 0;\n";
   size_t ti = 0, si = 0;
   for (const auto& t : k_.tensors)
     os << "  tg_p->" << name(t->name) << " = (" << (t->access == Access::Read ? "const " : "")
@@ -294,17 +300,39 @@ std::string HipEmitter::host_source(const std::string& grid_code, const std::str
        << "];\n";
   os << grid_code;
   os << "  if (tg_gx <= 0 || tg_gy <= 0 || tg_gz <= 0)\n    return 1;\n";
-  os << "  if (tg_gx > 2147483647 || tg_gy > 65535 || tg_gz > 65535)\n    return TG_ERR_UNSUPPORTED_SHAPE;\n";
-  os << "  grid[0] = (unsigned)tg_gx;\n  grid[1] = (unsigned)tg_gy;\n  grid[2] = (unsigned)tg_gz;\n";
+  // As CUDA's tg_setup (docs/cuda-backend.md "Grids over CUDA's limits"), with HIP's limits: at
+  // most 2^31 - 1 blocks in x and 65535 in y and z (HIP's NVIDIA platform: CUDA's), and on AMD
+  // a grid of at most 2^32 - 1 work-items per dimension (the dispatch packet's 32-bit
+  // grid_size), so x takes at most (2^32 - 1) / threads blocks.
+  const std::string max_x = std::to_string(std::min<int64_t>(2147483647, 4294967295LL / threads_));
+  os << "  /* HIP launches take " << max_x << " blocks of " << threads_ << " threads in x (2^31 - 1, and\n"
+        "   * 2^32 - 1 work-items on AMD) and 65535 in y and z: a grid over that runs folded, its blocks\n"
+        "   * numbered along x (tg_kernel_0) */\n";
+  os << "  if (tg_gx > " << max_x << " || tg_gy > 65535 || tg_gz > 65535) {\n";
+  os << "    if (__builtin_mul_overflow(tg_gx, tg_gy, tg_nfold) || __builtin_mul_overflow(*tg_nfold, tg_gz, tg_nfold))\n"
+        "      return TG_ERR_UNSUPPORTED_SHAPE;\n"
+        "    tg_p->tg_fold[0] = tg_gx;\n    tg_p->tg_fold[1] = tg_gy;\n"
+        "  }\n";
+  os << "  grid[0] = *tg_nfold ? 1u : (unsigned)tg_gx;\n  grid[1] = *tg_nfold ? 1u : (unsigned)tg_gy;\n"
+        "  grid[2] = *tg_nfold ? 1u : (unsigned)tg_gz;\n";
   os << "  *vec = 0;\n  if (" << vec_check(16) << ")\n    *vec = 16;\n";
   os << "  return TG_OK;\n}\n\n";
   os << "extern \"C\" int " << info_.function_name
      << "(const tg_launch* launch, const tg_variant_args* args) {\n";
-  os << "  tg_params tg_p;\n  unsigned tg_grid[3];\n  int tg_vec = 0;\n";
-  os << "  const int tg_s = tg_setup(args, &tg_p, tg_grid, &tg_vec);\n";
+  os << "  tg_params tg_p;\n  unsigned tg_grid[3];\n  int tg_vec = 0;\n  int64_t tg_nfold = 0;\n";
+  os << "  const int tg_s = tg_setup(args, &tg_p, tg_grid, &tg_vec, &tg_nfold);\n";
   os << "  if (tg_s == 1)\n    return TG_OK; /* nothing to do */\n";
   os << "  if (tg_s != TG_OK)\n    return tg_s;\n";
-  os << "  /* never synchronizes: the launch is queued on the call's stream */\n";
+  os << "  /* never synchronizes: the launches are queued on the call's stream */\n";
+  os << "  if (tg_nfold > 0) { /* a grid over HIP's limits: tg_kernel_0, its blocks along x */\n"
+        "    const int64_t tg_max = " << max_x << "; /* blocks a launch */\n"
+        "    for (int64_t tg_first = 0; tg_first < tg_nfold; tg_first += tg_max) {\n"
+        "      tg_p.tg_fold[2] = tg_first;\n"
+        "      tg_grid[0] = (unsigned)(tg_nfold - tg_first < tg_max ? tg_nfold - tg_first : tg_max);\n"
+        "      const int tg_e = tg_hip_launch(&tg_module, 1, tg_grid, " << threads_
+     << ", tg_smem_bytes, launch ? launch->stream : NULL, &tg_p, sizeof tg_p);\n"
+        "      if (tg_e != TG_OK)\n        return tg_e;\n"
+        "    }\n    return TG_OK;\n  }\n";
   os << "  return tg_hip_launch(&tg_module, tg_vec == 16 ? 0 : 1, tg_grid, " << threads_
      << ", tg_smem_bytes, launch ? launch->stream : NULL, &tg_p, sizeof tg_p);\n}\n";
   return os.str();

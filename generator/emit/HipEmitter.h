@@ -10,7 +10,8 @@
 //  * device pass (hipcc / clang --cuda-device-only, or nvcc --cubin for HIP's NVIDIA platform):
 //    the kernels tg_kernel_16 and tg_kernel_0, extern "C" __global__, one code object per arch;
 //  * host pass (the C++ compiler, no HIP header): tg_setup (grid, parameters, the vector width
-//    every tensor allows: the same checks as CUDA's) and the variant function, which launches
+//    every tensor allows: the same checks as CUDA's; a grid over HIP's limits folded into x, as
+//    CUDA's, which tg_kernel_0 decodes) and the variant function, which launches
 //    through runtime/src/hip.c on the code objects the build embeds (TG_HIP_IMAGES), so that
 //    nothing links libamdhip64.
 #pragma once
@@ -35,7 +36,6 @@ protected:
   std::string helpers_source() const override;
   std::string fp8_widen_tag(ir::DType t) const override;
   void emit_gemm(const ir::Stmt& s, const ir::Gemm* g) override;
-  bool folds_grids() const override { return false; }
 
 private:
   // HipGemm.cpp: one gemm on an AMD matrix instruction (GemmPlan::MatrixCore).

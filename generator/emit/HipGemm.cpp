@@ -2,8 +2,9 @@
 //
 // Each wave owns (M / WM) x (N / WN) of the tile as instruction tiles (layout/MatrixCore.h's
 // accumulator). Per block of `steps` instructions along K, a lane reads its operand values from
-// LDS (layout::operand_outer / operand_k: 8 or 16 consecutive bytes along K of one row of A, and
-// of B where it is K-major; one element per row otherwise), then issues the instructions of every
+// LDS (layout::operand_outer / operand_k: 16-byte reads of consecutive values along K of one row
+// of A, and of B where it is K-major, 8-byte ones where a lane's values are no whole 16-byte
+// chunks; one element per row otherwise: layout::matrix_core_operand_reads lists them), then issues the instructions of every
 // tile pair. Operand values travel as 64-bit words of four 16-bit values; the builtins take them
 // bit-cast to the instruction's vector types. tests/unit/layout/MatrixCoreTest.cpp executes the
 // same mappings on an emulator of the instructions.
@@ -73,12 +74,21 @@ void HipEmitter::gemm_matrix_core(const Gemm* g, const passes::GemmPlan& p) {
   // Word w of a lane's operand of instruction tile `t` (row or column `outer`), k block tg_kb.
   auto load = [&](const Buffer* buf, bool k_major, const std::string& ptr, const std::string& outer,
                   const std::string& dst) {
+    const bool wide = k_major && layout::matrix_core_reads_16(S, steps, buf->dtype.bytes());
     line("#pragma unroll");
-    open("for (int tg_w = 0; tg_w < " + str(words) + "; ++tg_w)");
+    open("for (int tg_w = 0; tg_w < " + str(words) + (wide ? "; tg_w += 2)" : "; ++tg_w)"));
     const std::string k = "tg_kb * " + str(KB) + " + tg_kg + tg_w * 4";
-    if (k_major) {
-      // four consecutive values along K: one 8-byte LDS read (a 16-byte chunk stays whole
-      // under the swizzle, so two of them merge into one read)
+    if (wide) {
+      // eight consecutive values along K: one 16-byte LDS read (ds_read_b128) of a 16-byte
+      // chunk, which the swizzle keeps whole; the plan's layout is conflict-free for these reads
+      // under the target's LDS bank model (layout::matrix_core_read_conflicts)
+      line("const uint4 tg_v = *reinterpret_cast<const uint4*>(" + ptr + " + " +
+           shared_offset(buf, outer, k) + ");");
+      line(dst + " = (uint64_t)tg_v.x | (uint64_t)tg_v.y << 32;");
+      std::string next = dst.substr(0, dst.rfind("[tg_w]")) + "[tg_w + 1]";
+      line(next + " = (uint64_t)tg_v.z | (uint64_t)tg_v.w << 32;");
+    } else if (k_major) {
+      // four consecutive values along K: one 8-byte LDS read
       line(dst + " = *reinterpret_cast<const uint64_t*>(" + ptr + " + " +
            shared_offset(buf, outer, k) + ");");
     } else {

@@ -62,4 +62,50 @@ FragmentLayout matrix_core_accumulator(const MatrixCoreShape& s, int64_t M, int6
 int64_t operand_outer(const MatrixCoreShape& s, int64_t lane);
 int64_t operand_k(const MatrixCoreShape& s, int64_t lane, int64_t step, int64_t e, int64_t steps);
 
+// ---- AMD LDS bank model ----------------------------------------------------------------------
+// The LDS serves one wave instruction in phases: `banks` banks of 4 bytes, each serving one
+// 4-byte word per phase (lanes reading the same word share it); the lanes of a phase are as
+// many as fill the banks once at the access width (CDNA, 32 banks: 32 lanes for b16/b32, 16
+// for b64, 8 for b128), in lane order, except ds_read_b128, whose lane groups are the table's
+// (HipFacts::lds_b128_groups; empty: in lane order). Facts and sources: targets/TargetsHip.cpp.
+struct LdsBankModel {
+  int banks = 32;
+  int64_t wave = 64;
+  std::vector<std::vector<int>> b128_groups;
+};
+// The lane groups of the phases of one wave access of `bytes` per lane.
+std::vector<std::vector<int>> lds_phases(const LdsBankModel& m, int bytes);
+// Bank-conflict degree of one wave access: the most distinct words one bank serves in one phase
+// (1 = conflict-free). `addr` holds each lane's byte address (wave entries); `bytes` per lane.
+int lds_conflict_ways(const LdsBankModel& m, const std::vector<int64_t>& addr, int bytes);
+
+// The LDS reads HipGemm issues for one matrix-core operand (A, or B with j for i) stored
+// row-major in a shared buffer of `cols` columns: K-major (the row is the instruction's M / N
+// index, K along the row) or not (K along the rows, one element per lane and read). A K-major
+// lane reads its steps * k_per_lane values in 16-byte reads where they are a whole number of
+// 16-byte chunks, else in 8-byte reads. Every instruction tile (rows outer0 = 0, m, 2m, ... below
+// `outer`), every k block of K and every read: one wave access each, byte addresses through `sw`.
+struct LdsAccess {
+  int bytes = 0;
+  std::vector<int64_t> addr; // per lane
+};
+std::vector<LdsAccess> matrix_core_operand_reads(const MatrixCoreShape& s, int64_t steps, bool k_major,
+                                                 int64_t outer, int64_t K, int64_t cols,
+                                                 int elem_bytes, const Swizzle& sw);
+// The worst conflict degree over those reads (1 = every read conflict-free).
+int matrix_core_read_conflicts(const LdsBankModel& m, const MatrixCoreShape& s, int64_t steps,
+                               bool k_major, int64_t outer, int64_t K, int64_t cols, int elem_bytes,
+                               const Swizzle& sw);
+// The layout of a [rows, cols] operand buffer (K-major: rows = the instruction's M / N index)
+// HipGemm's reads are conflict-free on: the first of ldmatrix_swizzle (K-major only), none, and
+// the XOR swizzles of 16-byte chunks Swizzle<B, log2(16 / elem_bytes), S> that permute a row's
+// chunks by bits of its row index (B = 1..4; cols a power of two; they keep the 16-byte
+// global->LDS stores whole), fewest bits and lowest row bits first, that is; else the one with
+// the fewest conflicts. `ways` receives its conflict degree.
+Swizzle matrix_core_operand_swizzle(const LdsBankModel& m, const MatrixCoreShape& s, int64_t steps,
+                                    bool k_major, int64_t rows, int64_t cols, int elem_bytes,
+                                    int* ways);
+// K-major reads of 16 bytes per lane (else 8): what HipGemm emits for `steps` instructions.
+bool matrix_core_reads_16(const MatrixCoreShape& s, int64_t steps, int elem_bytes);
+
 } // namespace tilegen::layout

@@ -751,24 +751,39 @@ private:
                             std::to_string(tp.producers.size()) +
                             " producer cop(ies) issued by a producer warp; " +
                             std::to_string(threads_) + " consumer threads");
-    // AMD matrix instructions: a lane reads 8 consecutive bytes along K of one row of A (of B
-    // where it is transposed: K-major), lanes of consecutive rows side by side; the swizzle that
-    // makes ldmatrix's 8 rows of 16-byte chunks conflict-free spreads those rows' chunks over
-    // the banks the same way. Not checked against a model of AMD's LDS read phases (docs/hip.md
-    // "Limits"). Operands read along their rows one element per lane (B [K, N]) stay as stored.
+    // AMD matrix instructions: each operand buffer gets the first layout whose reads, as HipGemm
+    // issues them (layout::matrix_core_operand_reads), are conflict-free under the target's LDS
+    // bank model (the table's banks and ds_read_b128 lane groups): the ldmatrix swizzle for a
+    // K-major operand, then none, then XOR swizzles of 16-byte chunks (Swizzle<B, log2(16 /
+    // elem), S>, which keep the 16-byte global->LDS stores whole), fewest bits first; if none is,
+    // the one with the fewest conflicts, and a note says so.
     for (const auto& s : stmts_) {
       auto* g = s->as<Gemm>();
       if (!g || plan_.gemms.at(s.get()).kind != GemmPlan::MatrixCore)
         continue;
+      const GemmPlan& p = plan_.gemms.at(s.get());
+      const AmdMatrixShape& ms = t_.hip.matrix[static_cast<size_t>(p.matrix)];
+      const auto& shape =
+          layout::matrix_core_shape(layout::matrix_core_kind(ms.m, ms.n, ms.k, t_.gpu.warp_size));
+      const layout::LdsBankModel model{t_.gpu.smem_banks, t_.gpu.warp_size, t_.hip.lds_b128_groups};
       for (const BufferPtr& b : {g->a, g->b}) {
         const bool k_major = b == g->a ? !g->transpose_a : g->transpose_b;
-        if (b->scope != MemScope::Shared || b->rank() != 2 || !k_major)
+        if (b->scope != MemScope::Shared || b->rank() != 2)
           continue;
         auto sh = shape_of(*b);
-        auto sw = layout::ldmatrix_swizzle(sh[1], b->dtype.bytes());
-        plan_.swizzles[b.get()] = sw;
-        plan_.notes.push_back("shared " + b->name + ": " + sw.str() +
-                              " (the matrix instructions' 16-byte operand reads conflict-free)");
+        const int eb = b->dtype.bytes();
+        int best_ways = 0;
+        const layout::Swizzle best =
+            layout::matrix_core_operand_swizzle(model, shape, p.steps, k_major, sh[0], sh[1], eb,
+                                                &best_ways);
+        if (best.B == 0 && !k_major)
+          continue; // stays as stored (no note: sources unchanged where nothing is needed)
+        plan_.swizzles[b.get()] = best;
+        plan_.notes.push_back(
+            "shared " + b->name + ": " + best.str() +
+            (best_ways == 1 ? std::string(" (the matrix instructions' operand reads conflict-free)")
+                            : " (the matrix instructions' operand reads " + std::to_string(best_ways) +
+                                  "-way bank-conflicted: no XOR swizzle of 16-byte chunks avoids it)"));
       }
     }
     for (const auto& s : stmts_) {

@@ -100,6 +100,10 @@ struct HipFacts {
   int simds_per_cu = 4;
   int max_waves_per_simd = 8;
   std::vector<AmdMatrixShape> matrix; // preference order
+  // LDS banks beyond GpuFacts::smem_banks (layout::LdsBankModel): the lane groups ds_read_b128
+  // serves together within each 32-lane half of a wave (empty: 8 consecutive lanes per 32
+  // banks, as the narrower reads).
+  std::vector<std::vector<int>> lds_b128_groups;
 };
 
 // Facts of a WebGPU (WGSL) target: the limits every generated shader stays within and the

@@ -1,7 +1,8 @@
 // HIP rows of the target table (docs/hip.md). Sources for the numbers:
 //  - gfx90a: AMD Instinct MI250X (one GCD, which HIP reports as one device: 110 CUs, 1.6 TB/s of
 //    HBM2e, 191.5 TFLOP/s dense f16/bf16 MFMA, 23.9 TFLOP/s f32 FMA) and the CDNA2 ISA guide:
-//    64 KiB of LDS per CU and per workgroup, 32 banks of 4 bytes, wave64, 4 SIMDs per CU with a
+//    64 KiB of LDS per CU and per workgroup, 32 banks of 4 bytes (ds_read_b128's lane groups:
+//    hip_targets), wave64, 4 SIMDs per CU with a
 //    512-entry unified register file per lane (256 architectural VGPRs + 256 AccVGPRs), at most 8
 //    waves per SIMD.
 //  - gfx942: AMD Instinct MI300X (304 CUs, 5.3 TB/s of HBM3, 1307 TFLOP/s dense f16/bf16 MFMA,
@@ -103,6 +104,15 @@ std::vector<Target> hip_targets() {
   h90a.agprs = 256;
   h90a.vgpr_file_per_simd = 512 * 1024 / 4;
   h90a.matrix = mfma_shapes(false);
+  // ds_read_b128 on CDNA: eight phases of 8 lanes, 0-3 with 20-23, 4-7 with 16-19, 8-11 with
+  // 28-31, 12-15 with 24-27, and the same in lanes 32-63 (AMD's composable_kernel docs,
+  // conceptual/ck_tile/hardware/lds_bank_conflicts: "Read Access Pattern"). Narrower reads: 32
+  // banks filled once per phase in lane order (b64: 16 lanes, b32/b16: 32), the OpenCL
+  // optimization guide's half- and quarter-wave rule.
+  h90a.lds_b128_groups = {{0, 1, 2, 3, 20, 21, 22, 23},
+                          {4, 5, 6, 7, 16, 17, 18, 19},
+                          {8, 9, 10, 11, 28, 29, 30, 31},
+                          {12, 13, 14, 15, 24, 25, 26, 27}};
 
   HipFacts h942 = h90a;
   h942.offload_arch = "gfx942";
@@ -132,6 +142,10 @@ std::vector<Target> hip_targets() {
   g1100.regs_per_sm = 2 * 1536 * 32;   // 2 SIMD32 x 1536 VGPRs x 32 lanes
   g1100.max_threads_per_sm = 2 * 16 * 32;
   g1100.mem_latency_ns = 600;
+  // RDNA3's LDS: 64 banks of 4 bytes (the RDNA ISA guides; composable_kernel's docs: "32 or 64
+  // banks depending on the hardware"); phases in lane order (no b128 lane-group table: not
+  // published), so a wave32 b128 read is two phases of 16 lanes. Not checked on hardware.
+  g1100.smem_banks = 64;
 
   return {
       hip_row("hip",
