@@ -58,7 +58,7 @@ std::vector<Section> ranking_sections(const ExplainInput& in) {
     sec.id = "ranking";
     sec.title = "Recommender ranking";
     sec.lines.push_back(
-        "Target " + t.name + " (" + backend_name(t.backend) +
+        "Target " + t.name + " (" + backend_name(t.backend) + " backend" +
         ") has no tile recommender: its schedule takes the largest-footprint configuration "
         "that fits (docs/spec.md), so there is no ranking to show.");
     out.push_back(std::move(sec));

@@ -226,7 +226,7 @@ std::vector<Section> layout_sections(const ExplainInput& in) {
     Section sec;
     sec.id = "fragments";
     sec.title = "Fragment layouts";
-    sec.lines.push_back("Target " + t.name + " (" + backend_name(t.backend) +
+    sec.lines.push_back("Target " + t.name + " (" + backend_name(t.backend) + " backend" +
                         ") has no thread layouts: a fragment is an array each thread (C: the "
                         "one thread of a block) loops over, so there is no picture of who holds "
                         "which element.");
@@ -366,7 +366,7 @@ std::vector<Section> swizzle_sections(const ExplainInput& in) {
         m.swizzle = passes::panel_element_swizzle(*pm->second, static_cast<int>(m.eb));
         m.how = "column panels of " + s(m.panel) + " elements (" + s(pm->second->bytes) +
                 "-byte rows, " + pm->second->tma + "), each swizzled " + m.swizzle.str();
-      } else if (sw != in.plan->swizzles.end()) {
+      } else if (sw != in.plan->swizzles.end() && sw->second.B != 0) {
         m.swizzle = sw->second;
         m.how = "row-major, " + m.swizzle.str() +
                 " (offset o -> o ^ (((o >> (M + S)) & (2^B - 1)) << M), in elements)";
