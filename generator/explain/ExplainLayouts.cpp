@@ -227,9 +227,16 @@ std::vector<Section> layout_sections(const ExplainInput& in) {
     sec.id = "fragments";
     sec.title = "Fragment layouts";
     sec.lines.push_back("Target " + t.name + " (" + backend_name(t.backend) + " backend" +
-                        ") has no thread layouts: a fragment is an array each thread (C: the "
-                        "one thread of a block) loops over, so there is no picture of who holds "
-                        "which element.");
+                        ") has no thread layouts from layout inference, so there is no picture "
+                        "of who holds which element.");
+    if (t.backend == Backend::WGSL)
+      sec.lines.push_back("The WGSL emitter spreads a register fragment [R, C] over a TY x TX "
+                          "grid of invocations ((ty, tx) owns rows ty + TY a and columns tx + "
+                          "TX b) chosen per kernel; gemm operands live in workgroup memory "
+                          "(docs/wgsl.md).");
+    else
+      sec.lines.push_back("A C variant runs a block as one thread: a fragment is an array that "
+                          "thread loops over (docs/c-backend.md).");
     out.push_back(std::move(sec));
     return out;
   }
