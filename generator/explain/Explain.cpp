@@ -254,7 +254,9 @@ std::string render_svg(const ExplainInput& in, const std::vector<Section>& side,
       y += 15;
       if (chosen)
         o += svg::rect(12, y - 11, 980, 14, "#ffe9a8", "class=\"chosen\"");
-      o += svg::text_left(16, y, line, 11, "xml:space=\"preserve\"") + "\n";
+      o += svg::text_left(16, y, line, 11,
+                          "xml:space=\"preserve\" font-family=\"ui-monospace,Menlo,Consolas,monospace\"") +
+           "\n";
     }
     for (const auto& p : sec->pictures) {
       y += 10;
