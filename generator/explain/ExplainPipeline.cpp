@@ -192,8 +192,11 @@ Section pipeline_section(const ExplainInput& in) {
     tl.lane(1, "consumer warpgroup" + std::string(tma->groups > 1 ? "s (this tile's group)" : "s"));
     for (int64_t k = 0; k < iters; ++k) {
       int64_t slot = k % stages;
-      tl.box(0, static_cast<int>(k), slot, stages,
-             (k >= stages ? "empty? " : "") + std::string("TMA k=") + s(k), "stage-load");
+      tl.box(0, static_cast<int>(k), slot, stages, "TMA k=" + s(k), "stage-load");
+      if (k >= stages) // the slot's previous tile must be consumed first
+        tl.svg += svg::text(tl.x(static_cast<int>(k)) + Timeline::kCol / 2,
+                            tl.y(0) - 4, "waits empty[" + s(slot) + "]", 8,
+                            "fill=\"#c00000\"") + "\n";
       tl.mark(0, static_cast<int>(k), "full[" + s(slot) + "]");
       tl.box(1, static_cast<int>(k + 1), slot, stages, gemm + " k=" + s(k), "stage-compute");
       tl.mark(1, static_cast<int>(k + 1), "empty[" + s(slot) + "]");
