@@ -9,7 +9,7 @@ config.suffixes = [".yaml", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tilegen_obj_root, "lit-out")
 # Only these folders hold lit tests; kernels/, unit/ etc. are run by ctest directly.
-config.excludes = ["unit", "kernels", "cmake", "schema", "wgsl", "fuzz", "Inputs", "CMakeLists.txt"]
+config.excludes = ["unit", "kernels", "cmake", "schema", "wgsl", "fuzz", "browser", "Inputs", "CMakeLists.txt"]
 
 config.environment["PATH"] = os.pathsep.join(
     [config.tilegen_bin_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])

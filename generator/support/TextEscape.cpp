@@ -216,6 +216,21 @@ std::string wgsl_line_comment(std::string_view text) {
   return out;
 }
 
+std::string xml_text(std::string_view text) {
+  std::string out;
+  for (char c : visible_text(text)) {
+    switch (c) {
+    case '&': out += "&amp;"; break;
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '"': out += "&quot;"; break;
+    case '\'': out += "&#39;"; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
 const std::string& cmake_record_field(const std::string& field) {
   bool ok = !field.empty();
   for (char c : field)

@@ -69,6 +69,11 @@ std::string json_string(std::string_view text);
 // NEL, U+2028, U+2029); `/*` and `*/` are broken apart too, since WGSL block comments nest.
 std::string wgsl_line_comment(std::string_view text);
 
+// HTML and SVG (XML): text content or a quoted attribute value of `tilegen explain` pages:
+// `&`, `<`, `>`, `"` and `'` as character references, so the text can neither start a tag nor
+// end the attribute it is in (visible_text removed every control character XML forbids).
+std::string xml_text(std::string_view text);
+
 // A field of a `tilegen outputs --format=cmake` record, which cmake/TileGen.cmake splits at
 // spaces into a CMake list. Fields are generated names (files, targets, compile flags), never
 // spec text: anything but [A-Za-z0-9_.+=,-] is an internal error, not escaped.

@@ -27,12 +27,12 @@ namespace tilegen::tools {
 struct Options {
   std::string lib;                  // --lib
   std::vector<std::string> targets; // --targets (names, validated by the driver)
-  std::string out_dir;              // --out
+  std::string out_dir;              // --out (explain: the file to write)
   std::vector<std::string> specs;   // positional
   std::string stage;                // dump --stage: ir | instantiated
   std::string target;               // dump --target (default c)
   std::string instance;             // dump --instance (default: all)
-  std::string format;               // outputs --format: names | cmake
+  std::string format;               // outputs --format: names | cmake; explain: html | svg
   bool verbose = false;             // generate -v: say what was written
   bool torch = false;               // generate/outputs --torch: also <lib>_torch.cpp (PyTorch ops)
   bool show_locs = false;           // dump --locs
@@ -59,6 +59,8 @@ public:
   int kernels(const Options& o);
   int outputs(const Options& o);
   int target_flags(const std::string& target);
+  // DriverExplain.cpp: pictures of one instance on one target (docs/explain.md).
+  int explain(const Options& o);
 
   // Exposed for tests: the in-memory result of `generate` (nullopt after user errors).
   std::optional<std::vector<OutputFile>> build_outputs(const Options& o);

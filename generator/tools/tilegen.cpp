@@ -32,6 +32,7 @@ commands:
   targets      list the targets tilegen knows
   outputs      print the names of the files `generate` would write (used by CMake)
   target-flags print the compiler flags of a target's variant sources, one per line
+  explain      draw an instance on a target: fragment layouts, swizzles, pipeline (HTML/SVG)
   help         show help for a command: tilegen help generate
 
 exit codes: 0 ok, 1 errors in a spec (printed as file:line:col), 2 bad command line,
@@ -92,6 +93,22 @@ Prints the names of the files `tilegen generate` would write with the same argum
 line. --format=cmake prints records for CMake: `header F`, `source F`, `variant TARGET F` and
 `flags TARGET FLAG...` (with --torch also `torch NAME_torch.cpp`). Needs only the front end
 (no instantiation).
+)"},
+    {"explain", R"(usage: tilegen explain --target T [--instance NAME] [--format html|svg] [--out FILE] SPEC
+
+Draws what the generator decided for one instance of SPEC's kernel on target T (the variant of
+the shape class "large"): the fragment layout of each gemm's operands and accumulator (which
+thread, lane and register holds each element), each shared buffer's swizzle as a bank map with
+the accesses that use it and their bank conflicts, the main loop's pipeline as a timeline, and
+the chosen configuration beside the tile recommender's ranking. Self-contained HTML (default)
+or one SVG, deterministic; on standard output unless --out.
+
+options:
+  --target T        the target (see `tilegen targets`)
+  --instance NAME   the instance (e.g. bf16); default the spec's first
+  --format FMT      html (default) or svg
+  --out FILE        write FILE (whole or not at all) instead of standard output
+See docs/explain.md.
 )"},
     {"target-flags", R"(usage: tilegen target-flags TARGET
 
@@ -220,6 +237,8 @@ int run(int argc, char** argv) {
     return driver.kernels(o);
   if (cmd == "outputs")
     return driver.outputs(o);
+  if (cmd == "explain")
+    return driver.explain(o);
   if (cmd == "targets") {
     if (!positional.empty())
       return usage_error("'targets' takes no arguments", cmd);

@@ -137,6 +137,8 @@ TEST(TextEscape, Examples) {
   EXPECT_EQ(js_template_body("` ${x} \\"), "\\` \\${x} \\\\");
   EXPECT_EQ(json_string("\x1b\"" + std::string("\xff")), "\"\\\\x1b\\\"\\\\xff\"");
   EXPECT_EQ(wgsl_line_comment("a\nb */ /* c" + kLS), "a\\nb * / / * c\\u2028");
+  EXPECT_EQ(xml_text("<script>a && b</script> \"x\" 'y'\n"),
+            "&lt;script&gt;a &amp;&amp; b&lt;/script&gt; &quot;x&quot; &#39;y&#39;\\n");
   EXPECT_EQ(cmake_record_field("lib__k__f32__c.c"), "lib__k__f32__c.c");
   EXPECT_THROW(cmake_record_field("a b.c"), InternalError);
   EXPECT_THROW(cmake_record_field("a;b"), InternalError);
@@ -205,6 +207,28 @@ TEST(TextEscape, NothingLeavesItsContext) {
     EXPECT_EQ(w.find("*/"), std::string::npos);
     EXPECT_EQ(w.find("/*"), std::string::npos);
     EXPECT_FALSE(has_line_break(w));
+
+    // XML/HTML text and attribute values (tilegen explain): no markup character survives, and
+    // undoing the five references gives the visible text back.
+    const std::string x = xml_text(t);
+    EXPECT_TRUE(valid_utf8_printable(x));
+    EXPECT_EQ(x.find_first_of("<>\"'"), std::string::npos);
+    std::string undone;
+    for (size_t k = 0; k < x.size(); ++k) {
+      if (x[k] != '&') {
+        undone += x[k];
+        continue;
+      }
+      size_t end = x.find(';', k);
+      ASSERT_NE(end, std::string::npos);
+      std::string ref = x.substr(k, end + 1 - k);
+      const char* plain = ref == "&amp;" ? "&" : ref == "&lt;" ? "<" : ref == "&gt;" ? ">"
+                          : ref == "&quot;" ? "\"" : ref == "&#39;" ? "'" : nullptr;
+      ASSERT_NE(plain, nullptr) << ref;
+      undone += plain;
+      k = end;
+    }
+    EXPECT_EQ(undone, v);
   }
 }
 
