@@ -27,3 +27,16 @@ if os.path.exists(nvcc):
     config.substitutions.append(("%nvcc", nvcc))
 else:
     lit_config.note("nvcc not found: the PTX checks of tests/lit/cuda are skipped")
+
+# hipcc (Debian's ROCm 5.2: HIP device compiles without an AMD GPU, tests/hip) and clang++ (the
+# Metal type check against the declaration shim cmake/metal, tests/metal/typecheck.sh):
+# `REQUIRES: hipcc` / `REQUIRES: metal-shim`.
+hipcc = os.environ.get("HIPCC") or shutil.which("hipcc")
+if hipcc and os.path.exists("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc"):
+    config.available_features.add("hipcc")
+    config.substitutions.append(("%hipcc", hipcc))
+clangxx = shutil.which("clang++")
+if clangxx:
+    config.available_features.add("metal-shim")
+    config.substitutions.append(("%metal_typecheck", clangxx + " -x c++ -std=c++20 -fms-extensions -fsyntax-only -nostdinc -nostdinc++ -isystem " +
+                                 os.path.join(config.tilegen_src_root, "cmake", "metal") + " -Wno-unknown-attributes -Werror"))

@@ -34,8 +34,31 @@ int c_binary_prec(BinaryOp op, DType t) {
   case BinaryOp::Ge: return CFamilyPrinter::kRel;
   case BinaryOp::And: return CFamilyPrinter::kAnd;
   case BinaryOp::Or: return CFamilyPrinter::kOr;
+  case BinaryOp::BitAnd: return CFamilyPrinter::kBitAnd;
+  case BinaryOp::BitOr: return CFamilyPrinter::kBitOr;
+  case BinaryOp::BitXor: return CFamilyPrinter::kBitXor;
+  case BinaryOp::Shl: // helpers: C's shifts are undefined for counts outside [0, width)
+  case BinaryOp::Shr: return 0;
   }
   return 0;
+}
+
+bool native_shift(const Binary* b) {
+  if (b->op != BinaryOp::Shr)
+    return false;
+  auto n = b->b->as<IntImm>();
+  return n && n->value >= 0 && n->value < b->a->type.bits();
+}
+
+std::string shift_helper_text(const std::string& prefix, const std::string& name, BinaryOp op,
+                              const std::string& T, const std::string& U, const std::string& wrap,
+                              int bits) {
+  const std::string sig = prefix + T + " " + name + "(" + T + " a, " + T + " n)";
+  const std::string out = "(n < 0 || n >= " + std::to_string(bits) + ")";
+  if (op == BinaryOp::Shl)
+    return sig + " { return " + out + " ? 0 : (" + T + ")" + (wrap.empty() ? "" : "(" + wrap + ")") +
+           "((" + U + ")a << n); }\n";
+  return sig + " { return " + out + " ? (a < 0 ? -1 : 0) : a >> n; }\n";
 }
 
 const char* c_binary_op(BinaryOp op) { return binary_op_name(op); }
@@ -95,6 +118,7 @@ std::string CFamilyPrinter::math_name(Intrinsic fn, DType t) const {
   case Intrinsic::Erf: return d ? "erf" : "tg_erf_f32";
   case Intrinsic::Floor: return d ? "floor" : "floorf";
   case Intrinsic::Ceil: return d ? "ceil" : "ceilf";
+  case Intrinsic::BitCast: return ""; // print_bitcast
   }
   return "";
 }
@@ -145,7 +169,7 @@ std::string CFamilyPrinter::print(const Expr& e, int& prec) {
     std::string a = expr(u->a, kUnary);
     if (u->op == UnaryOp::Neg && a[0] == '-')
       a = "(" + a + ")"; // "--x" would be a decrement
-    return std::string(u->op == UnaryOp::Neg ? "-" : "!") + a;
+    return std::string(unary_op_name(u->op)) + a;
   }
   case ExprKind::Binary: return print_binary(e->as<Binary>(), prec);
   case ExprKind::Select: return print_select(e->as<Select>(), prec);
@@ -190,6 +214,18 @@ std::string CFamilyPrinter::print_float(double v, DType t, int& prec) {
 
 std::string CFamilyPrinter::print_binary(const Binary* b, int& prec) {
   const DType t = b->a->type;
+  if (is_bitwise(b->op)) {
+    if (native_shift(b)) { // a >> k, 0 <= k < width: C's arithmetic shift
+      prec = kShift;
+      return bit_operand(b->a, b->op, true) + " >> " + expr(b->b, kPrimary);
+    }
+    if (b->op == BinaryOp::Shl || b->op == BinaryOp::Shr)
+      return need(std::string(b->op == BinaryOp::Shl ? "tg_shl_" : "tg_shr_") + helper_suffix(t)) +
+             "(" + expr(b->a, kAssign) + ", " + expr(b->b, kAssign) + ")";
+    prec = c_binary_prec(b->op, t);
+    return bit_operand(b->a, b->op, true) + " " + c_binary_op(b->op) + " " +
+           bit_operand(b->b, b->op, false);
+  }
   const int p = c_binary_prec(b->op, t);
   if (p == 0) {
     const char* fn = "";
@@ -210,12 +246,32 @@ std::string CFamilyPrinter::print_binary(const Binary* b, int& prec) {
   return expr(b->a, p) + " " + c_binary_op(b->op) + " " + expr(b->b, p + 1);
 }
 
+// An operand of a bitwise operator: parenthesized unless primary, unary or (on the left) the
+// same operator, so that no reader (and no -Wparentheses) has to recall C's levels for & | ^.
+std::string CFamilyPrinter::bit_operand(const Expr& e, BinaryOp op, bool left) {
+  int p = kPrimary;
+  std::string s = print(e, p);
+  auto bin = e->as<Binary>();
+  if (p >= kUnary || (left && bin && bin->op == op && !native_shift(bin) && op != BinaryOp::Shr))
+    return s;
+  return "(" + s + ")";
+}
+
 std::string CFamilyPrinter::print_select(const Select* s, int& prec) {
   prec = kCond;
   return expr(s->cond, kOr) + " ? " + expr(s->t, kAssign) + " : " + expr(s->f, kCond);
 }
 
+std::string CFamilyPrinter::print_bitcast(const Call* c, int& prec) {
+  (void)prec; // C: a memcpy helper (no aliasing violation), one move once inlined
+  const DType from = c->args[0]->type;
+  return need("tg_bitcast_" + std::string(c->type.name()) + "_" + from.name()) + "(" +
+         expr(c->args[0]) + ")";
+}
+
 std::string CFamilyPrinter::print_call(const Call* c, int& prec) {
+  if (c->fn == Intrinsic::BitCast)
+    return print_bitcast(c, prec);
   const DType t = c->type;
   const std::string fn = math_name(c->fn, t);
   if (c->fn == Intrinsic::Rsqrt) {

@@ -47,6 +47,8 @@ protected:
   virtual std::string print_float(double v, ir::DType t, int& prec);
   virtual std::string print_binary(const ir::Binary* b, int& prec);
   virtual std::string print_call(const ir::Call* c, int& prec);
+  // bitcast<T>(x) (Intrinsic::BitCast: i32 <-> f32, i64 <-> f64); print_call calls it.
+  virtual std::string print_bitcast(const ir::Call* c, int& prec);
   virtual std::string print_select(const ir::Select* s, int& prec); // C: c ? t : f
 
   // ---- Names and helpers ------------------------------------------------------------------
@@ -72,6 +74,9 @@ protected:
 
   // The expression and its precedence (for dialect overrides that wrap it).
   std::string print(const ir::Expr& e, int& prec);
+  // An operand of a bitwise operator, parenthesized unless it binds tighter than any binary
+  // operator (or is the same operator, on the left): `(a + b) & 15`, `(x >> 4) & 15`.
+  std::string bit_operand(const ir::Expr& e, ir::BinaryOp op, bool left);
 };
 
 // Whether an integer `/`, `%` or cdiv needs the helpers defined for every divisor (named
@@ -79,6 +84,17 @@ protected:
 // instead of trapping; docs/spec.md "Operators and typing"): every divisor but a constant > 0,
 // which keeps the plain helpers (the common case, `/ BN` once BN is bound).
 bool divisor_needs_guard(const ir::Binary* b);
+
+// Whether `a >> k` prints as the language's operator: k a constant in [0, width of a). Every
+// other shift is a helper (tg_shl_<type>, tg_shr_<type>) giving docs/spec.md's results for every
+// count: a count outside [0, width) gives 0 for <<, the sign fill (0 or -1) for >>.
+bool native_shift(const ir::Binary* b);
+// The C/C++ text of such a helper: `prefix T name(T a, T n) {...}`, shifting in the unsigned
+// type U (no signed overflow) and converting through `wrap` (the type's own width when T is wider,
+// e.g. int holding an i8; empty if none), for a type of `bits` bits.
+std::string shift_helper_text(const std::string& prefix, const std::string& name, ir::BinaryOp op,
+                              const std::string& T, const std::string& U, const std::string& wrap,
+                              int bits);
 
 // C's precedence of an IR binary operator printed infix, or 0 if it prints as a call.
 int c_binary_prec(ir::BinaryOp op, ir::DType operand_type);

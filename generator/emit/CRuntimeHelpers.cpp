@@ -2,6 +2,7 @@
 // The 16-bit conversions match ir/FloatBits.cpp bit for bit, so constants folded by the
 // generator agree with values computed at run time.
 #include "emit/CRuntimeHelpers.h"
+#include "emit/CFamilyPrinter.h"
 
 #include "support/InternalError.h"
 
@@ -326,6 +327,13 @@ std::string typed_helper(const std::string& name) {
   auto us = name.rfind('_');
   TG_ASSERT(us != std::string::npos && name.rfind("tg_", 0) == 0, "unknown C helper " + name);
   const std::string op = name.substr(3, us - 3), suffix = name.substr(us + 1);
+  if (op.rfind("bitcast_", 0) == 0) { // tg_bitcast_<to>_<from>: the bits of a <from> as a <to>
+    const char *to = c_type_of_suffix(op.substr(8)), *from = c_type_of_suffix(suffix);
+    TG_ASSERT(to && from, "unknown C bitcast helper " + name);
+    return "/* bitcast<" + op.substr(8) + ">(" + suffix + "): the same bits (memcpy: no aliasing). */\n" +
+           "static inline " + to + " " + name + "(" + from + " v) {\n  " + to +
+           " r;\n  memcpy(&r, &v, sizeof r);\n  return r;\n}\n";
+  }
   const char* ty = c_type_of_suffix(suffix);
   TG_ASSERT(ty != nullptr, "unknown C helper type in " + name);
   const std::string T = ty;
@@ -347,6 +355,14 @@ std::string typed_helper(const std::string& name) {
   }
   if (op == "abs")
     return sig + "(" + T + " a) { return a < 0 ? -a : a; }\n";
+  if (op == "shl" || op == "shr") {
+    const bool shl = op == "shl";
+    const int bits = suffix == "i8" ? 8 : suffix == "i32" ? 32 : 64;
+    return std::string(shl ? "/* a << n wrapping; 0 for n outside [0, width). */\n"
+                           : "/* a >> n, arithmetic; the sign fill for n outside [0, width). */\n") +
+           shift_helper_text("static inline ", name, shl ? ir::BinaryOp::Shl : ir::BinaryOp::Shr, T,
+                             bits == 64 ? "uint64_t" : "uint32_t", "", bits);
+  }
   if (op == "cdiv")
     return "/* ceil(a / b) for b > 0, without the overflow of (a + b - 1) / b. */\n" + sig + "(" +
            T + " a, " + T + " b) {\n  " + T + " q = a / b;\n  return q + ((a % b != 0) & ((a < 0) == (b < 0)));\n}\n";

@@ -98,8 +98,22 @@ std::string CudaEmitter::math_name(Intrinsic fn, DType t) const {
   case Intrinsic::Erf: return d ? "erf" : "erff";
   case Intrinsic::Floor: return d ? "floor" : "floorf";
   case Intrinsic::Ceil: return d ? "ceil" : "ceilf";
+  case Intrinsic::BitCast: return ""; // print_bitcast
   }
   return "";
+}
+
+// CUDA's (and HIP's) bit reinterpretation intrinsics.
+std::string CudaEmitter::print_bitcast(const Call* c, int& prec) {
+  const char* fn = "";
+  switch (c->type.kind) {
+  case ScalarKind::F32: fn = "__int_as_float"; break;
+  case ScalarKind::I32: fn = "__float_as_int"; break;
+  case ScalarKind::F64: fn = "__longlong_as_double"; break;
+  case ScalarKind::I64: fn = "(int64_t)__double_as_longlong", prec = kUnary; break;
+  default: internal_error("CUDA emitter: bitcast to " + std::string(c->type.name()));
+  }
+  return std::string(fn) + "(" + expr(c->args[0]) + ")";
 }
 
 std::string CudaEmitter::print_call(const Call* c, int& prec) {

@@ -63,6 +63,7 @@ protected:
   std::string print_load(const ir::Load* l, int& prec) override;
   std::string print_cast(const ir::Cast* c, int& prec) override;
   std::string print_call(const ir::Call* c, int& prec) override;
+  std::string print_bitcast(const ir::Call* c, int& prec) override;
 
   // ---- what a dialect of this GPU printer changes (HipEmitter) --------------------------------
   // `v` exchanged with the lane whose index differs in bit mask `mask` (a butterfly step).

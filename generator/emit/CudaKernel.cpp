@@ -735,6 +735,10 @@ std::string CudaEmitter::typed_helpers_source() const {
       s += sig + "(" + T + " a, " + T + " b) { return a > b ? a : b; }\n";
     else if (op == "abs")
       s += sig + "(" + T + " a) { return a < 0 ? -a : a; }\n";
+    else if (op == "shl" || op == "shr") // docs/spec.md "Bitwise operators"
+      s += shift_helper_text("TG_HD ", h, op == "shl" ? BinaryOp::Shl : BinaryOp::Shr, T,
+                             ty == "i64" ? "uint64_t" : "uint32_t", "",
+                             ty == "i8" ? 8 : ty == "i32" ? 32 : 64);
     else if (op == "cdiv")
       s += sig + "(" + T + " a, " + T + " b) { " + T + " q = a / b; return q + ((a % b != 0) & ((a < 0) == (b < 0))); }\n";
     else if (op == "floordiv")

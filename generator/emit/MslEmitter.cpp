@@ -529,6 +529,7 @@ std::string MslEmitter::math_name(Intrinsic fn, DType t) const {
   case Intrinsic::Erf: return "tg_erf"; // MSL has no erf
   case Intrinsic::Floor: return "floor";
   case Intrinsic::Ceil: return "ceil";
+  case Intrinsic::BitCast: return ""; // print_bitcast
   }
   return "";
 }
@@ -582,6 +583,14 @@ std::string MslEmitter::print_int(const IntImm* i, int& prec) {
 }
 
 std::string MslEmitter::print_call(const Call* c, int& prec) {
+  if (c->fn == Intrinsic::BitCast) {
+    // as_type needs operands of equal size: an expression may have a wider C++ type than its
+    // IR type (`x ^ -2147483648` is a long), so it is converted first.
+    const Expr& a = c->args[0];
+    const bool exact = a->as<Load>() || a->as<VarRef>() || a->as<Call>();
+    return "as_type<" + type_name(c->type) + ">(" +
+           (exact ? expr(a) : type_name(a->type) + "(" + expr(a) + ")") + ")";
+  }
   if (c->fn == Intrinsic::Erf)
     return need("tg_erf") + "(" + expr(c->args[0]) + ")";
   if (c->fn == Intrinsic::Rsqrt)

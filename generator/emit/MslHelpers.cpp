@@ -116,6 +116,10 @@ std::string typed_helper(const std::string& name) {
            " a, " + T + " b) { return a > b ? a : b; }\n";
   if (op == "abs")
     return sig + "(" + T + " a) { return a < 0 ? -a : a; }\n";
+  if (op == "shl" || op == "shr") // docs/spec.md "Bitwise operators"; i8 is held in an int
+    return shift_helper_text("inline ", name, op == "shl" ? ir::BinaryOp::Shl : ir::BinaryOp::Shr,
+                             T, suffix == "i64" ? "ulong" : "uint", suffix == "i8" ? "char" : "",
+                             suffix == "i8" ? 8 : suffix == "i32" ? 32 : 64);
   if (op == "cdiv")
     return "// ceil(a / b) for b > 0.\n" + sig + "(" + T + " a, " + T + " b) {\n  const " + T +
            " q = a / b;\n  return q + ((a % b != 0 && (a < 0) == (b < 0)) ? 1 : 0);\n}\n";

@@ -326,6 +326,7 @@ std::string WgslEmitter::math_name(Intrinsic fn, DType t) const {
   case Intrinsic::Erf: return "tg_erf";
   case Intrinsic::Floor: return "floor";
   case Intrinsic::Ceil: return "ceil";
+  case Intrinsic::BitCast: return ""; // print_bitcast
   }
   (void)t;
   return "";
@@ -413,6 +414,19 @@ std::string WgslEmitter::print_binary(const Binary* b, int& prec) {
     std::string s = print(e, p);
     return p < kUnary ? "(" + s + ")" : s;
   };
+  if (b->op == BinaryOp::Shl || b->op == BinaryOp::Shr) {
+    // i64 is held in an i32 here (type_name): its shifts are the i32 ones, which agree with
+    // 64-bit shifts wherever the value fits i32 (docs/wgsl.md). A constant count must be below
+    // 32 in WGSL (a shader-creation error otherwise), so only those print as the operator.
+    auto k = b->b->as<IntImm>();
+    if (b->op == BinaryOp::Shr && k && k->value >= 0 && k->value < std::min(32, t.bits())) {
+      prec = kShift;
+      return operand(b->a) + " >> " + std::to_string(k->value) + "u";
+    }
+    const std::string f = std::string(b->op == BinaryOp::Shl ? "tg_shl_" : "tg_shr_") +
+                          (t == DType::i8() ? "i8" : "i32");
+    return need(f) + "(" + expr(b->a) + ", " + expr(b->b) + ")";
+  }
   const char* fn = nullptr;
   switch (b->op) {
   case BinaryOp::Min: fn = "min"; break;
@@ -439,6 +453,8 @@ std::string WgslEmitter::print_select(const Select* s, int& prec) {
 
 std::string WgslEmitter::print_call(const Call* c, int& prec) {
   prec = kPrimary;
+  if (c->fn == Intrinsic::BitCast)
+    return "bitcast<" + type_name(c->type) + ">(" + expr(c->args[0]) + ")";
   const std::string fn = math_name(c->fn, c->type);
   if (fn.rfind("tg_", 0) == 0)
     need(fn);

@@ -53,6 +53,20 @@ fn tg_floormod_any(a: i32, b: i32) -> i32 { return select(tg_floormod(a, b), a, 
       {"tg_cdiv_any", {"tg_cdiv"}, R"(// ceil(a / b) for any b: cdiv(a, 0) = 0.
 fn tg_cdiv_any(a: i32, b: i32) -> i32 { return select(tg_cdiv(a, b), 0, b == 0); }
 )"},
+      // Shifts defined for every count (docs/spec.md "Bitwise operators"); WGSL itself takes the
+      // count modulo 32. An i8 is held in an i32: << wraps it back to 8 bits.
+      {"tg_shl_i32", {}, R"(// a << n wrapping; 0 for n outside [0, 32).
+fn tg_shl_i32(a: i32, n: i32) -> i32 { return select(a << u32(n), 0, n < 0 || n >= 32); }
+)"},
+      {"tg_shr_i32", {}, R"(// a >> n, arithmetic; the sign fill for n outside [0, 32).
+fn tg_shr_i32(a: i32, n: i32) -> i32 { return select(a >> u32(n), select(0, -1, a < 0), n < 0 || n >= 32); }
+)"},
+      {"tg_shl_i8", {}, R"(// a << n wrapping to 8 bits; 0 for n outside [0, 8).
+fn tg_shl_i8(a: i32, n: i32) -> i32 { return select(((a << u32(n)) << 24u) >> 24u, 0, n < 0 || n >= 8); }
+)"},
+      {"tg_shr_i8", {}, R"(// a >> n, arithmetic; the sign fill for n outside [0, 8).
+fn tg_shr_i8(a: i32, n: i32) -> i32 { return select(a >> u32(n), select(0, -1, a < 0), n < 0 || n >= 8); }
+)"},
       {"tg_f16_value", {}, R"(// The f32 value of f16 bits (exact, subnormals included).
 fn tg_f16_value(h: u32) -> f32 {
   let e = (h >> 10u) & 0x1fu;

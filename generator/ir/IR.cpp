@@ -96,7 +96,9 @@ const char* stmt_kind_name(StmtKind k) {
   return "?";
 }
 
-const char* unary_op_name(UnaryOp op) { return op == UnaryOp::Neg ? "-" : "!"; }
+const char* unary_op_name(UnaryOp op) {
+  return op == UnaryOp::Neg ? "-" : op == UnaryOp::Not ? "!" : "~";
+}
 
 const char* binary_op_name(BinaryOp op) {
   switch (op) {
@@ -116,6 +118,11 @@ const char* binary_op_name(BinaryOp op) {
   case BinaryOp::Ge: return ">=";
   case BinaryOp::And: return "&&";
   case BinaryOp::Or: return "||";
+  case BinaryOp::BitAnd: return "&";
+  case BinaryOp::BitOr: return "|";
+  case BinaryOp::BitXor: return "^";
+  case BinaryOp::Shl: return "<<";
+  case BinaryOp::Shr: return ">>";
   }
   return "?";
 }
@@ -125,6 +132,26 @@ bool is_comparison(BinaryOp op) {
          op == BinaryOp::Gt || op == BinaryOp::Ge;
 }
 bool is_logical(BinaryOp op) { return op == BinaryOp::And || op == BinaryOp::Or; }
+int64_t shift_value(BinaryOp op, int64_t a, int64_t n, int bits) {
+  TG_ASSERT(op == BinaryOp::Shl || op == BinaryOp::Shr, "shift_value of a non-shift");
+  if (n < 0 || n >= bits)
+    return op == BinaryOp::Shl ? 0 : (a < 0 ? -1 : 0);
+  if (op == BinaryOp::Shr)
+    return a >> n; // arithmetic (C++20; every compiler before)
+  uint64_t u = static_cast<uint64_t>(a) << n;
+  if (bits < 64) { // wrap to the type's width, sign-extended
+    const uint64_t mask = (uint64_t{1} << bits) - 1;
+    u &= mask;
+    if (u >> (bits - 1))
+      u |= ~mask;
+  }
+  return static_cast<int64_t>(u);
+}
+
+bool is_bitwise(BinaryOp op) {
+  return op == BinaryOp::BitAnd || op == BinaryOp::BitOr || op == BinaryOp::BitXor ||
+         op == BinaryOp::Shl || op == BinaryOp::Shr;
+}
 
 const char* intrinsic_name(Intrinsic fn) {
   switch (fn) {
@@ -139,6 +166,7 @@ const char* intrinsic_name(Intrinsic fn) {
   case Intrinsic::Erf: return "erf";
   case Intrinsic::Floor: return "floor";
   case Intrinsic::Ceil: return "ceil";
+  case Intrinsic::BitCast: return "bitcast";
   }
   return "?";
 }
@@ -212,6 +240,8 @@ Expr Unary::make(UnaryOp op, Expr a, SourceLoc loc) {
   TG_ASSERT(a != nullptr, "Unary of null");
   if (op == UnaryOp::Not)
     TG_ASSERT(a->type.is_bool(), "'!' of a non-bool");
+  else if (op == UnaryOp::BitNot)
+    TG_ASSERT(a->type.is_int(), "'~' of a non-integer");
   else
     TG_ASSERT(!a->type.is_bool(), "'-' of a bool");
   DType t = a->type;
@@ -225,7 +255,7 @@ Expr Binary::make(BinaryOp op, Expr a, Expr b, SourceLoc loc) {
   DType t = a->type;
   if (is_logical(op))
     TG_ASSERT(t.is_bool(), "logical op on non-bool");
-  else if (op == BinaryOp::CeilDiv || op == BinaryOp::Mod)
+  else if (op == BinaryOp::CeilDiv || op == BinaryOp::Mod || is_bitwise(op))
     TG_ASSERT(t.is_int(), std::string(binary_op_name(op)) + " on non-integers");
   else if (!is_comparison(op) || (op != BinaryOp::Eq && op != BinaryOp::Ne))
     TG_ASSERT(!t.is_bool(), std::string("arithmetic '") + binary_op_name(op) + "' on bool");
@@ -243,10 +273,25 @@ Expr Select::make(Expr cond, Expr t, Expr f, SourceLoc loc) {
                                         std::move(loc));
 }
 
+std::optional<DType> bitcast_partner(DType t) {
+  switch (t.kind) {
+  case ScalarKind::I32: return DType::f32();
+  case ScalarKind::F32: return DType::i32();
+  case ScalarKind::I64: return DType::f64();
+  case ScalarKind::F64: return DType::i64();
+  default: return std::nullopt;
+  }
+}
+
 Expr Call::make(Intrinsic fn, std::vector<Expr> args, SourceLoc loc) {
   TG_ASSERT(args.size() == 1 && args[0], std::string("intrinsic ") + intrinsic_name(fn) +
                                              " takes one argument");
   DType t = args[0]->type;
+  if (fn == Intrinsic::BitCast) {
+    auto to = bitcast_partner(t);
+    TG_ASSERT(to.has_value(), std::string("bitcast of ") + t.name());
+    return std::make_shared<const Call>(*to, fn, std::move(args), std::move(loc));
+  }
   if (fn == Intrinsic::Abs)
     TG_ASSERT(!t.is_bool(), "abs of bool");
   else

@@ -158,8 +158,9 @@ struct Load : ExprNode {
   static Expr make(BufferPtr b, std::vector<Expr> indices, SourceLoc loc = {});
 };
 
-enum class UnaryOp { Neg, Not };
-const char* unary_op_name(UnaryOp op); // "-", "!"
+// BitNot is integer only (`~a`, two's complement: -a - 1).
+enum class UnaryOp { Neg, Not, BitNot };
+const char* unary_op_name(UnaryOp op); // "-", "!", "~"
 
 struct Unary : ExprNode {
   static constexpr ExprKind static_kind = ExprKind::Unary;
@@ -173,10 +174,18 @@ struct Unary : ExprNode {
 // Operands have equal types (the front end inserts Casts). Comparisons and And/Or give bool.
 // Div/Mod on integers: floor division/modulo (operands are non-negative in practice);
 // CeilDiv is integer only: cdiv(a, b) = (a + b - 1) / b.
-enum class BinaryOp { Add, Sub, Mul, Div, Mod, Min, Max, CeilDiv, Eq, Ne, Lt, Le, Gt, Ge, And, Or };
+// BitAnd/BitOr/BitXor/Shl/Shr are integer only, on two's complement values of the type's width
+// (docs/spec.md "Bitwise operators"): a count n outside [0, width) gives 0 for Shl and the sign
+// fill (0 or -1) for Shr, inside it Shl wraps and Shr is arithmetic (floor(a / 2^n)).
+enum class BinaryOp { Add, Sub, Mul, Div, Mod, Min, Max, CeilDiv, Eq, Ne, Lt, Le, Gt, Ge, And, Or,
+                      BitAnd, BitOr, BitXor, Shl, Shr };
 const char* binary_op_name(BinaryOp op); // "+", "-", ..., "min", "max", "cdiv", "==", ...
 bool is_comparison(BinaryOp op);
 bool is_logical(BinaryOp op);
+bool is_bitwise(BinaryOp op); // & | ^ << >>
+// a << n (Shl) or a >> n (Shr) on a `bits`-wide two's complement integer (a in its range): the
+// reference the front end, the simplifier and every backend's generated code agree with.
+int64_t shift_value(BinaryOp op, int64_t a, int64_t n, int bits);
 
 struct Binary : ExprNode {
   static constexpr ExprKind static_kind = ExprKind::Binary;
@@ -197,8 +206,11 @@ struct Select : ExprNode {
   static Expr make(Expr cond, Expr t, Expr f, SourceLoc loc = {});
 };
 
-// Math intrinsics on floats (f32/f64); Abs also on ints.
-enum class Intrinsic { Abs, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Erf, Floor, Ceil };
+// Math intrinsics on floats (f32/f64); Abs also on ints. BitCast reinterprets the bits of its
+// argument as the other type of its width: i32 <-> f32, i64 <-> f64 (bitcast_partner).
+enum class Intrinsic { Abs, Exp, Exp2, Log, Log2, Sqrt, Rsqrt, Tanh, Erf, Floor, Ceil, BitCast };
+// The type a BitCast of a value of type t gives (i32 <-> f32, i64 <-> f64), or nullopt.
+std::optional<DType> bitcast_partner(DType t);
 const char* intrinsic_name(Intrinsic fn); // spec spelling: "abs", "exp", ...
 
 struct Call : ExprNode {

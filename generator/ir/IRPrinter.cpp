@@ -13,12 +13,18 @@ namespace tilegen::ir {
 namespace {
 
 // Precedence of the spec expression language, low to high.
-enum Prec { kSelect = 1, kOr, kAnd, kEq, kRel, kAdd, kMul, kUnary, kPrimary };
+enum Prec { kSelect = 1, kOr, kAnd, kBitOr, kBitXor, kBitAnd, kEq, kRel, kShift, kAdd, kMul,
+            kUnary, kPrimary };
 
 int binary_prec(BinaryOp op) {
   switch (op) {
   case BinaryOp::Or: return kOr;
   case BinaryOp::And: return kAnd;
+  case BinaryOp::BitOr: return kBitOr;
+  case BinaryOp::BitXor: return kBitXor;
+  case BinaryOp::BitAnd: return kBitAnd;
+  case BinaryOp::Shl:
+  case BinaryOp::Shr: return kShift;
   case BinaryOp::Eq:
   case BinaryOp::Ne: return kEq;
   case BinaryOp::Lt:
@@ -94,7 +100,8 @@ private:
     }
     case ExprKind::Call: {
       auto c = e->as<Call>();
-      std::string s = std::string(intrinsic_name(c->fn)) + "(";
+      std::string s = std::string(intrinsic_name(c->fn)) +
+                      (c->fn == Intrinsic::BitCast ? "<" + std::string(c->type.name()) + ">" : "") + "(";
       for (size_t i = 0; i < c->args.size(); ++i)
         s += (i ? ", " : "") + print(c->args[i]);
       return s + ")";

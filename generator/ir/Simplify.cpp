@@ -28,7 +28,8 @@ __int128 floor_div(__int128 a, __int128 b) {
 }
 
 // Folds an integer binary op; nullopt when the result is undefined or does not fit.
-std::optional<__int128> fold_int(BinaryOp op, __int128 a, __int128 b) {
+// `bits` is the operands' width (shifts wrap to it).
+std::optional<__int128> fold_int(BinaryOp op, __int128 a, __int128 b, int bits) {
   switch (op) {
   case BinaryOp::Add: return a + b;
   case BinaryOp::Sub: return a - b;
@@ -55,6 +56,12 @@ std::optional<__int128> fold_int(BinaryOp op, __int128 a, __int128 b) {
   case BinaryOp::Ge: return a >= b;
   case BinaryOp::And: return (a != 0) && (b != 0);
   case BinaryOp::Or: return (a != 0) || (b != 0);
+  case BinaryOp::BitAnd: return a & b; // two's complement, as the narrower type's
+  case BinaryOp::BitOr: return a | b;
+  case BinaryOp::BitXor: return a ^ b;
+  case BinaryOp::Shl:
+  case BinaryOp::Shr:
+    return shift_value(op, static_cast<int64_t>(a), static_cast<int64_t>(b), bits);
   }
   return std::nullopt;
 }
@@ -107,6 +114,11 @@ protected:
         return inner->a;
       return e;
     }
+    if (u->op == UnaryOp::BitNot) {
+      if (auto i = u->a->as<IntImm>())
+        return IntImm::make(u->type, ~i->value, u->loc); // in range: ~v = -v - 1
+      return e;
+    }
     if (auto i = u->a->as<IntImm>()) {
       if (fits(u->type, -static_cast<__int128>(i->value)))
         return IntImm::make(u->type, -i->value, u->loc);
@@ -129,7 +141,7 @@ protected:
     // Both constant.
     auto ia = int_value(a), ib = int_value(b);
     if (ia && ib && (t.is_int() || t.is_bool())) {
-      if (auto r = fold_int(op, *ia, *ib)) {
+      if (auto r = fold_int(op, *ia, *ib, t.bits())) {
         if (bin->type.is_bool())
           return BoolImm::make(*r != 0, bin->loc);
         if (fits(bin->type, *r))
@@ -335,6 +347,8 @@ std::optional<__int128> eval(const Expr& e, const std::map<const Var*, int64_t>&
       return std::nullopt;
     if (u->op == UnaryOp::Not)
       return *a == 0 ? 1 : 0;
+    if (u->op == UnaryOp::BitNot)
+      return ~*a;
     if (!fits(u->type, -*a))
       return std::nullopt;
     return -*a;
@@ -349,7 +363,7 @@ std::optional<__int128> eval(const Expr& e, const std::map<const Var*, int64_t>&
     auto y = eval(b->b, env);
     if (!x || !y)
       return std::nullopt;
-    auto r = fold_int(b->op, *x, *y);
+    auto r = fold_int(b->op, *x, *y, b->a->type.bits());
     if (!r)
       return std::nullopt;
     if (b->type.is_bool())

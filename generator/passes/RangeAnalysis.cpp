@@ -183,6 +183,8 @@ Interval bounds_of(const Expr& e, const RangeEnv& env) {
     if (u->op == UnaryOp::Not)
       return a.is_point() ? decided(*a.lo == 0) : kBool;
     Wide w = widen(a);
+    if (u->op == UnaryOp::BitNot) // ~x = -x - 1
+      return result(narrow({-w.hi - 1, -w.lo - 1}));
     return result(narrow({-w.hi, -w.lo}));
   }
   case ExprKind::Binary: {
@@ -222,6 +224,13 @@ Interval bounds_of(const Expr& e, const RangeEnv& env) {
       if (x.lo >= 0 && x.hi < y.lo)
         return a;
       return result(narrow({0, clamp(y.hi - 1)}));
+    case BinaryOp::BitAnd:
+      // A non-negative operand bounds the result to [0, its maximum] (masks: `q & 15`).
+      if (x.lo >= 0 && y.lo >= 0)
+        return result(narrow({0, std::min(x.hi, y.hi)}));
+      if (x.lo >= 0 || y.lo >= 0)
+        return result(narrow({0, x.lo >= 0 ? x.hi : y.hi}));
+      return type_range;
     default: return type_range;
     }
   }

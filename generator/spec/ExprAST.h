@@ -17,8 +17,8 @@ enum class EKind {
   Bool,    // bval
   Name,    // name
   Index,   // name[args...]
-  Unary,   // op args[0]          op: "-" or "!"
-  Binary,  // args[0] op args[1]  op: "+" "-" "*" "/" "%" "<" ... "&&" "||"
+  Unary,   // op args[0]          op: "-" "!" "~"
+  Binary,  // args[0] op args[1]  op: "+" "-" "*" "/" "%" "<" ... "&&" "||" "&" "|" "^" "<<" ">>"
   Ternary, // args[0] ? args[1] : args[2]
   Call,    // name(args...)       functions and casts
 };

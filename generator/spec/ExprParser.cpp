@@ -32,9 +32,10 @@ bool is_alnum(char c) {
 }
 
 // Two-character operators first, so that "<=" is not lexed as "<" "=".
-constexpr const char* kPuncts[] = {"||", "&&", "==", "!=", "<=", ">=", "+=", "(",
-                                   ")",  "[",  "]",  ",",  "?",  ":",  "<",  ">",
-                                   "+",  "-",  "*",  "/",  "%",  "!",  "="};
+constexpr const char* kPuncts[] = {"||", "&&", "<<", ">>", "==", "!=", "<=", ">=", "+=",
+                                   "(",  ")",  "[",  "]",  ",",  "?",  ":",  "<",  ">",
+                                   "+",  "-",  "*",  "/",  "%",  "!",  "=",  "&",  "|",
+                                   "^",  "~"};
 
 class Parser {
 public:
@@ -285,21 +286,30 @@ private:
       return 1;
     if (s == "&&")
       return 2;
-    if (s == "==" || s == "!=")
+    if (s == "|") // C's levels: | below ^ below & below equality; shifts between + and <
       return 3;
-    if (s == "<" || s == "<=" || s == ">" || s == ">=")
+    if (s == "^")
       return 4;
-    if (s == "+" || s == "-")
+    if (s == "&")
       return 5;
-    if (s == "*" || s == "/" || s == "%")
+    if (s == "==" || s == "!=")
       return 6;
+    if (s == "<" || s == "<=" || s == ">" || s == ">=")
+      return 7;
+    if (s == "<<" || s == ">>")
+      return 8;
+    if (s == "+" || s == "-")
+      return 9;
+    if (s == "*" || s == "/" || s == "%")
+      return 10;
     return 0;
   }
+  static constexpr int kTightest = 10;
 
   // Left-associative binary operators of precedence >= min_prec (iterative per level).
   SExprPtr binary(int min_prec) {
-    SExprPtr lhs = min_prec > 6 ? unary() : binary(min_prec + 1);
-    if (!lhs || min_prec > 6)
+    SExprPtr lhs = min_prec > kTightest ? unary() : binary(min_prec + 1);
+    if (!lhs || min_prec > kTightest)
       return lhs;
     while (precedence(peek()) == min_prec) {
       Token op = next();
@@ -320,7 +330,7 @@ private:
     DepthGuard g(*this);
     if (too_deep())
       return nullptr;
-    if (is_punct("-") || is_punct("!")) {
+    if (is_punct("-") || is_punct("!") || is_punct("~")) {
       Token op = next();
       SExprPtr a = unary();
       if (!a)
@@ -356,6 +366,33 @@ private:
       diag_.note(map_(open.begin, 1), std::string("to match this '") + open.text + "'");
       return false;
     }
+  }
+
+  // bitcast<T>(x): a Call named "bitcast" with the type name in `op` and op_loc at the type.
+  SExprPtr bitcast(const Token& name) {
+    next(); // '<'
+    const Token ty = peek();
+    if (ty.kind != Tok::Ident) {
+      error_at(ty, "expected a type after 'bitcast<', found " + describe(ty));
+      return nullptr;
+    }
+    next();
+    if (!expect(">", "after 'bitcast<" + ty.text + "'"))
+      return nullptr;
+    if (!is_punct("(")) {
+      error_at(peek(), "expected '(' after 'bitcast<" + ty.text + ">', found " + describe(peek()));
+      return nullptr;
+    }
+    Token open = next();
+    std::vector<SExprPtr> args;
+    size_t end = open.end;
+    if (!list(args, ")", open, end))
+      return nullptr;
+    auto n = node(EKind::Call, name.begin, end, ty);
+    n->name = name.text;
+    n->op = ty.text;
+    n->args = std::move(args);
+    return finish(n, name.begin, end);
   }
 
   SExprPtr primary() {
@@ -400,6 +437,8 @@ private:
                                      : std::numeric_limits<double>::quiet_NaN();
         return finish(n, name.begin, name.end);
       }
+      if (name.text == "bitcast" && is_punct("<")) // bitcast<T>(x); "bitcast" is reserved
+        return bitcast(name);
       if (is_punct("(") || is_punct("[")) {
         Token open = next();
         bool call = open.text == "(";

@@ -114,6 +114,7 @@ private:
   ir::Expr binary(const SExpr& e, Where where);
   ir::Expr ternary(const SExpr& e, Where where);
   ir::Expr call(const SExpr& e, Where where);
+  ir::Expr bitcast(const SExpr& e, Where where); // bitcast<T>(x)
   void unknown_name(const SExpr& e, const std::string& what);
   bool allowed(const Symbol& s, Where where, const SExpr& e);
 

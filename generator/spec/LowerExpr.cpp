@@ -68,6 +68,14 @@ Expr widen(Expr e) {
 
 // Floor division / modulo of int64 with overflow and zero checks.
 bool fold_int(const std::string& op, int64_t a, int64_t b, int64_t& r, std::string& why) {
+  if (op == "&")
+    return r = a & b, true;
+  if (op == "|")
+    return r = a | b, true;
+  if (op == "^")
+    return r = a ^ b, true;
+  if (op == "<<" || op == ">>")
+    return r = ir::shift_value(op == "<<" ? ir::BinaryOp::Shl : ir::BinaryOp::Shr, a, b, 64), true;
   if (op == "+")
     return !__builtin_add_overflow(a, b, &r) || (why = "integer overflow", false);
   if (op == "-")
@@ -113,8 +121,26 @@ constexpr BinInfo kBinOps[] = {
     {"/", ir::BinaryOp::Div}, {"%", ir::BinaryOp::Mod}, {"==", ir::BinaryOp::Eq},
     {"!=", ir::BinaryOp::Ne}, {"<", ir::BinaryOp::Lt},  {"<=", ir::BinaryOp::Le},
     {">", ir::BinaryOp::Gt},  {">=", ir::BinaryOp::Ge}, {"&&", ir::BinaryOp::And},
-    {"||", ir::BinaryOp::Or},
+    {"||", ir::BinaryOp::Or}, {"&", ir::BinaryOp::BitAnd}, {"|", ir::BinaryOp::BitOr},
+    {"^", ir::BinaryOp::BitXor}, {"<<", ir::BinaryOp::Shl}, {">>", ir::BinaryOp::Shr},
 };
+
+// Expressions the generated host code evaluates at dispatch (with its checked int64 helpers,
+// tilegen/dispatch.h, and the WebGPU module's exact JS arithmetic): no bitwise operators there.
+const char* host_context(Where w) {
+  switch (w) {
+  case Where::TensorShape: return "a tensor shape";
+  case Where::Grid: return "a grid extent";
+  case Where::ShapeClass: return "a shape-class predicate";
+  case Where::ScalarRequire: return "a scalar's 'require'";
+  default: return nullptr;
+  }
+}
+
+// The bool operator a bitwise one on bools was probably meant as.
+const char* logical_for(const std::string& op) {
+  return op == "&" ? "&&" : op == "|" ? "||" : op == "^" ? "!=" : op == "~" ? "!" : nullptr;
+}
 
 struct FnInfo {
   const char* name;
@@ -200,7 +226,7 @@ std::optional<DType> Lowerer::dtype(const TypeRef& t, const std::string& what) {
   std::vector<std::string> names = {"f32", "f16", "bf16", "f64", "i8", "i32", "i64", "e4m3", "e5m2"};
   for (const auto& [k, v] : binding_)
     names.push_back(k);
-  diag_.error(t.loc, "unknown dtype '" + t.name + "' for " + what + did_you_mean(t.name, names));
+  diag_.error(t.loc, "unknown dtype '" + t.name + "' for " + what + dtype_hint(t.name, names));
   return std::nullopt;
 }
 
@@ -428,6 +454,25 @@ Expr Lowerer::unary(const SExpr& e, Where where) {
       return ir::BoolImm::make(!b->value, e.loc);
     return ir::Unary::make(ir::UnaryOp::Not, a, e.loc);
   }
+  if (e.op == "~") {
+    if (const char* host = host_context(where)) {
+      diag_.error(e.op_loc, std::string("bitwise operator '~' is not allowed in ") + host +
+                                ", which the host evaluates at dispatch; it may be used in the "
+                                "kernel body, 'if' conditions and compile-time constants "
+                                "(docs/spec.md \"Bitwise operators\")");
+      return nullptr;
+    }
+    if (!a->type.is_int()) {
+      diag_.error(e.op_loc, std::string("operator '~' needs an integer, found ") + a->type.name() +
+                                " (bitwise operators take integer operands only" +
+                                (a->type.is_bool() ? std::string("; did you mean '!'?)")
+                                                   : std::string("; convert with i32(x) or i64(x))")));
+      return nullptr;
+    }
+    if (auto i = a->as<ir::IntImm>())
+      return ir::IntImm::make(i->type, ~i->value, e.loc);
+    return ir::Unary::make(ir::UnaryOp::BitNot, a, e.loc);
+  }
   if (a->type.is_bool()) {
     diag_.error(e.op_loc, "operator '-' needs a number, found bool");
     return nullptr;
@@ -459,10 +504,34 @@ Expr Lowerer::binary(const SExpr& e, Where where) {
   }
   bool logical = ir::is_logical(info->op);
   bool equality = info->op == ir::BinaryOp::Eq || info->op == ir::BinaryOp::Ne;
-  if (logical) {
+  if (ir::is_bitwise(info->op)) {
+    if (const char* host = host_context(where)) {
+      diag_.error(e.op_loc, "bitwise operator '" + e.op + "' is not allowed in " + host +
+                                ", which the host evaluates at dispatch; it may be used in the "
+                                "kernel body, 'if' conditions and compile-time constants "
+                                "(docs/spec.md \"Bitwise operators\")");
+      return nullptr;
+    }
+    if (!a->type.is_int() || !b->type.is_int()) {
+      const bool bools = a->type.is_bool() && b->type.is_bool();
+      const char* meant = logical_for(e.op);
+      diag_.error(e.op_loc, "operator '" + e.op + "' needs integer operands, found " +
+                                a->type.name() + " and " + b->type.name() +
+                                " (bitwise operators take integers only" +
+                                (bools && meant ? std::string("; did you mean '") + meant + "'?)"
+                                 : a->type.is_bool() || b->type.is_bool()
+                                     ? std::string(")")
+                                     : std::string("; convert a float with i32(x) or i64(x))")));
+      return nullptr;
+    }
+  } else if (logical) {
     if (!a->type.is_bool() || !b->type.is_bool()) {
       diag_.error(e.op_loc, "operator '" + e.op + "' needs bool operands, found " + a->type.name() +
-                                " and " + b->type.name());
+                                " and " + b->type.name() +
+                                (a->type.is_int() && b->type.is_int()
+                                     ? std::string(" (for the bits of integers use '") +
+                                           (e.op == "&&" ? "&" : "|") + "')"
+                                     : std::string()));
       return nullptr;
     }
   } else if (equality && (a->type.is_bool() || b->type.is_bool())) {
@@ -533,6 +602,66 @@ Expr Lowerer::ternary(const SExpr& e, Where where) {
   return ir::Select::make(c, t, f, e.loc);
 }
 
+// bitcast<T>(x): the bits of x as a T of the same width (docs/spec.md "bitcast").
+Expr Lowerer::bitcast(const SExpr& e, Where where) {
+  if (e.op.empty()) {
+    diag_.error(e.op_loc, "'bitcast' needs its target type: write bitcast<T>(x), e.g. "
+                          "bitcast<i32>(x) for the bits of an f32");
+    return nullptr;
+  }
+  if (const char* host = host_context(where)) {
+    diag_.error(e.loc, std::string("'bitcast' is not allowed in ") + host +
+                           ", which the host evaluates at dispatch; it may be used in the kernel "
+                           "body (docs/spec.md \"bitcast\")");
+    return nullptr;
+  }
+  if (e.args.size() != 1) {
+    diag_.error(e.loc, "'bitcast<" + e.op + ">' takes 1 argument, found " +
+                           std::to_string(e.args.size()));
+    return nullptr;
+  }
+  auto to = dtype(TypeRef{e.op, e.op_loc}, "the type of 'bitcast'");
+  if (!to)
+    return nullptr;
+  Expr a = expr(*e.args[0], where);
+  if (!a)
+    return nullptr;
+  // The argument's type as the spec sees it: a 16- or 8-bit float value is computed as f32,
+  // but its width is its own (the implicit widening keeps the value's location; an explicit
+  // f32(h) spans the call).
+  DType from = a->type;
+  if (auto c = a->as<ir::Cast>(); c && c->value->type.is_narrow_float() &&
+                                  c->loc.line == c->value->loc.line &&
+                                  c->loc.col == c->value->loc.col &&
+                                  c->loc.length == c->value->loc.length)
+    from = c->value->type;
+  // An integer literal (i64) takes a 32-bit target's width when it fits i32.
+  if (auto i = a->as<ir::IntImm>(); i && to->bits() == 32 && i->value >= INT32_MIN &&
+                                     i->value <= INT32_MAX) {
+    a = ir::IntImm::make(DType::i32(), i->value, a->loc);
+    from = DType::i32();
+  }
+  if (from.is_bool() || to->bits() != from.bits()) {
+    diag_.error(e.loc, "bitcast<" + std::string(to->name()) + "> needs an argument of the same width: " +
+                           to->name() + " is " + std::to_string(to->bits()) + " bits, the argument is " +
+                           from.name() + (from.is_bool() ? "" : " (" + std::to_string(from.bits()) + " bits)") +
+                           "; bitcast reinterprets bits, use " + to->name() + "(x) to convert the value");
+    return nullptr;
+  }
+  if (*to == from)
+    return a;
+  if (from != a->type || ir::bitcast_partner(from) != *to) {
+    diag_.error(e.loc, "bitcast between " + std::string(from.name()) + " and " + to->name() +
+                           " is not supported: bitcast takes i32 <-> f32 and i64 <-> f64 (" +
+                           (from.is_narrow_float() || to->is_narrow_float()
+                                ? "16- and 8-bit floats are computed as f32"
+                                : "no integer type of that width has a float partner") +
+                           ")");
+    return nullptr;
+  }
+  return ir::Call::make(ir::Intrinsic::BitCast, {a}, e.loc);
+}
+
 Expr Lowerer::call(const SExpr& e, Where where) {
   if (const Symbol* s = scope.lookup(e.name)) {
     diag_.error(e.op_loc, "'" + e.name + "' is a " + sym_kind_name(s->kind) + ", not a function" +
@@ -548,6 +677,8 @@ Expr Lowerer::call(const SExpr& e, Where where) {
                               (n == 1 ? "" : "s") + ", found " + std::to_string(e.args.size()));
     return false;
   };
+  if (e.name == "bitcast")
+    return bitcast(e, where);
   bool is_minmax = e.name == "min" || e.name == "max";
   const FnInfo* fn = nullptr;
   for (const auto& f : kFns)
@@ -556,7 +687,7 @@ Expr Lowerer::call(const SExpr& e, Where where) {
   bool is_cast = std::find(std::begin(kCasts), std::end(kCasts), e.name) != std::end(kCasts);
   if (!is_minmax && !fn && !is_cast && e.name != "cdiv") {
     diag_.error(e.op_loc,
-                "unknown function '" + e.name + "'" + did_you_mean(e.name, function_names()));
+                "unknown function '" + e.name + "'" + dtype_hint(e.name, function_names()));
     return nullptr;
   }
   if (!arity(is_minmax || e.name == "cdiv" ? 2 : 1))

@@ -145,8 +145,8 @@ private:
         auto t = ir::DType::from_name(i->value);
         if (!t || t->is_bool()) {
           diag_.error(i->loc, "unknown dtype '" + i->value + "'" +
-                                  did_you_mean(i->value,
-                                               {"f32", "f16", "bf16", "f64", "i8", "i32", "i64", "e4m3", "e5m2"}));
+                                  dtype_hint(i->value,
+                                             {"f32", "f16", "bf16", "f64", "i8", "i32", "i64", "e4m3", "e5m2"}));
           ok_ = false;
           continue;
         }

@@ -208,4 +208,32 @@ std::optional<std::vector<int64_t>> YamlAccess::candidates(const YNode* n,
   return std::nullopt;
 }
 
+std::string dtype_hint(const std::string& name, const std::vector<std::string>& candidates) {
+  static const std::vector<std::pair<std::vector<std::string>, const char*>> aliases = {
+      {{"float", "float32", "fp32", "single"}, "f32"},
+      {{"double", "float64", "fp64"}, "f64"},
+      {{"half", "float16", "fp16", "__half"}, "f16"},
+      {{"bfloat16", "bfloat", "__nv_bfloat16", "__bf16"}, "bf16"},
+      {{"int", "int32", "int32_t"}, "i32"},
+      {{"long", "int64", "int64_t", "long long"}, "i64"},
+      {{"char", "int8", "int8_t", "schar", "signed char"}, "i8"},
+      {{"float8_e4m3fn", "fp8_e4m3", "e4m3fn", "float8_e4m3"}, "e4m3"},
+      {{"float8_e5m2", "fp8_e5m2"}, "e5m2"},
+  };
+  std::string lower;
+  for (char c : name)
+    lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (const auto& [spellings, dtype] : aliases)
+    for (const auto& s : spellings)
+      if (lower == s)
+        return std::string("; did you mean '") + dtype + "'?";
+  for (const char* u : {"uint8", "uint16", "uint32", "uint64", "uint8_t", "uint16_t", "uint32_t",
+                        "uint64_t", "unsigned", "uint", "uchar", "ushort", "ulong", "u8", "u16",
+                        "u32", "u64", "byte"})
+    if (lower == u)
+      return "; tilegen has no unsigned types: use i8/i32/i64 and mask the bits you need "
+             "(`x & 255`, docs/spec.md \"Bitwise operators\")";
+  return did_you_mean(name, candidates);
+}
+
 } // namespace tilegen::spec

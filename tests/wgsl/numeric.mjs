@@ -256,6 +256,57 @@ if (!only || only === 'int_div') {
   }
 }
 
+// Bitwise operators and bitcast (tests/lit/emit/Inputs/bitwise.yaml): every i8 byte, i8 shift
+// counts -2..9, i32 words with the extremes, run-time i32 counts inside and outside [0, 32), and
+// normal f32 values (their exponent field, their negation through the sign bit), against BigInt:
+// docs/spec.md "Bitwise operators" (x << n wraps, 0 outside [0, width); x >> n floors, the sign
+// fill outside). WGSL takes counts modulo 32: the helpers must not.
+if (!only || only === 'bitwise') {
+  const N = 700;
+  const q8 = new Int8Array(N), c8 = new Int8Array(N), w = new Int32Array(N), f = new Float32Array(N);
+  for (let j = 0; j < N; ++j) {
+    q8[j] = (j % 256) - 128; c8[j] = ((Math.floor(j / 256) * 7 + j) % 12) - 2; w[j] = (rand() * 2 ** 32) | 0;
+    f[j] = (j % 2 ? -1 : 1) * (1 + (j % 37) / 37) * 2 ** ((j % 200) - 100); // normal: no flush to zero
+  }
+  const fbits = new Int32Array(f.buffer);
+  w.set([-2147483648, 2147483647, -1, 0, 0x12345678]);
+  const shl = (a, n, bits) => (n < 0n || n >= BigInt(bits) ? 0n : BigInt.asIntN(bits, a << n));
+  const shr = (a, n, bits) => (n < 0n || n >= BigInt(bits) ? (a < 0n ? -1n : 0n) : a >> n);
+  for (const S of [0, 1, 4, 31, 32, 33, 100, -1, -2147483648]) {
+    const s = BigInt(S);
+    const want = [];
+    for (let j = 0; j < N; ++j) {
+      const q = BigInt(q8[j]), c = BigInt(c8[j]), W = BigInt(w[j]);
+      want.push(q & 255n, (shr(W, 28n, 64) & 15n) | ((shr(W, 4n, 64) & 15n) << 4n), shl(W, s, 32), shr(W, s, 32),
+                shl(q, c, 8), shr(q, c, 8), (~W ^ 1n) | 4n, BigInt.asIntN(32, W ^ (shl(s, 8n, 64) & ~255n)),
+                BigInt((fbits[j] >> 23) & 255));
+    }
+    for (const [target, device] of devices) {
+      ++cases;
+      const bufs = { Q8: makeBuffer(device, new Uint8Array(q8.buffer)), C8: makeBuffer(device, new Uint8Array(c8.buffer)),
+                     W: makeBuffer(device, new Uint8Array(w.buffer)), F: makeBuffer(device, new Uint8Array(f.buffer)),
+                     O: makeBuffer(device, new Uint8Array(4 * 9 * N)), X: makeBuffer(device, new Uint8Array(4 * N)),
+                     Y: makeBuffer(device, new Uint8Array(4 * N)) };
+      const res = await lib.tgw_bitwise(device, { ...bufs, N, S });
+      const got = new Int32Array((await readBuffer(device, bufs.O, 4 * 9 * N)).buffer);
+      const x = new Float32Array((await readBuffer(device, bufs.X, 4 * N)).buffer);
+      const y = new Float32Array((await readBuffer(device, bufs.Y, 4 * N)).buffer);
+      const bad = [];
+      for (let i = 0; i < 9 * N && bad.length < 5; ++i)
+        if (BigInt(got[i]) !== want[i]) bad.push(`S=${S} j=${Math.floor(i / 9)} column ${i % 9}: ${got[i]}, want ${want[i]}`);
+      for (let j = 0; j < N && bad.length < 5; ++j)
+        if (y[j] !== -f[j]) bad.push(`Y[${j}] = ${y[j]}, want ${-f[j]}`);
+      for (let j = 0; j < N && bad.length < 5; ++j) {
+        const lo = Number(BigInt(q8[j]) & 15n), hi = Number(shr(BigInt(q8[j]), 4n, 64) & 15n);
+        if (x[j] !== (hi - 8) * 0.5 + lo * 0.25) bad.push(`X[${j}] = ${x[j]}`);
+      }
+      if (bad.length) { ++failures; console.log(`FAIL bitwise on ${target} (${res.target}): ${bad.join('; ')}`); }
+      else console.log(`  bitwise on ${target}: S=${S}, ${N} elements x 9 columns, X and Y as defined`);
+      for (const b of Object.values(bufs)) b.destroy();
+    }
+  }
+}
+
 // Argument checks of the generated module (each must throw a TilegenError with this status).
 const [, core] = devices[0];
 const small = makeBuffer(core, new Uint8Array(16));

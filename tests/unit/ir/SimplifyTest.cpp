@@ -47,6 +47,32 @@ TEST(Simplify, NeverFoldsUndefinedOrOverflowingResults) {
   EXPECT_EQ(simplify(Unary::make(UnaryOp::Neg, i64(INT64_MIN)))->kind, ExprKind::Unary);
 }
 
+// docs/spec.md "Bitwise operators": the folding every backend's generated code agrees with.
+TEST(Simplify, FoldsBitwiseOperatorsForEveryShiftCount) {
+  EXPECT_EQ(s(bin(BinaryOp::BitAnd, i64(-1), i64(0xF0))), "240");
+  EXPECT_EQ(s(bin(BinaryOp::BitOr, i64(0x0F), i64(0xF0))), "255");
+  EXPECT_EQ(s(bin(BinaryOp::BitXor, i64(-1), i64(5))), "-6");
+  EXPECT_EQ(s(Unary::make(UnaryOp::BitNot, i64(0))), "-1");
+  EXPECT_EQ(s(bin(BinaryOp::Shl, i64(1), i64(63))), "-9223372036854775808");
+  EXPECT_EQ(s(bin(BinaryOp::Shl, i64(1), i64(64))), "0");
+  EXPECT_EQ(s(bin(BinaryOp::Shl, i64(3), i64(-1))), "0");
+  EXPECT_EQ(s(bin(BinaryOp::Shr, i64(-8), i64(1))), "-4");
+  EXPECT_EQ(s(bin(BinaryOp::Shr, i64(-8), i64(100))), "-1");
+  EXPECT_EQ(s(bin(BinaryOp::Shr, i64(8), i64(-3))), "0");
+  auto i32 = [](int64_t v) { return IntImm::make(DType::i32(), v); };
+  auto i8 = [](int64_t v) { return IntImm::make(DType::i8(), v); };
+  EXPECT_EQ(s(bin(BinaryOp::Shl, i32(0x12345678), i32(4))), "591751040"); // 0x23456780: wraps
+  EXPECT_EQ(s(bin(BinaryOp::Shl, i32(1), i32(31))), "-2147483648");
+  EXPECT_EQ(s(bin(BinaryOp::Shl, i32(1), i32(32))), "0");
+  EXPECT_EQ(s(bin(BinaryOp::Shr, i32(-1), i32(40))), "-1");
+  EXPECT_EQ(s(bin(BinaryOp::Shl, i8(0x10), i8(4))), "0"); // 0x100 wraps to 8 bits
+  EXPECT_EQ(s(bin(BinaryOp::Shl, i8(0x0F), i8(4))), "-16");
+  EXPECT_EQ(s(bin(BinaryOp::Shl, i8(1), i8(8))), "0");
+  // x & 0 and friends are left alone (no identities), but stay typed.
+  EXPECT_EQ(s(bin(BinaryOp::BitAnd, x(), i64(15))), "x & 15");
+  EXPECT_EQ(s(bin(BinaryOp::BitAnd, bin(BinaryOp::Shr, x(), i64(4)), i64(15))), "x >> 4 & 15");
+}
+
 TEST(Simplify, Identities) {
   EXPECT_EQ(s(bin(BinaryOp::Add, x(), i64(0))), "x");
   EXPECT_EQ(s(bin(BinaryOp::Add, i64(0), x())), "x");

@@ -198,6 +198,13 @@ TEST(RangeAnalysis, DefaultsAndKnownShapes) {
   // A narrowing cast that may wrap gives the type's range; one that fits keeps the interval.
   EXPECT_EQ(bounds_of(Cast::make(DType::i8(), kv), env), Interval::of_type(DType::i8()));
   EXPECT_EQ(bounds_of(Cast::make(DType::i32(), kv), env), Interval::of(0, 319));
+  // Bitwise: a non-negative operand of & bounds it (masks), ~x = -x - 1, the rest is unknown.
+  EXPECT_EQ(bounds_of(bin(BinaryOp::BitAnd, vr(v.k), c(15)), env), Interval::of(0, 9));
+  EXPECT_EQ(bounds_of(bin(BinaryOp::BitAnd, kv, c(15)), env), Interval::of(0, 15));
+  EXPECT_EQ(bounds_of(bin(BinaryOp::BitAnd, vr(v.S), c(-16)), env), Interval::at_least(0));
+  EXPECT_EQ(bounds_of(Unary::make(UnaryOp::BitNot, vr(v.j)), env), Interval::of(-32, -1));
+  EXPECT_EQ(bounds_of(bin(BinaryOp::BitOr, vr(v.j), c(1)), env), Interval::everything());
+  EXPECT_EQ(bounds_of(bin(BinaryOp::Shr, kv, c(4)), env), Interval::everything());
   // Unbounded products saturate to unbounded, not to a wrong finite bound.
   env.set(v.S.get(), Interval::at_least(1));
   Interval sq = bounds_of(bin(BinaryOp::Mul, vr(v.S), vr(v.S)), env);

@@ -92,6 +92,37 @@ TEST(ExprParser, Precedence) {
   EXPECT_EQ(tree("m == -inf ? 0.0 : l * exp(m - n)"), "(? (== m (- inf)) 0 (* l (exp (- m n))))");
 }
 
+// Bitwise operators at C's levels: | below ^ below & below == (and above &&); shifts between
+// + and <; unary ~. `&`/`|` are distinct tokens from `&&`/`||`, `<<`/`>>` from `<`, `<=`.
+TEST(ExprParser, BitwisePrecedence) {
+  EXPECT_EQ(tree("a | b ^ c & d"), "(| a (^ b (& c d)))");
+  EXPECT_EQ(tree("a & b | c && d || e"), "(|| (&& (| (& a b) c) d) e)");
+  EXPECT_EQ(tree("a & b == c"), "(& a (== b c))");
+  EXPECT_EQ(tree("a << 1 < b >> 2"), "(< (<< a 1) (>> b 2))");
+  EXPECT_EQ(tree("q >> 4 & 15"), "(& (>> q 4) 15)");
+  EXPECT_EQ(tree("a + b << c - d"), "(<< (+ a b) (- c d))");
+  EXPECT_EQ(tree("a << b << c"), "(<< (<< a b) c)");
+  EXPECT_EQ(tree("~a & ~-b"), "(& (~ a) (~ (- b)))");
+  EXPECT_EQ(tree("a&&b&c||d|e"), "(|| (&& a (& b c)) (| d e))");
+  EXPECT_EQ(error_of("a<<=b"), "e:1:4: error: expected an expression, found '='");
+  EXPECT_EQ(error_of("a >>= 1"), "e:1:5: error: expected an expression, found '='");
+}
+
+TEST(ExprParser, Bitcast) {
+  EXPECT_EQ(tree("bitcast<f32>(x) + 1"), "(+ (bitcast x) 1)");
+  EXPECT_EQ(tree("bitcast<i32>(bitcast<f32>(w)) >> 23 & 255"), "(& (>> (bitcast (bitcast w)) 23) 255)");
+  Fixture f;
+  auto e = f.parse("bitcast<i32>(x)");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->op, "i32");
+  EXPECT_EQ(e->op_loc.col, 9); // the type
+  EXPECT_EQ(e->loc.length, 15);
+  EXPECT_EQ(error_of("bitcast<(x)"), "e:1:9: error: expected a type after 'bitcast<', found '('");
+  EXPECT_EQ(error_of("bitcast<f32(x)"), "e:1:12: error: expected '>' after 'bitcast<f32', found '('");
+  EXPECT_EQ(error_of("bitcast<f32>x"), "e:1:13: error: expected '(' after 'bitcast<f32>', found 'x'");
+  EXPECT_EQ(error_of("bitcast<f32>>(x)"), "e:1:12: error: expected '>' after 'bitcast<f32', found '>>'");
+}
+
 TEST(ExprParser, LiteralsCallsAndIndexing) {
   EXPECT_EQ(tree("A[by * BM, k * BK]"), "[A (* by BM) (* k BK)]");
   EXPECT_EQ(tree("cdiv(K, BK)"), "(cdiv K BK)");

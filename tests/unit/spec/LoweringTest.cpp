@@ -1,6 +1,8 @@
 // Lowering of the shipped kernels: the ir::Kernel fields IR.h documents.
 #include "spec/Frontend.h"
 
+#include "ir/IRPrinter.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -320,6 +322,81 @@ body:
             std::string::npos)
       << err;
   EXPECT_NE(err.find("t.yaml:3:9: note: in the instantiation with T = i32"), std::string::npos)
+      << err;
+}
+
+// docs/spec.md "Bitwise operators" and "bitcast": typing, constant folding, and the rules.
+namespace {
+std::string bit_kernel(const std::string& tensor_shape, const std::string& stmt) {
+  return R"Y(kernel: k
+summary: s
+params: {N: dim}
+scalars: {s: f64}
+tensors:
+  W: {type: i32, shape: [N]}
+  F: {type: f32, shape: [N]}
+  Y: {type: i32, shape: [)Y" + tensor_shape + R"Y(], access: write}
+grid: {bx: 1}
+body:
+  - parallel: {i: 4}
+    body:
+      - ")Y" + stmt + R"Y("
+)Y";
+}
+std::string lowered_value(const std::string& stmt, std::string* err) {
+  auto ks = load_text(bit_kernel("N", stmt), err);
+  if (!ks)
+    return "ERROR";
+  ir::Stmt s = (*ks)[0].body;
+  while (true) { // the one Store, through Seqs and the Parallel
+    if (auto q = s->as<ir::Seq>())
+      s = q->stmts.back();
+    else if (auto p = s->as<ir::Parallel>())
+      s = p->body;
+    else
+      break;
+  }
+  auto st = s->as<ir::Store>();
+  return st ? ir::to_string(st->value) : "NO STORE";
+}
+} // namespace
+
+TEST(Lowering, BitwiseTypingAndFolding) {
+  std::string err;
+  EXPECT_EQ(lowered_value("Y[i] = i32(W[i] >> 4 & 15)", &err), "i32(i64(W[i]) >> 4 & 15)") << err;
+  EXPECT_EQ(lowered_value("Y[i] = W[i] ^ W[i] << W[i]", &err), "W[i] ^ W[i] << W[i]") << err;
+  // (~7) | (1 << 70) | ((-8 >> 1) ^ (6 & 3)) = -8 | 0 | (-4 ^ 2) = -2
+  EXPECT_EQ(lowered_value("Y[i] = i32(~7 | 1 << 70 | -8 >> 1 ^ 6 & 3)", &err), "i32(-2)") << err;
+  EXPECT_EQ(lowered_value("Y[i] = i32(~i)", &err), "i32(~i)") << err;
+  EXPECT_EQ(lowered_value("Y[i] = bitcast<i32>(F[i])", &err), "bitcast<i32>(F[i])") << err;
+  EXPECT_EQ(lowered_value("Y[i] = i32(bitcast<f32>(1065353216))", &err), "i32(bitcast<f32>(1065353216))") << err;
+  EXPECT_EQ(lowered_value("Y[i] = bitcast<i32>(W[i])", &err), "W[i]") << err;
+}
+
+TEST(Lowering, BitcastRules) {
+  std::string err;
+  EXPECT_FALSE(load_text(bit_kernel("bitcast<i64>(s)", "Y[i] = 0"), &err));
+  EXPECT_NE(err.find("error: 'bitcast' is not allowed in a tensor shape, which the host evaluates at "
+                     "dispatch"),
+            std::string::npos)
+      << err;
+  err.clear();
+  EXPECT_FALSE(load_text(bit_kernel("N", "Y[i] = bitcast<i32>(F[i], F[i])"), &err));
+  EXPECT_NE(err.find("error: 'bitcast<i32>' takes 1 argument, found 2"), std::string::npos) << err;
+  err.clear();
+  EXPECT_FALSE(load_text(bit_kernel("N", "Y[i] = bitcast<i32>(i < 2)"), &err));
+  EXPECT_NE(err.find("error: bitcast<i32> needs an argument of the same width: i32 is 32 bits, the "
+                     "argument is bool;"),
+            std::string::npos)
+      << err;
+  err.clear();
+  EXPECT_FALSE(load_text(bit_kernel("N", "Y[i] = i32(~F[i])"), &err));
+  EXPECT_NE(err.find("error: operator '~' needs an integer, found f32"), std::string::npos) << err;
+  err.clear();
+  EXPECT_FALSE(load_text(bit_kernel("N", "Y[i] = (~(i < 2)) ? 1 : 0"), &err));
+  EXPECT_NE(err.find("error: operator '~' needs an integer, found bool (bitwise operators take "
+                     "integer operands only; did you mean '!'?)"),
+            std::string::npos)
       << err;
 }
 
