@@ -44,6 +44,14 @@ def ref_shared_copies(x, shape):
     return {"Y": x["X"].double() + 0.25}
 
 
+def ref_colmax(x, shape):
+    """Per 128-row block: the column maxima of A @ B, rows past M counting as 0 (the copy's pad)."""
+    c = x["A"].double() @ x["B"].double()
+    mb = shape["MB"]
+    pad = torch.zeros((mb * 128 - c.shape[0], c.shape[1]), dtype=c.dtype, device=c.device)
+    return {"Y": torch.cat([c, pad]).view(mb, 128, -1).amax(dim=1)}
+
+
 def ref_small_fragment(x, shape):
     xs = x["X"].double()
     return {"Y": x["Y"].double() + xs / xs.sum(dim=1, keepdim=True)}
@@ -57,6 +65,11 @@ CASES = {
                        {"A": (torch.float16, lambda d: [d["M"], d["K"]], "in"),
                         "B": (torch.float16, lambda d: [d["K"], d["N"]], "in"),
                         "C": (torch.float16, lambda d: [d["M"], d["N"]], "out")}, ref_gemm, 2e-2),
+    "gemm_colmax": ("", [dict(M=300, N=70, K=100, MB=3), dict(M=128, N=32, K=64, MB=1),
+                         dict(M=1, N=5, K=3, MB=1)],
+                    {"A": (torch.float32, lambda d: [d["M"], d["K"]], "in"),
+                     "B": (torch.float32, lambda d: [d["K"], d["N"]], "in"),
+                     "Y": (torch.float32, lambda d: [d["MB"], d["N"]], "out")}, ref_colmax, 1e-5),
     "parallel_partial": ("", [dict(M=600), dict(M=256), dict(M=100)],
                          {"X": (torch.float32, lambda d: [d["M"]], "in"),
                           "Y": (torch.float32, lambda d: [d["M"]], "out")}, ref_partial, 0.0),

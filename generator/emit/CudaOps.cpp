@@ -1126,18 +1126,23 @@ void CudaEmitter::emit_reduce(const Reduce* r) {
   int64_t prod = 1;
   for (const auto& m : Ls.thread_modes) {
     if (m.stride[rd] != 0 && m.size > 1) {
-      int pos = log2_of(prod), bits = log2_of(m.size);
-      if (pos + bits <= lane_bits()) {
+      // The mode's digits within a warp are lanes (butterfly shuffles), the rest warps (shared
+      // scratch); a mode may straddle the two (a SIMT gemm's accumulator on 32-lane HIP rows:
+      // fuzz finding a44145f2), and its warp part need not be a power of two (12 warps).
+      const int64_t ws = t_.gpu.warp_size;
+      const int64_t in_lanes = prod >= ws ? 1 : std::min(m.size, ws / prod);
+      TG_ASSERT(m.size % in_lanes == 0, "CUDA emitter: a thread mode splits a warp unevenly");
+      if (in_lanes > 1) {
+        const int pos = log2_of(prod), bits = log2_of(in_lanes);
         for (int b = pos; b < pos + bits; ++b) {
           line("#pragma unroll");
           open("for (int tg_k = 0; tg_k < " + std::to_string(Rk) + "; ++tg_k)");
           line("tg_red[tg_k] = " + op("tg_red[tg_k]", shfl_xor("tg_red[tg_k]", 1 << b)) + ";");
           close();
         }
-      } else {
-        TG_ASSERT(pos >= lane_bits(), "CUDA emitter: a thread mode straddles lanes and warps");
-        warp_modes.push_back({prod, m.size});
       }
+      if (m.size / in_lanes > 1)
+        warp_modes.push_back({prod * in_lanes, m.size / in_lanes});
     }
     prod *= m.size;
   }
@@ -1153,9 +1158,12 @@ void CudaEmitter::emit_reduce(const Reduce* r) {
     int64_t pr = 1;
     for (const auto& m : Ls.thread_modes) {
       bool keeps = m.stride[kd] != 0;
-      if (!keeps && m.size > 1 && log2_of(pr) < lane_bits())
+      // Only the mode's lane digits: each warp writes its own partial.
+      const int64_t ws = t_.gpu.warp_size;
+      const int64_t lanes = pr >= ws ? 1 : std::min(m.size, ws / pr);
+      if (!keeps && lanes > 1)
         lead += std::string(lead.empty() ? "" : " && ") + "(tg_tid / " + std::to_string(pr) + ") % " +
-                std::to_string(m.size) + " == 0";
+                std::to_string(lanes) + " == 0";
       pr *= m.size;
     }
     open(lead.empty() ? "" : "if (" + lead + ")");
