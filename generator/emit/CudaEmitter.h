@@ -82,8 +82,9 @@ protected:
   std::string typed_helpers_source() const;
   virtual void emit_gemm(const ir::Stmt& s, const ir::Gemm* g);
   // Whether the host code folds a grid over the API's limits into x (tg_params::tg_fold, decoded
-  // in the kernel; docs/cuda-backend.md "Grids over CUDA's limits"). The HIP dialect's host code
-  // does not: such a grid is TG_ERR_UNSUPPORTED_SHAPE there (docs/hip.md).
+  // in the kernel; docs/cuda-backend.md "Grids over CUDA's limits"). Both dialects do (HIP with
+  // its own x limit, docs/hip.md "Grids over HIP's limits"); a dialect whose host code cannot
+  // turns it off.
   virtual bool folds_grids() const { return true; }
   // The body of the kernel template (its statements, after the block's prologue), filling
   // helpers_ as it goes; kernel_text() wraps it into CUDA's tg_kernel<TG_VEC>.
