@@ -7,6 +7,7 @@
 //   select, explain). Names local to generated functions start with tg_ so that they cannot clash with
 //   spec names (the driver rejects spec names starting with tg_).
 #include "dispatch/DispatchEmitter.h"
+#include "support/Strings.h"
 
 #include "dispatch/DispatchExpr.h"
 #include "dispatch/Naming.h"
@@ -20,13 +21,6 @@
 namespace tilegen::dispatch {
 
 namespace {
-
-std::string join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string s;
-  for (size_t i = 0; i < parts.size(); ++i)
-    s += (i ? sep : "") + parts[i];
-  return s;
-}
 
 std::string upper(std::string s) {
   for (char& c : s)

@@ -6,6 +6,7 @@
 // Names local to generated code start with tg_ (spec names cannot), parameters that carry a spec
 // tensor are tg_in_<name>.
 #include "dispatch/TorchEmitter.h"
+#include "support/Strings.h"
 
 #include "dispatch/DispatchExpr.h"
 #include "dispatch/Naming.h"
@@ -23,12 +24,6 @@ std::string torch_file_name(const std::string& lib) { return lib + "_torch.cpp";
 
 namespace {
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? sep : "") + v[i];
-  return s;
-}
 
 // A C++ string literal of generated text (names, spec expressions).
 std::string lit(const std::string& s) { return "\"" + c_string_body(s) + "\""; }

@@ -1,6 +1,7 @@
 // The commands of `tilegen`. Read generate() top to bottom: load -> instantiate -> emit ->
 // write; every stage stops the run on user errors before anything is written.
 #include "tools/Driver.h"
+#include "support/Strings.h"
 
 #include "support/ReservedNames.h"
 
@@ -27,12 +28,6 @@ namespace tilegen::tools {
 
 namespace {
 
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i)
-    s += (i ? sep : "") + v[i];
-  return s;
-}
 
 // The distinct entries of a class plan (Driver::class_plan), first occurrence first: the
 // variants one instance has on one target.
