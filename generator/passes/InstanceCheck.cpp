@@ -5,6 +5,7 @@
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 #include "passes/RangeAnalysis.h"
+#include "passes/RedundantLoadElim.h"
 
 #include <map>
 #include <optional>
@@ -36,7 +37,8 @@ bool on_chip(const Buffer& b) { return b.scope != MemScope::Global; }
 class PointAccesses : public IRVisitor {
 public:
   struct Access {
-    std::string index; // "[i, j]", simplified
+    std::vector<Expr> indices; // simplified, lets substituted
+    std::string index;         // "[i, j]", for the messages
     bool store = false, accumulate = false;
     SourceLoc loc;
     std::set<const Var*> vars; // variables of the index
@@ -73,6 +75,7 @@ private:
     a.index.push_back('[');
     for (size_t i = 0; i < idx.size(); ++i) {
       Expr e = simplify(substitute(idx[i], lets_));
+      a.indices.push_back(e);
       if (i)
         a.index += ", ";
       a.index += to_string(e);
@@ -248,8 +251,16 @@ private:
           first = &a;
       if (!first)
         continue;
+      auto same_element = [&](const PointAccesses::Access& a) {
+        if (a.indices.size() != first->indices.size())
+          return false;
+        for (size_t d = 0; d < a.indices.size(); ++d)
+          if (!same_expr(a.indices[d], first->indices[d]))
+            return false;
+        return true;
+      };
       for (const auto& a : list) {
-        if (a.index == first->index)
+        if (same_element(a))
           continue;
         at_ = a.loc.known() ? a.loc : p->loc;
         error(std::string("the points of this parallel (") + vars + ") are independent: a " +
