@@ -62,8 +62,9 @@ endfunction()
 # In a source tree the `tilegen` target is not built yet when CMake configures, but the file
 # list must be known now. So build a host copy of tilegen once per configure run, in
 # ${CMAKE_BINARY_DIR}/_tilegen_host (incremental: later configures only rebuild what changed).
-# The build-time generation still uses the real `tilegen` target. The copy is built without
-# optimization (build type None): listing outputs is cheap, compiling with -O2 is not.
+# The same copy generates at build time (_tilegen_generator below), kept current by a build step.
+# It is built without optimization (build type None): generating is cheap, compiling tilegen
+# with -O2 is not.
 function(_tilegen_build_host_tool out_exe)
   set(host_dir "${CMAKE_BINARY_DIR}/_tilegen_host")
   set(exe "${host_dir}/generator/tools/tilegen")
@@ -92,6 +93,46 @@ function(_tilegen_build_host_tool out_exe)
     set_property(GLOBAL PROPERTY _TILEGEN_HOST_BUILT TRUE)
   endif()
   set(${out_exe} "${exe}" PARENT_SCOPE)
+endfunction()
+
+# _tilegen_generator(<out_command> <out_depends>): the tilegen that build-time generation runs,
+# as a COMMAND word and the DEPENDS that make a generation step re-run when it changes. An
+# installed package's tilegen and the in-tree target (with TILEGEN_HOST_EXECUTABLE) run as
+# themselves. Where add_tile_kernels built a host copy at configure time (a tilegen source tree
+# added with add_subdirectory), that copy generates at build time too, so the project compiles
+# the generator once rather than twice (the in-tree `tilegen` target is built only when asked
+# for): the step `tilegen_host` runs the copy's own incremental build before any generation
+# whenever a file of tilegen's generator/ or runtime/include/ or a CMakeLists.txt is newer than
+# its stamp, and a generation step depends on the copy's executable (re-run when it changed).
+function(_tilegen_generator out_cmd out_deps)
+  _tilegen_tools(tgt exe)
+  set(host_exe "${CMAKE_BINARY_DIR}/_tilegen_host/generator/tools/tilegen")
+  get_property(host GLOBAL PROPERTY _TILEGEN_HOST_BUILT)
+  if(NOT host OR NOT exe STREQUAL host_exe)
+    set(${out_cmd} "$<TARGET_FILE:${tgt}>" PARENT_SCOPE)
+    set(${out_deps} ${tgt} PARENT_SCOPE)
+    return()
+  endif()
+  if(NOT TARGET tilegen_host)
+    get_property(cmake_dir GLOBAL PROPERTY TILEGEN_CMAKE_DIR)
+    get_filename_component(src "${cmake_dir}/.." ABSOLUTE)
+    # (Not CONFIGURE_DEPENDS: that re-checks the globs on every build, so that no build is a
+    # no-op. A file added to the generator comes with an edit of a CMakeLists.txt listed here.)
+    file(GLOB_RECURSE inputs "${src}/generator/*" "${src}/runtime/include/*")
+    list(APPEND inputs "${src}/CMakeLists.txt")
+    set(stamp "${CMAKE_BINARY_DIR}/_tilegen_host/tilegen_host.stamp")
+    add_custom_command(
+      OUTPUT "${stamp}"
+      BYPRODUCTS "${host_exe}"
+      COMMAND "${CMAKE_COMMAND}" --build "${CMAKE_BINARY_DIR}/_tilegen_host" --target tilegen
+      COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
+      DEPENDS ${inputs}
+      COMMENT "tilegen: updating the host tilegen"
+      VERBATIM)
+    add_custom_target(tilegen_host DEPENDS "${stamp}")
+  endif()
+  set(${out_cmd} "${host_exe}" PARENT_SCOPE)
+  set(${out_deps} tilegen_host "${host_exe}" PARENT_SCOPE)
 endfunction()
 
 # ---- CUDA targets ------------------------------------------------------------------------------
@@ -611,11 +652,12 @@ function(_tilegen_add_tile_kernels lib)
   list(LENGTH variants n_variants)
 
   # Build time: one generation step for the whole library.
+  _tilegen_generator(generator_cmd generator_deps)
   add_custom_command(
     OUTPUT ${outputs}
-    COMMAND "$<TARGET_FILE:${tool_target}>" generate --lib ${lib} --targets ${targets_csv}
+    COMMAND "${generator_cmd}" generate --lib ${lib} --targets ${targets_csv}
             --out "${out_dir}" ${torch_flag} ${specs_arg}
-    DEPENDS ${specs_abs} ${tool_target}
+    DEPENDS ${specs_abs} ${generator_deps}
     WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}"
     COMMENT "tilegen: generating ${lib} (${n_variants} variants for ${targets_csv})"
     VERBATIM)

@@ -1,5 +1,7 @@
 # examples/downstream consuming this source tree with add_subdirectory() (tilegen's tests off):
-# the in-tree `tilegen` target generates at build time, a host copy lists outputs at configure.
+# a host copy of tilegen, built at configure time, lists the outputs then and generates at build
+# time, so the generator is compiled once (the in-tree `tilegen` target is not built); a change
+# to the generator's sources reaches the next build, and a build after a build does nothing.
 source "$(dirname "$0")/lib.sh"
 d=$(fresh_dir add_subdirectory)
 # A snapshot of the source tree (tracked and untracked, not ignored, files), so that edits made
@@ -20,4 +22,13 @@ grep -q "TILEGEN_BUILD_TESTS:BOOL=OFF" "$d/build/CMakeCache.txt" || fail "tilege
 "$d/build/downstream_demo"
 # Nothing left to do after a full build.
 "$NINJA" -C "$d/build" downstream_demo -n | grep -q "no work to do" || fail "second build not a no-op"
+[ -x "$d/build/_tilegen_host/generator/tools/tilegen" ] || fail "no host tilegen in _tilegen_host"
+[ ! -e "$d/build/tilegen/generator/tools/tilegen" ] ||
+  fail "the in-tree tilegen target was built as well: the generator was compiled twice"
+# A generator change: the host copy is rebuilt and the library regenerated, then no-op again.
+touch "$src/generator/tools/tilegen.cpp"
+"$NINJA" -C "$d/build" downstream_demo > "$d/rebuild.log" || fail "rebuild after a generator change failed"
+grep -q "updating the host tilegen" "$d/rebuild.log" || fail "a generator change did not update the host tilegen"
+grep -q "generating mykernels" "$d/rebuild.log" || fail "a generator change did not regenerate the library"
+"$NINJA" -C "$d/build" downstream_demo -n | grep -q "no work to do" || fail "build after the rebuild not a no-op"
 echo "add_subdirectory OK"
