@@ -97,9 +97,10 @@ endfunction()
 
 # _tilegen_generator(<out_command> <out_depends>): the tilegen that build-time generation runs,
 # as a COMMAND word and the DEPENDS that make a generation step re-run when it changes. An
-# installed package's tilegen and the in-tree target (with TILEGEN_HOST_EXECUTABLE) run as
-# themselves. Where add_tile_kernels built a host copy at configure time (a tilegen source tree
-# added with add_subdirectory), that copy generates at build time too, so the project compiles
+# installed package's tilegen and the in-tree target (with TILEGEN_HOST_EXECUTABLE, and in
+# tilegen's own tree, which builds that target anyway) run as themselves. Where add_tile_kernels
+# built a host copy at configure time for a project that added tilegen's source tree with
+# add_subdirectory, that copy generates at build time too, so the project compiles
 # the generator once rather than twice (the in-tree `tilegen` target is built only when asked
 # for): the step `tilegen_host` runs the copy's own incremental build before any generation
 # whenever a file of tilegen's generator/ or runtime/include/ or a CMakeLists.txt is newer than
@@ -108,7 +109,8 @@ function(_tilegen_generator out_cmd out_deps)
   _tilegen_tools(tgt exe)
   set(host_exe "${CMAKE_BINARY_DIR}/_tilegen_host/generator/tools/tilegen")
   get_property(host GLOBAL PROPERTY _TILEGEN_HOST_BUILT)
-  if(NOT host OR NOT exe STREQUAL host_exe)
+  get_property(own_tree GLOBAL PROPERTY _TILEGEN_OWN_TREE)
+  if(NOT host OR NOT exe STREQUAL host_exe OR own_tree)
     set(${out_cmd} "$<TARGET_FILE:${tgt}>" PARENT_SCOPE)
     set(${out_deps} ${tgt} PARENT_SCOPE)
     return()
