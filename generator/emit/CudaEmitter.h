@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -307,6 +308,14 @@ protected:
   void plan_pitched_tensors();
   bool any_pitched() const;
   bool pitched(const ir::Buffer& g) const;
+  // The host's test that every tensor allows W-byte vectors (TG_VEC): its pointer aligned to W
+  // bytes and its rows (pitch, where pitched) whole W-byte chunks; `which` selects tensors (all
+  // by default). Tensors the kernel reads only as scalars (a block table in a copy's offsets)
+  // are not tested. "true" when none is.
+  std::string tensor_vec_check(int64_t W, const std::function<bool(size_t)>& which = nullptr);
+  // Whether tensor t is tested by tensor_vec_check (not read only as scalars).
+  bool vector_tested(const ir::Buffer& t) const;
+  mutable std::optional<std::set<const ir::Buffer*>> scalar_only_; // vector_tested's, once
   int64_t store_offset_ = 0, store_rows_ = 0, store_cols_ = 0;
   // Panels the staging tile holds: all of the tile's, or (TMA store, where the whole tile
   // does not fit beside the pipeline's stages) a ring of fewer panel slots, a divisor of the

@@ -20,6 +20,34 @@ using namespace ir;
 
 namespace {
 
+// The tensors a kernel reads only as scalars: element loads outside every parallel (a block
+// table in a copy's offsets, the `let` of a group's first row) and no other use. No code reads
+// them in vectors, so the host's TG_VEC tests leave them out: a block table of P pages per
+// sequence would otherwise need P % 4 == 0 for 16-byte copies of the pages it points to.
+std::set<const Buffer*> scalar_only_tensors(const Kernel& k) {
+  struct Uses : IRVisitor {
+    int parallel = 0;
+    std::set<const Buffer*> scalar, data;
+    void visit_Load(const Load* n) override {
+      (parallel == 0 ? scalar : data).insert(n->buffer.get());
+      for (const auto& i : n->indices)
+        visit(i);
+    }
+    void visit_Parallel(const Parallel* n) override {
+      ++parallel;
+      IRVisitor::visit_Parallel(n);
+      --parallel;
+    }
+    void visit_buffer_use(const BufferPtr& b) override { data.insert(b.get()); }
+  } uses;
+  uses.visit_kernel(k);
+  std::set<const Buffer*> out;
+  for (const Buffer* b : uses.scalar)
+    if (!uses.data.count(b))
+      out.insert(b);
+  return out;
+}
+
 class SharedUse : public IRVisitor {
 public:
   bool reads = false, writes = false;
@@ -912,23 +940,8 @@ std::string CudaEmitter::run() {
   if (ws())
     loop_extent_host_ = expr(ws_loop_->extent);
   out_.str("");
-  // The widest vector every tensor allows (TG_VEC): its pointer aligned to W bytes and its rows
-  // whole W-byte chunks.
-  // `which`: the tensors tested (all by default).
   auto vec_check = [&](int64_t W, const std::function<bool(size_t)>& which = nullptr) {
-    std::string c;
-    for (size_t i = 0; i < k_.tensors.size(); ++i) {
-      const auto& t = k_.tensors[i];
-      if (which && !which(i))
-        continue;
-      const int64_t v = W / t->dtype.bytes();
-      c += (c.empty() ? "" : " &&\n      ") + std::string("(uintptr_t)tg_p->") + name(t->name) + " % " +
-           std::to_string(W) + " == 0";
-      if (!t->shape.empty() && v > 1)
-        c += " && (" + (pitched(*t) ? "tg_pitch_" + name(t->name) : expr(t->shape.back())) + ") % " +
-             std::to_string(v) + " == 0";
-    }
-    return c.empty() ? std::string("true") : c;
+    return tensor_vec_check(W, which);
   };
   std::string host_dims;
   for (size_t i = 0; i < k_.dims.size(); ++i)
@@ -1042,8 +1055,9 @@ std::string CudaEmitter::run() {
   if (!ws() && shift_smem_bytes_ > 0) {
     std::string c;
     for (const auto& t : k_.tensors)
-      c += (c.empty() ? "" : " &&\n      ") + std::string("(uintptr_t)tg_p->") + name(t->name) + " % 16 == 0";
-    os << "  else if (" << c << ")\n    *tg_vw = 2; /* rows of any width: shifted chunk copies */\n";
+      if (vector_tested(*t))
+        c += (c.empty() ? "" : " &&\n      ") + std::string("(uintptr_t)tg_p->") + name(t->name) + " % 16 == 0";
+    os << "  else if (" << (c.empty() ? "true" : c) << ")\n    *tg_vw = 2; /* rows of any width: shifted chunk copies */\n";
   }
   if (ws() && runtime_vec()) {
     // The TMA kernel needs 16-byte rows of the tensors TMA reaches; its threads move the others
@@ -1596,6 +1610,28 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
                                                                : std::string("tg_smem_bytes")) << ";\n"
      << "  __builtin_memcpy(out->params, &p, sizeof p);\n  out->args[0] = out->params;\n  return TG_OK;\n}\n";
   return os.str();
+}
+
+bool CudaEmitter::vector_tested(const Buffer& t) const {
+  if (!scalar_only_)
+    scalar_only_ = scalar_only_tensors(k_);
+  return !scalar_only_->count(&t);
+}
+
+std::string CudaEmitter::tensor_vec_check(int64_t W, const std::function<bool(size_t)>& which) {
+  std::string c;
+  for (size_t i = 0; i < k_.tensors.size(); ++i) {
+    const auto& t = k_.tensors[i];
+    if ((which && !which(i)) || !vector_tested(*t))
+      continue;
+    const int64_t v = W / t->dtype.bytes();
+    c += (c.empty() ? "" : " &&\n      ") + std::string("(uintptr_t)tg_p->") + name(t->name) + " % " +
+         std::to_string(W) + " == 0";
+    if (!t->shape.empty() && v > 1)
+      c += " && (" + (pitched(*t) ? "tg_pitch_" + name(t->name) : expr(t->shape.back())) + ") % " +
+           std::to_string(v) + " == 0";
+  }
+  return c.empty() ? std::string("true") : c;
 }
 
 } // namespace tilegen::emit

@@ -261,17 +261,7 @@ std::string HipEmitter::run() {
 
 std::string HipEmitter::host_source(const std::string& grid_code, const std::string& host_dims) {
   std::ostringstream os;
-  auto vec_check = [&](int64_t W) {
-    std::string c;
-    for (const auto& t : k_.tensors) {
-      const int64_t v = W / t->dtype.bytes();
-      c += (c.empty() ? "" : " &&\n      ") + std::string("(uintptr_t)tg_p->") + name(t->name) +
-           " % " + std::to_string(W) + " == 0";
-      if (!t->shape.empty() && v > 1)
-        c += " && (" + expr(t->shape.back()) + ") % " + std::to_string(v) + " == 0";
-    }
-    return c.empty() ? std::string("true") : c;
-  };
+  auto vec_check = [&](int64_t W) { return tensor_vec_check(W); };
   os << "#include \"tilegen/hip.h\"\n\n";
   os << "#ifndef " << kHipImagesMacro << "\n#error \"" << kHipImagesMacro
      << " must name the header that embeds this file's code objects (cmake/TileGen.cmake)\"\n#endif\n";
