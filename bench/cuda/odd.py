@@ -57,8 +57,22 @@ def ref_small_fragment(x, shape):
     return {"Y": x["Y"].double() + xs / xs.sum(dim=1, keepdim=True)}
 
 
+def ref_paged(x, shape):
+    """Page table[b, p] of the cache, or zeros where the id is outside [0, NP) (the copy's pad)."""
+    cache, table = x["cache"].double(), x["table"].long()
+    ok = (table >= 0) & (table < shape["NP"])
+    pages = cache[table.clamp(0, shape["NP"] - 1)]
+    return {"dst_pages": pages * ok[:, :, None, None]}
+
+
+def page_ids(shape, gen, dims):
+    """Page ids for the block table: mostly valid, some -1 and some past the last page."""
+    return torch.randint(-1, dims["NP"] + 2, shape, generator=gen, dtype=torch.int64)
+
+
 # kernel: (types, [shapes], {tensor: (dtype, shape(dims), role)}, reference, tolerance)
-# role: "in" (random input), "io" (random, read and written), "out" (NaN-filled).
+# role: "in" (random input), "io" (random, read and written), "out" (NaN-filled), or a function
+# (shape, generator, dims) -> values of an input.
 CASES = {
     "gemm_bn48_bn24": ("f16", [dict(M=200, N=150, K=100, BN=48), dict(M=200, N=150, K=100, BN=24),
                                dict(M=64, N=48, K=32, BN=48), dict(M=1, N=7, K=5, BN=24)],
@@ -89,17 +103,28 @@ CASES = {
                        {"X": (torch.float32, lambda d: [d["M"], 3], "in"),
                         "Y": (torch.float32, lambda d: [d["M"], 3], "io")},
                        ref_small_fragment, 1e-5),
+    # indirect tiles (docs/spec.md): 5 pages per sequence (no multiple of 4) keep 16-byte copies
+    "paged_copy": ("f32", [dict(B=3, P=5, NP=7, D=64), dict(B=1, P=1, NP=1, D=64), dict(B=2, P=33, NP=40, D=64)],
+                   {"cache": (torch.float32, lambda d: [d["NP"], 16, d["D"]], "in"),
+                    "table": (torch.int32, lambda d: [d["B"], d["P"]], page_ids),
+                    "dst_pages": (torch.float32, lambda d: [d["B"], d["P"], 16, d["D"]], "out")},
+                   ref_paged, 0.0),
     "warps12": ("", [dict(M=400, N=32), dict(M=192, N=32), dict(M=5, N=32)],
                 {"X": (torch.float32, lambda d: [d["M"], d["N"]], "in"),
                  "Y": (torch.float32, lambda d: [d["M"], d["N"]], "out")}, ref_double, 0.0),
 }
 
 
-def make(dtype, shape, role, device, off, gen):
+def make(dtype, shape, role, device, off, gen, dims):
     """A tensor of `shape` starting `off` elements into a buffer (misaligned for off > 0)."""
     n = 1
     for s in shape:
         n *= s
+    if callable(role):
+        buf = torch.zeros((n + off + 8,), dtype=dtype, device=device)
+        t = buf[off:off + n].view(shape)
+        t.copy_(role(shape, gen, dims).to(dtype))
+        return t
     buf = torch.full((n + off + 8,), float("nan"), dtype=dtype, device=device)
     t = buf[off:off + n].view(shape)
     if role != "out":
@@ -110,7 +135,7 @@ def make(dtype, shape, role, device, off, gen):
 
 def run(lib, kernel, spec, dims, device, off, gen):
     types, _, tensors, ref, tol = spec
-    x = {n: make(dt, shp(dims), role, device, off, gen) for n, (dt, shp, role) in tensors.items()}
+    x = {n: make(dt, shp(dims), role, device, off, gen, dims) for n, (dt, shp, role) in tensors.items()}
     before = {n: t.clone() for n, t in x.items()}
     args = {n: t.data_ptr() for n, t in x.items()}
     args.update(dims)
@@ -136,7 +161,7 @@ def run(lib, kernel, spec, dims, device, off, gen):
         err = ((got - w).abs() / (1.0 + w.abs())).max().item() if got.numel() else 0.0
         worst = max(worst, err)
     for n, (_, _, role) in tensors.items():
-        if role == "in" and not torch.equal(x[n], before[n]):
+        if role != "out" and role != "io" and not torch.equal(x[n], before[n]):
             return False, f"{label} [{target}]: input {n} was written"
     ok = worst <= tol
     return ok, f"{label} [{target} {inst}]: max rel err {worst:.3g} (tol {tol:g})"
