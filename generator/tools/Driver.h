@@ -50,6 +50,7 @@ struct Options {
   int jobs = 0;                     // -j N (0: the number of CPUs)
   int runs = 0, warmup = -1;        // --runs N, --warmup N
   double margin = -1;               // --margin PERCENT
+  bool list = false;                // --list: print the plan (hash, shapes, candidates), run nothing
   // Internal (tilegen tune): build only this instance of each kernel, and take these
   // configurations, keyed by TuningKey::str(), instead of the rule's.
   std::string only_instance;

@@ -162,7 +162,7 @@ int Driver::tune(const Options& o) {
             "can (docs/tune.md)\n";
     return 2;
   }
-  if (o.db_out.empty()) {
+  if (o.db_out.empty() && !o.list) {
     err_ << "tilegen: error: --db FILE is required (the tuning database to write)\n";
     return 2;
   }
@@ -355,6 +355,24 @@ int Driver::tune(const Options& o) {
     err_ << "tilegen: error: no instance named '" << o.instance
          << "' (instances: " << join(all_instances, ", ") << ")\n";
     return 2;
+  }
+
+  if (o.list) { // the plan, without building anything
+    for (const auto& ip : plans) {
+      const ir::Kernel& k = ip.lk->kernel;
+      for (const auto& cp : ip.classes) {
+        std::vector<std::string> shapes;
+        for (size_t s : cp.shapes)
+          shapes.push_back(ip.shape_names[s]);
+        out_ << k.name << " " << ip.inst.name << " " << target->name << " class " << cp.name
+             << " spec_hash " << tune::spec_hash(k) << "\n  shapes: " << join(shapes, "; ")
+             << "\n";
+        for (size_t r = 0; r < cp.ranked.size(); ++r)
+          out_ << "  " << r + 1 << ". " << tune::config_string(k, cands[cp.ranked[r]].values)
+               << "\n";
+      }
+    }
+    return 0;
   }
 
   // ---- generate -----------------------------------------------------------------------------

@@ -129,6 +129,8 @@ the chosen configurations into FILE (merged: other entries are kept) and prints 
 options:
   --target T          the target to tune (C and CUDA targets)
   --db FILE           the tuning database to write (read first if it exists)
+  --list              print the plan instead: per instance and class the spec hash, the
+                      shapes and the candidates in the rule's order; compile nothing
   --instance NAME     only this instance (default: every instance)
   --shape D=V,...     also time at this shape (every runtime dim; repeatable)
   --scalar NAME=V     value of a scalar argument (default 0.5 for floats, 1 for integers)
@@ -222,6 +224,10 @@ int run(int argc, char** argv) {
     }
     if (a == "--torch" && (cmd == "generate" || cmd == "outputs")) {
       o.torch = true;
+      continue;
+    }
+    if (a == "--list" && cmd == "tune") {
+      o.list = true;
       continue;
     }
     if (a == "--locs") {
