@@ -457,6 +457,8 @@ int Driver::tune(const Options& o) {
            << ": " << why << "\n";
       return 1;
     }
+    // (and no reference outputs of an earlier run in a kept --work folder)
+    std::system(("rm -f " + tune::shell_quote(ip.ref_dir) + "/ref_s*.bin").c_str());
     cmds.push_back({compile_c(ip.ref_dir, *find_target("c"), "tgref"), ip.ref_dir + "/build.log"});
     what.push_back("compiled the reference of " + ip.inst.name);
   }
@@ -480,7 +482,7 @@ int Driver::tune(const Options& o) {
       c.rejected = why;
       continue;
     }
-    tune::HarnessSpec hs{&k, ip.inst, "tgref", "tgcand", cuda, ip.shapes, scalar_values};
+    tune::HarnessSpec hs{&k, ip.inst, "tgref", "tgcand", cuda, ip.shapes, scalar_values, ip.ref_dir};
     std::string herr;
     std::string src = tune::harness_source(hs, herr);
     if (src.empty()) {

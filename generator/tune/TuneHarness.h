@@ -30,6 +30,10 @@ struct HarnessSpec {
   // Per shape: every runtime dim (kind Dim) of kernel->dims in declaration order.
   std::vector<std::vector<int64_t>> shapes;
   std::map<std::string, std::string> scalars; // scalar name -> C literal
+  // Where the reference's outputs are kept between harnesses (one file per shape and output
+  // tensor): the first harness of an instance computes them, the others read them, so the
+  // slow portable reference runs once per shape, not once per configuration. "" = no cache.
+  std::string ref_cache_dir;
 };
 
 // The harness source (C11; with `cuda`, C11 over the CUDA runtime API). Element counts are
