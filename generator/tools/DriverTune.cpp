@@ -603,10 +603,19 @@ int Driver::tune(const Options& o) {
         any_failed = true;
         continue;
       }
-      size_t inc = ok.front(), best = inc;
+      size_t inc = ok.front(), fastest = inc;
       for (size_t ci : ok)
-        if (geomean(cands[ci], cp.shapes) < geomean(cands[best], cp.shapes))
+        if (geomean(cands[ci], cp.shapes) < geomean(cands[fastest], cp.shapes))
+          fastest = ci;
+      // The challenger: the first in the rule's order within the margin of the fastest, so
+      // that noise among near-equal configurations does not decide between them.
+      size_t best = fastest;
+      for (size_t ci : ok)
+        if (geomean(cands[ci], cp.shapes) <=
+            (1.0 + margin / 100.0) * geomean(cands[fastest], cp.shapes)) {
           best = ci;
+          break;
+        }
       const double keep = 1.0 - margin / 100.0;
       cp.chosen = inc;
       if (best == inc) {
