@@ -50,10 +50,6 @@ std::string bytes_str(int64_t b) {
 // `range: [1, 100000]` on five constants from hanging the build.
 constexpr size_t kMaxConfigurations = 1u << 20;
 
-} // namespace
-
-namespace {
-
 // `rule` with its values replaced by `tuned`'s: the summary names the configuration and its
 // on-chip bytes, the reason where it came from and what the rule would have taken.
 ScheduleChoice apply_tuned(const Kernel& k, const std::map<std::string, int64_t>& instance_values,

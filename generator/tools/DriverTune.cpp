@@ -12,6 +12,7 @@
 #include "support/Strings.h"
 #include "support/TextEscape.h"
 #include "tune/Candidates.h"
+#include "tune/ChoiceRule.h"
 #include "tune/TuneHarness.h"
 #include "tune/TuneRun.h"
 #include "tune/TuningDb.h"
@@ -594,59 +595,38 @@ int Driver::tune(const Options& o) {
   for (auto& ip : plans) {
     const ir::Kernel& k = ip.lk->kernel;
     for (auto& cp : ip.classes) {
-      std::vector<size_t> ok;
+      std::vector<std::optional<double>> times;
       for (size_t ci : cp.ranked)
-        if (cands[ci].rejected.empty())
-          ok.push_back(ci);
-      if (ok.empty()) {
-        cp.why = "no configuration compiled and verified; no entry written";
+        times.push_back(cands[ci].rejected.empty()
+                            ? std::optional<double>(geomean(cands[ci], cp.shapes))
+                            : std::nullopt);
+      tune::FirstRound first = tune::first_round(times, margin);
+      cp.why = first.why;
+      if (!first.incumbent) {
         any_failed = true;
         continue;
       }
-      size_t inc = ok.front(), fastest = inc;
-      for (size_t ci : ok)
-        if (geomean(cands[ci], cp.shapes) < geomean(cands[fastest], cp.shapes))
-          fastest = ci;
-      // The challenger: the first in the rule's order within the margin of the fastest, so
-      // that noise among near-equal configurations does not decide between them.
-      size_t best = fastest;
-      for (size_t ci : ok)
-        if (geomean(cands[ci], cp.shapes) <=
-            (1.0 + margin / 100.0) * geomean(cands[fastest], cp.shapes)) {
-          best = ci;
-          break;
-        }
-      const double keep = 1.0 - margin / 100.0;
+      const size_t inc = cp.ranked[*first.incumbent];
       cp.chosen = inc;
-      if (best == inc) {
-        cp.why = "the rule's first choice, and the fastest";
-      } else if (geomean(cands[best], cp.shapes) >= keep * geomean(cands[inc], cp.shapes)) {
-        cp.why = "the rule's first choice; rank " +
-                 std::to_string(std::find(cp.ranked.begin(), cp.ranked.end(), best) -
-                                cp.ranked.begin() + 1) +
-                 " is faster by less than " + fixed(margin, 1) + "%";
-      } else {
+      if (first.challenger) {
         // Confirm: both again, the incumbent first, at the class's shapes.
-        std::map<size_t, double> m_inc, m_best;
-        std::string why;
-        bool ran = run_harness(cands[inc], cp.shapes, false, m_inc, why) &&
-                   run_harness(cands[best], cp.shapes, false, m_best, why);
+        const size_t best = cp.ranked[*first.challenger];
         Candidate ti = cands[inc], tb = cands[best];
-        ti.median_us = m_inc;
-        tb.median_us = m_best;
+        std::string why;
+        bool ran = run_harness(ti, cp.shapes, false, ti.median_us, why) &&
+                   run_harness(tb, cp.shapes, false, tb.median_us, why);
         if (ran) {
           cp.confirm_us[inc] = geomean(ti, cp.shapes);
           cp.confirm_us[best] = geomean(tb, cp.shapes);
         }
-        if (ran && cp.confirm_us[best] < keep * cp.confirm_us[inc]) {
+        if (ran && tune::confirmed(cp.confirm_us[inc], cp.confirm_us[best], margin)) {
           cp.chosen = best;
           cp.why = "faster than the rule's first choice by more than " + fixed(margin, 1) +
                    "% in both measurements";
         } else {
           cp.why = "the rule's first choice; the faster rank " +
-                   std::to_string(std::find(cp.ranked.begin(), cp.ranked.end(), best) -
-                                  cp.ranked.begin() + 1) +
-                   " was not confirmed" + (ran ? "" : " (" + why + ")");
+                   std::to_string(*first.challenger + 1) + " was not confirmed" +
+                   (ran ? "" : " (" + why + ")");
         }
       }
       tune::TuningEntry e;
