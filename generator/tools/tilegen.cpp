@@ -237,7 +237,11 @@ int run(int argc, char** argv) {
     std::string key = a, value;
     bool has_value = false;
     size_t eq = a.find('=');
-    if (eq != std::string::npos) {
+    if (cmd == "tune" && a.size() > 2 && a.compare(0, 2, "-j") == 0 && a[2] != '=') {
+      key = "-j"; // -j8, as make and ninja spell it
+      value = a.substr(2);
+      has_value = true;
+    } else if (eq != std::string::npos) {
       key = a.substr(0, eq);
       value = a.substr(eq + 1);
       has_value = true;
