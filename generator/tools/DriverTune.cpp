@@ -14,6 +14,7 @@
 #include "tune/Candidates.h"
 #include "tune/ChoiceRule.h"
 #include "tune/TuneHarness.h"
+#include "tune/TunePlan.h"
 #include "tune/TuneRun.h"
 #include "tune/TuningDb.h"
 
@@ -34,6 +35,13 @@
 #endif
 
 namespace tilegen::tools {
+
+using tune::Candidate;
+using tune::ClassPlan;
+using tune::InstancePlan;
+using tune::fixed;
+using tune::geomean;
+using tune::parse_harness;
 
 namespace {
 
@@ -57,82 +65,6 @@ bool write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   return static_cast<bool>(out);
-}
-
-// One configuration of one instance: generated and compiled once, timed at the shapes of the
-// classes it is eligible for.
-struct Candidate {
-  size_t inst = 0;              // index into Plan::instances
-  std::vector<int64_t> values;
-  std::string dir;
-  std::string rejected;         // why it cannot be chosen ("" while it can)
-  std::map<size_t, double> median_us; // shape index -> median of the runs
-};
-
-struct ClassPlan {
-  std::string name;
-  std::vector<size_t> shapes;  // indices into InstancePlan::shapes
-  std::vector<size_t> ranked;  // candidate indices, the rule's order
-  std::optional<size_t> chosen;
-  std::string why;             // the choice rule's verdict, for the table and the report
-  std::map<size_t, double> confirm_us; // candidate -> geometric mean of the confirmation
-};
-
-struct InstancePlan {
-  const LoadedKernel* lk = nullptr;
-  passes::Instance inst;
-  std::vector<std::vector<int64_t>> shapes; // runtime dims, declaration order
-  std::vector<std::string> shape_names;     // "M=64 N=256"
-  std::vector<ClassPlan> classes;
-  std::string ref_dir;
-};
-
-double geomean(const Candidate& c, const std::vector<size_t>& shapes) {
-  double s = 0;
-  for (size_t i : shapes)
-    s += std::log(c.median_us.at(i));
-  return std::exp(s / static_cast<double>(shapes.size()));
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-// Parses the harness's output: per shape line, the median of its times, or a rejection.
-bool parse_harness(const std::string& out, std::map<size_t, double>& medians, std::string& why) {
-  std::istringstream in(out);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::string word, status;
-    long shape = -1;
-    if (!(ls >> word >> shape >> status) || word != "shape")
-      continue;
-    if (status != "ok") {
-      why = line.substr(line.find(status));
-      return false;
-    }
-    std::vector<double> t;
-    double x;
-    while (ls >> x)
-      t.push_back(x > 1e-3 ? x : 1e-3); // a clock tick: keep the logarithm finite
-    if (t.empty()) {
-      why = "no times for shape " + std::to_string(shape);
-      return false;
-    }
-    medians[static_cast<size_t>(shape)] = median(t);
-  }
-  return true;
-}
-
-std::string fixed(double v, int digits) {
-  std::ostringstream os;
-  os.setf(std::ios::fixed);
-  os.precision(digits);
-  os << v;
-  return os.str();
 }
 
 } // namespace
@@ -252,7 +184,7 @@ int Driver::tune(const Options& o) {
         if (!o.instance.empty() && inst.name != o.instance)
           continue;
         const ir::Kernel& k = lk.kernel;
-        InstancePlan ip{&lk, inst, {}, {}, {}, {}};
+        InstancePlan ip{&lk.kernel, inst, {}, {}, {}, {}};
         std::vector<std::string> runtime_dims;
         for (const auto& d : k.dims)
           if (d.var->kind == ir::VarKind::Dim)
@@ -360,7 +292,7 @@ int Driver::tune(const Options& o) {
 
   if (o.list) { // the plan, without building anything
     for (const auto& ip : plans) {
-      const ir::Kernel& k = ip.lk->kernel;
+      const ir::Kernel& k = *ip.kernel;
       for (const auto& cp : ip.classes) {
         std::vector<std::string> shapes;
         for (size_t s : cp.shapes)
@@ -438,8 +370,10 @@ int Driver::tune(const Options& o) {
   auto compile_c = [&](const std::string& dir, const Target& t, const std::string& lib) {
     std::string sh = "cd " + tune::shell_quote(dir) + " && for f in " + lib + "__*.c; do " + cc +
                      " -std=gnu11 -O3 -fopenmp";
-    for (const auto& f : t.compile_flags)
-      sh += " " + tune::shell_quote(f);
+    for (const auto& f : t.compile_flags) {
+      sh += ' '; // (not " " + ...: GCC 12's -Wrestrict false positive, bug 105329)
+      sh += tune::shell_quote(f);
+    }
     sh += incs + " -I. -c \"$f\" || exit 1; done && " + cc + " -std=gnu11 -O2 -fopenmp" + incs +
           " -I. -c " + dispatch::dispatch_file_name(lib);
     return sh;
@@ -468,7 +402,7 @@ int Driver::tune(const Options& o) {
   for (size_t ci = 0; ci < cands.size(); ++ci) {
     Candidate& c = cands[ci];
     const InstancePlan& ip = plans[c.inst];
-    const ir::Kernel& k = ip.lk->kernel;
+    const ir::Kernel& k = *ip.kernel;
     c.dir = work + "/" + ip.inst.name + "/c" + std::to_string(ci);
     Options co;
     co.lib = "tgcand";
@@ -549,8 +483,11 @@ int Driver::tune(const Options& o) {
   auto run_harness = [&](Candidate& c, const std::vector<size_t>& shapes, bool verify,
                          std::map<size_t, double>& medians, std::string& why) {
     std::string list;
-    for (size_t s : shapes)
-      list += (list.empty() ? "" : ",") + std::to_string(s);
+    for (size_t s : shapes) {
+      if (!list.empty())
+        list += ',';
+      list += std::to_string(s);
+    }
     std::string out;
     int rc = tune::run_capture("cd " + tune::shell_quote(c.dir) + " && ./harness " +
                                    (verify ? "verify " : "time ") + std::to_string(runs) + " " +
@@ -585,7 +522,7 @@ int Driver::tune(const Options& o) {
     std::string why;
     if (!run_harness(c, shapes, true, c.median_us, why))
       c.rejected = why;
-    progress.step("ran " + ip.inst.name + " " + tune::config_string(ip.lk->kernel, c.values) +
+    progress.step("ran " + ip.inst.name + " " + tune::config_string(*ip.kernel, c.values) +
                   (c.rejected.empty() ? "" : " (rejected)"));
   }
 
@@ -593,7 +530,7 @@ int Driver::tune(const Options& o) {
   std::vector<tune::TuningEntry> tuned;
   bool any_failed = false;
   for (auto& ip : plans) {
-    const ir::Kernel& k = ip.lk->kernel;
+    const ir::Kernel& k = *ip.kernel;
     for (auto& cp : ip.classes) {
       std::vector<std::optional<double>> times;
       for (size_t ci : cp.ranked)
@@ -642,68 +579,11 @@ int Driver::tune(const Options& o) {
   progress.finish();
 
   // ---- the table, the report, the database --------------------------------------------------
-  std::string report = "{\n  \"target\": " + json_string(target->name) + ",\n  \"runs\": " +
-                       std::to_string(runs) + ",\n  \"warmup\": " + std::to_string(warmup) +
-                       ",\n  \"margin_percent\": " + fixed(margin, 2) + ",\n  \"classes\": [";
-  bool first_class = true;
   size_t rejected = 0;
   for (const auto& c : cands)
     rejected += c.rejected.empty() ? 0 : 1;
-  for (const auto& ip : plans) {
-    const ir::Kernel& k = ip.lk->kernel;
-    for (const auto& cp : ip.classes) {
-      std::vector<std::string> shapes;
-      for (size_t s : cp.shapes)
-        shapes.push_back(ip.shape_names[s]);
-      out_ << k.name << " " << ip.inst.name << " " << target->name << " class " << cp.name
-           << " at " << join(shapes, "; ") << "\n";
-      out_ << "  rank  configuration                          time (us)  status\n";
-      report += std::string(first_class ? "\n" : ",\n") + "    {\"kernel\": " +
-                json_string(k.name) + ", \"instance\": " + json_string(ip.inst.name) +
-                ", \"class\": " + json_string(cp.name) + ", \"shapes\": [";
-      for (size_t i = 0; i < shapes.size(); ++i)
-        report += (i ? ", " : "") + json_string(shapes[i]);
-      report += "],\n     \"chosen\": " +
-                (cp.chosen ? json_string(tune::config_string(k, cands[*cp.chosen].values))
-                           : std::string("null")) +
-                ", \"rule\": " + json_string(cp.why) + ",\n     \"candidates\": [";
-      first_class = false;
-      for (size_t r = 0; r < cp.ranked.size(); ++r) {
-        const Candidate& c = cands[cp.ranked[r]];
-        std::string cfg = tune::config_string(k, c.values);
-        std::string rank = std::to_string(r + 1), time;
-        if (c.rejected.empty())
-          time = fixed(geomean(c, cp.shapes), 2);
-        std::string status = !c.rejected.empty() ? "rejected: " + c.rejected.substr(0, c.rejected.find('\n'))
-                             : cp.chosen && *cp.chosen == cp.ranked[r] ? "chosen"
-                                                                       : "ok";
-        rank.resize(std::max<size_t>(6, rank.size() + 1), ' ');
-        cfg.resize(std::max<size_t>(39, cfg.size() + 1), ' ');
-        std::string tcol = time.empty() ? "-" : time;
-        tcol.insert(0, tcol.size() < 9 ? 9 - tcol.size() : 0, ' ');
-        out_ << "  " << rank << cfg << tcol << "  " << status << "\n";
-        report += std::string(r ? ",\n" : "\n") + "       {\"rank\": " + std::to_string(r + 1) +
-                  ", \"config\": " + json_string(tune::config_string(k, c.values)) +
-                  ", \"status\": " + json_string(c.rejected.empty() ? "ok" : "rejected");
-        if (!c.rejected.empty())
-          report += ", \"reason\": " + json_string(c.rejected);
-        else {
-          report += ", \"median_us\": {";
-          for (size_t i = 0; i < cp.shapes.size(); ++i)
-            report += (i ? ", " : "") + json_string(ip.shape_names[cp.shapes[i]]) + ": " +
-                      fixed(c.median_us.at(cp.shapes[i]), 3);
-          report += "}";
-          if (cp.confirm_us.count(cp.ranked[r]))
-            report += ", \"confirm_geomean_us\": " + fixed(cp.confirm_us.at(cp.ranked[r]), 3);
-        }
-        report += "}";
-      }
-      report += "\n     ]}";
-      out_ << "  -> " << (cp.chosen ? tune::config_string(k, cands[*cp.chosen].values) : "none")
-           << ": " << cp.why << "\n";
-    }
-  }
-  report += "\n  ]\n}\n";
+  tune::print_tables(out_, plans, cands, target->name);
+  const std::string report = tune::report_json(plans, cands, target->name, runs, warmup, margin);
   tune::TuningDb db = tune::merge_tuning_db(old_db, tuned);
   std::vector<OutputFile> db_file{{o.db_out.substr(o.db_out.find_last_of('/') + 1),
                                    tune::write_tuning_db(db)}};
