@@ -50,9 +50,20 @@ std::string bytes_str(int64_t b) {
 // `range: [1, 100000]` on five constants from hanging the build.
 constexpr size_t kMaxConfigurations = 1u << 20;
 
-// `rule` with its values replaced by `tuned`'s: the summary names the configuration and its
-// on-chip bytes, the reason where it came from and what the rule would have taken.
+// The summary line of GPU configuration `i` of `rec`: shared memory, registers, threads.
+std::string gpu_summary(const Recommendation& rec, size_t i, const Target& target) {
+  const ConfigEval& e = rec.configs[i];
+  return rec.config_str(i) + ": smem " + std::to_string(e.use.smem_bytes) + " B (" +
+         e.use.smem_breakdown() + ") of " + std::to_string(target.gpu.smem_per_block) + " B, ~" +
+         std::to_string(e.use.registers) + " registers/thread (estimate: " +
+         e.use.register_breakdown() + "), " + std::to_string(e.use.threads) + " threads";
+}
+
+// `rule` with its values replaced by `tuned`'s: the summary describes the configuration as the
+// rule's would (`rec`: the recommendation on GPU targets), the reason says where it came from
+// and what the rule would have taken.
 ScheduleChoice apply_tuned(const Kernel& k, const std::map<std::string, int64_t>& instance_values,
+                           const Target& target, const Recommendation* rec,
                            const ScheduleChoice& rule, const TunedConfig& tuned) {
   TG_ASSERT(tuned.values.size() == k.tile_consts.size(),
             "tuned configuration of " + std::to_string(tuned.values.size()) + " values for " +
@@ -70,7 +81,15 @@ ScheduleChoice apply_tuned(const Kernel& k, const std::map<std::string, int64_t>
   TG_ASSERT(fp.has_value(), "tuned configuration " + config + " has a non-constant extent");
   c.footprint = *fp;
   c.summary = (k.tile_consts.empty() ? std::string("no tile constants") : config) +
-              ": on-chip buffers " + std::to_string(*fp) + " B";
+              ": footprint " + std::to_string(*fp) + " B of " + std::to_string(rule.budget) +
+              " B budget";
+  if (rec)
+    for (size_t i = 0; i < rec->configs.size(); ++i)
+      if (rec->configs[i].values == tuned.values) {
+        c.footprint = rec->configs[i].use.smem_bytes;
+        c.summary = gpu_summary(*rec, i, target);
+        break;
+      }
   std::string was;
   for (const auto& [name, v] : rule.values)
     was += (was.empty() ? "" : " ") + name + "=" + std::to_string(v);
@@ -182,10 +201,17 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
                                                const Recommendation* known,
                                                const TunedConfig* tuned) {
   if (tuned) {
+    std::optional<Recommendation> computed;
+    if (target.is_gpu() && !known) { // once, for the rule's choice and the summary
+      computed = recommend(k, instance_values, target, diag);
+      if (!computed)
+        return std::nullopt;
+      known = &*computed;
+    }
     auto c = resolve_schedule(k, instance_values, target, diag, shape_class, known);
     if (!c)
       return std::nullopt;
-    return apply_tuned(k, instance_values, *c, *tuned);
+    return apply_tuned(k, instance_values, target, target.is_gpu() ? known : nullptr, *c, *tuned);
   }
   if (!target.is_gpu()) {
     TG_ASSERT(shape_class == kLargeClass, "C targets have no shape class '" + shape_class + "'");
@@ -212,10 +238,7 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
   c.configurations = set.total;
   c.feasible = set.eligible;
   c.shape_class = shape_class;
-  c.summary = rec->config_str(best) + ": smem " + std::to_string(e.use.smem_bytes) + " B (" +
-              e.use.smem_breakdown() + ") of " + std::to_string(target.gpu.smem_per_block) +
-              " B, ~" + std::to_string(e.use.registers) + " registers/thread (estimate: " +
-              e.use.register_breakdown() + "), " + std::to_string(e.use.threads) + " threads";
+  c.summary = gpu_summary(*rec, best, target);
   c.reason = "fastest of " + std::to_string(set.eligible) + " eligible configuration" +
              (set.eligible == 1 ? "" : "s") + " (of " + std::to_string(set.total) +
              ") by the analytic model of docs/recommend.md; " + choice_note(*rec, *cls, target);
