@@ -12,6 +12,8 @@
 #     [OUTPUT_DIR <dir>]              where generated sources go
 #                                     (default: ${CMAKE_CURRENT_BINARY_DIR}/<lib>_tilegen)
 #     [STATIC | SHARED]               library type (default: BUILD_SHARED_LIBS)
+#     [TUNING_DB <file.json>]         configurations measured by `tilegen tune` (docs/tune.md);
+#                                     a build dependency: editing it regenerates the library
 #     [TORCH])                        also the PyTorch extension <lib>_torch (docs/torch.md)
 #
 # How it works: at configure time `tilegen outputs` names the files a generation will write
@@ -181,7 +183,7 @@ endfunction()
 # _tilegen_plan_targets(<lib> <out_targets> <out_cuda> ARGS...): the TARGETS of a call of
 # add_tile_kernels (its ARGS), defaulted when absent, and the CUDA targets among them.
 function(_tilegen_plan_targets lib out_targets out_cuda)
-  cmake_parse_arguments(PARSE_ARGV 3 arg "STATIC;SHARED;TORCH" "OUTPUT_DIR" "SPECS;TARGETS")
+  cmake_parse_arguments(PARSE_ARGV 3 arg "STATIC;SHARED;TORCH" "OUTPUT_DIR;TUNING_DB" "SPECS;TARGETS")
   if(TILEGEN_HOST_BUILD)
     message(FATAL_ERROR "add_tile_kernels() called inside the host tilegen build")
   endif()
@@ -520,7 +522,7 @@ function(_tilegen_add_metal lib out_dir metal_files metal_flags outputs out_meta
 endfunction()
 
 function(_tilegen_add_tile_kernels lib)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "STATIC;SHARED;TORCH" "OUTPUT_DIR"
+  cmake_parse_arguments(PARSE_ARGV 1 arg "STATIC;SHARED;TORCH" "OUTPUT_DIR;TUNING_DB"
                         "SPECS;TARGETS;_TG_RESOLVED_TARGETS")
   set(arg_TARGETS "${arg__TG_RESOLVED_TARGETS}")
   if(arg_UNPARSED_ARGUMENTS)
@@ -569,14 +571,25 @@ function(_tilegen_add_tile_kernels lib)
   if(arg_TORCH)
     set(torch_flag --torch)
   endif()
+  # TUNING_DB: read by outputs (which variants classes share) and generate; a dependency of
+  # both (the configure step re-runs and the library regenerates when it changes).
+  set(db_flag "")
+  set(db_abs "")
+  if(arg_TUNING_DB)
+    get_filename_component(db_abs "${arg_TUNING_DB}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(NOT EXISTS "${db_abs}")
+      message(FATAL_ERROR "add_tile_kernels(${lib}): TUNING_DB file not found: ${db_abs}")
+    endif()
+    set(db_flag --tuning-db "${db_abs}")
+  endif()
 
   _tilegen_tools(tool_target tool_exe)
 
   # Configure time: the file list and the per-target flags. Re-run when a spec changes.
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${specs_abs})
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${specs_abs} ${db_abs})
   execute_process(
     COMMAND "${tool_exe}" outputs --lib ${lib} --targets ${targets_csv} --format=cmake
-            ${torch_flag} ${specs_arg}
+            ${torch_flag} ${db_flag} ${specs_arg}
     WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}"
     RESULT_VARIABLE rc OUTPUT_VARIABLE listing ERROR_VARIABLE errors)
   if(NOT rc EQUAL 0)
@@ -658,8 +671,8 @@ function(_tilegen_add_tile_kernels lib)
   add_custom_command(
     OUTPUT ${outputs}
     COMMAND "${generator_cmd}" generate --lib ${lib} --targets ${targets_csv}
-            --out "${out_dir}" ${torch_flag} ${specs_arg}
-    DEPENDS ${specs_abs} ${generator_deps}
+            --out "${out_dir}" ${torch_flag} ${db_flag} ${specs_arg}
+    DEPENDS ${specs_abs} ${db_abs} ${generator_deps}
     WORKING_DIRECTORY "${CMAKE_SOURCE_DIR}"
     COMMENT "tilegen: generating ${lib} (${n_variants} variants for ${targets_csv})"
     VERBATIM)

@@ -109,12 +109,12 @@ std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const T
 
 std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const Target& target,
                                   DiagEngine& diag, const std::string& shape_class,
-                                  const Recommendation* known) {
+                                  const Recommendation* known, const TunedConfig* tuned) {
 #ifndef NDEBUG
   check(k, "lowering", false);
 #endif
   // Tile constants first: the rule needs the instance's flags/value params for `require`.
-  auto choice = resolve_schedule(k, inst.values, target, diag, shape_class, known);
+  auto choice = resolve_schedule(k, inst.values, target, diag, shape_class, known, tuned);
   if (!choice)
     return std::nullopt;
 

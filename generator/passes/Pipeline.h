@@ -34,10 +34,14 @@ std::optional<ir::Kernel> instantiate(const ir::Kernel& k, const Instance& inst,
 // The same for one shape class of a GPU target (resolve_schedule's class overload): "large",
 // or a schedule.classes name. C targets have only "large".
 // `known`: the tile recommendation of this kernel, instance and target, if the caller has it.
+// `tuned`: the configuration to take instead of the rule's (a tuning database entry, or what
+// `tilegen tune` is timing; docs/tune.md).
 struct Recommendation;
+struct TunedConfig;
 std::optional<ir::Kernel> instantiate(const ir::Kernel& k, const Instance& inst,
                                       const Target& target, DiagEngine& diag,
                                       const std::string& shape_class,
-                                      const Recommendation* known = nullptr);
+                                      const Recommendation* known = nullptr,
+                                      const TunedConfig* tuned = nullptr);
 
 } // namespace tilegen::passes

@@ -7,6 +7,7 @@
 #include "support/InternalError.h"
 
 #include <limits>
+#include <sstream>
 
 namespace tilegen::passes {
 
@@ -48,6 +49,54 @@ std::string bytes_str(int64_t b) {
 // The configurations are visited as a mixed-radix counter; this cap keeps a typo such as
 // `range: [1, 100000]` on five constants from hanging the build.
 constexpr size_t kMaxConfigurations = 1u << 20;
+
+// The summary line of GPU configuration `i` of `rec`: shared memory, registers, threads.
+std::string gpu_summary(const Recommendation& rec, size_t i, const Target& target) {
+  const ConfigEval& e = rec.configs[i];
+  return rec.config_str(i) + ": smem " + std::to_string(e.use.smem_bytes) + " B (" +
+         e.use.smem_breakdown() + ") of " + std::to_string(target.gpu.smem_per_block) + " B, ~" +
+         std::to_string(e.use.registers) + " registers/thread (estimate: " +
+         e.use.register_breakdown() + "), " + std::to_string(e.use.threads) + " threads";
+}
+
+// `rule` with its values replaced by `tuned`'s: the summary describes the configuration as the
+// rule's would (`rec`: the recommendation on GPU targets), the reason says where it came from
+// and what the rule would have taken.
+ScheduleChoice apply_tuned(const Kernel& k, const std::map<std::string, int64_t>& instance_values,
+                           const Target& target, const Recommendation* rec,
+                           const ScheduleChoice& rule, const TunedConfig& tuned) {
+  TG_ASSERT(tuned.values.size() == k.tile_consts.size(),
+            "tuned configuration of " + std::to_string(tuned.values.size()) + " values for " +
+                std::to_string(k.tile_consts.size()) + " tile constants");
+  ScheduleChoice c = rule;
+  VarMap m = instance_var_map(k, instance_values);
+  for (size_t i = 0; i < k.tile_consts.size(); ++i) {
+    c.values[i].second = tuned.values[i];
+    m[k.tile_consts[i].var.get()] = make_i64(tuned.values[i]);
+  }
+  std::string config = config_str(k.tile_consts, tuned.values);
+  std::ostringstream sink; // eligible configurations have constant extents: nothing to say
+  DiagEngine quiet_diag(sink);
+  auto fp = onchip_footprint(allocated_buffers(k.body), m, config, quiet_diag);
+  TG_ASSERT(fp.has_value(), "tuned configuration " + config + " has a non-constant extent");
+  c.footprint = *fp;
+  c.summary = (k.tile_consts.empty() ? std::string("no tile constants") : config) +
+              ": footprint " + std::to_string(*fp) + " B of " + std::to_string(rule.budget) +
+              " B budget";
+  if (rec)
+    for (size_t i = 0; i < rec->configs.size(); ++i)
+      if (rec->configs[i].values == tuned.values) {
+        c.footprint = rec->configs[i].use.smem_bytes;
+        c.summary = gpu_summary(*rec, i, target);
+        break;
+      }
+  std::string was;
+  for (const auto& [name, v] : rule.values)
+    was += (was.empty() ? "" : " ") + name + "=" + std::to_string(v);
+  c.reason = "configuration of " + tuned.origin + " (docs/tune.md); the rule's choice was " +
+             (was.empty() ? std::string("the same") : was);
+  return c;
+}
 
 } // namespace
 
@@ -149,7 +198,21 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
                                                const std::map<std::string, int64_t>& instance_values,
                                                const Target& target, DiagEngine& diag,
                                                const std::string& shape_class,
-                                               const Recommendation* known) {
+                                               const Recommendation* known,
+                                               const TunedConfig* tuned) {
+  if (tuned) {
+    std::optional<Recommendation> computed;
+    if (target.is_gpu() && !known) { // once, for the rule's choice and the summary
+      computed = recommend(k, instance_values, target, diag);
+      if (!computed)
+        return std::nullopt;
+      known = &*computed;
+    }
+    auto c = resolve_schedule(k, instance_values, target, diag, shape_class, known);
+    if (!c)
+      return std::nullopt;
+    return apply_tuned(k, instance_values, target, target.is_gpu() ? known : nullptr, *c, *tuned);
+  }
   if (!target.is_gpu()) {
     TG_ASSERT(shape_class == kLargeClass, "C targets have no shape class '" + shape_class + "'");
     return resolve_schedule(k, instance_values, target, diag);
@@ -175,10 +238,7 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
   c.configurations = set.total;
   c.feasible = set.eligible;
   c.shape_class = shape_class;
-  c.summary = rec->config_str(best) + ": smem " + std::to_string(e.use.smem_bytes) + " B (" +
-              e.use.smem_breakdown() + ") of " + std::to_string(target.gpu.smem_per_block) +
-              " B, ~" + std::to_string(e.use.registers) + " registers/thread (estimate: " +
-              e.use.register_breakdown() + "), " + std::to_string(e.use.threads) + " threads";
+  c.summary = gpu_summary(*rec, best, target);
   c.reason = "fastest of " + std::to_string(set.eligible) + " eligible configuration" +
              (set.eligible == 1 ? "" : "s") + " (of " + std::to_string(set.total) +
              ") by the analytic model of docs/recommend.md; " + choice_note(*rec, *cls, target);

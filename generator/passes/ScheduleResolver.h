@@ -53,16 +53,27 @@ struct ScheduleChoice {
 std::optional<ScheduleChoice> resolve_schedule(const ir::Kernel& k,
                                                const std::map<std::string, int64_t>& instance_values,
                                                const Target& target, DiagEngine& diag);
+// A configuration that replaces the rule's choice: an entry of a tuning database
+// (docs/tune.md) or the configuration `tilegen tune` is timing. The caller has checked that it
+// is eligible (tune::ranked_configurations lists it); `origin` says where it came from in the
+// generated code's notes ("tuning database db.json entry softmax/f32/c_avx512/large").
+struct TunedConfig {
+  std::vector<int64_t> values; // tile constants, declaration order
+  std::string origin;
+};
+
 // The same for one shape class of a GPU target ("large", or a schedule.classes name; C
 // targets have only "large"). An unknown class is an internal error. `known`: the
 // passes::recommend result for this kernel, instance and target when the caller has it (the
 // driver asks once per instance and target, then instantiates each class's variant).
+// `tuned`: take this configuration instead of the rule's (the notes still name the rule's).
 struct Recommendation;
 std::optional<ScheduleChoice> resolve_schedule(const ir::Kernel& k,
                                                const std::map<std::string, int64_t>& instance_values,
                                                const Target& target, DiagEngine& diag,
                                                const std::string& shape_class,
-                                               const Recommendation* known = nullptr);
+                                               const Recommendation* known = nullptr,
+                                               const TunedConfig* tuned = nullptr);
 
 // The schedule.targets candidates of `tc` that apply to `target`: its own entry, else the
 // nearest fallback's (c_avx512 -> c_avx2 -> c), else nullptr (use the declared candidates).

@@ -17,6 +17,7 @@
 #include "spec/Frontend.h"
 #include "support/InternalError.h"
 #include "support/TextEscape.h"
+#include "tune/Candidates.h"
 
 #include <algorithm>
 #include <deque>
@@ -179,7 +180,8 @@ std::optional<ir::Kernel> Driver::instantiate_once(const ir::Kernel& k,
     return std::nullopt;
   auto known = recommendations_.find({&k, inst.name, t.name});
   auto ik = passes::instantiate(k, inst, t, diag_, shape_class,
-                                known == recommendations_.end() ? nullptr : known->second.get());
+                                known == recommendations_.end() ? nullptr : known->second.get(),
+                                tuned_for(k, inst, t, shape_class));
   if (!ik)
     failed.insert(key);
   return ik;
@@ -209,7 +211,9 @@ std::optional<std::vector<std::string>> Driver::class_plan(const ir::Kernel& k,
   for (size_t c = 0; c < names.size(); ++c) {
     TG_ASSERT(rec->classes[c].shape.name == names[c] && !rec->classes[c].ranked.empty(),
               "recommend() class " + rec->classes[c].shape.name + " out of order or unranked");
-    chosen.push_back(rec->configs[rec->classes[c].ranked.front().first].values);
+    const passes::TunedConfig* tuned = tuned_for(k, inst, t, names[c]);
+    chosen.push_back(tuned ? tuned->values
+                           : rec->configs[rec->classes[c].ranked.front().first].values);
   }
   std::vector<std::string> serving(names.size());
   for (size_t c = 0; c < names.size(); ++c) {
@@ -226,6 +230,84 @@ std::optional<std::vector<std::string>> Driver::class_plan(const ir::Kernel& k,
     serving[c] = names[first];
   }
   return serving;
+}
+
+// ---- tuning database (docs/tune.md) ---------------------------------------------------------
+
+bool Driver::load_tuning_db(const Options& o) {
+  forced_ = o.forced.empty() ? nullptr : &o.forced;
+  if (o.tuning_db.empty() || tuning_db_)
+    return true;
+  tuning_db_path_ = o.tuning_db;
+  tuning_db_ = tune::read_tuning_db(o.tuning_db, diag_);
+  return tuning_db_.has_value();
+}
+
+const passes::TunedConfig* Driver::tuned_for(const ir::Kernel& k, const passes::Instance& inst,
+                                             const Target& t, const std::string& shape_class) {
+  tune::TuningKey key{k.name, inst.name, t.name, shape_class};
+  const std::string id = key.str();
+  asked_.insert(id);
+  if (auto it = tuned_.find(id); it != tuned_.end())
+    return it->second.get();
+  std::unique_ptr<passes::TunedConfig>& slot = tuned_[id];
+  if (forced_) {
+    if (auto f = forced_->find(id); f != forced_->end())
+      slot = std::make_unique<passes::TunedConfig>(
+          passes::TunedConfig{f->second, "the configuration tilegen tune is timing"});
+    return slot.get();
+  }
+  const tune::TuningEntry* e = tuning_db_ ? tuning_db_->find(key) : nullptr;
+  if (!e)
+    return nullptr;
+  auto stale = [&](const std::string& why) {
+    diag_.warning(e->loc, "stale tuning database entry " + id + ": " + why +
+                              "; ignored (the schedule rule chooses; re-run tilegen tune, "
+                              "docs/tune.md)");
+    return nullptr;
+  };
+  const std::string hash = tune::spec_hash(k);
+  if (e->spec_hash != hash)
+    return stale("it was tuned for spec hash " + e->spec_hash + ", the kernel now hashes to " +
+                 hash + " (the spec changed)");
+  std::string why_not;
+  auto values = tune::config_values(*e, k, why_not);
+  if (!values)
+    return stale(why_not);
+  auto rec = recommendations_.find({&k, inst.name, t.name});
+  auto ranked = tune::ranked_configurations(k, inst.values, t, shape_class, diag_,
+                                            rec == recommendations_.end() ? nullptr
+                                                                          : rec->second.get());
+  if (!ranked)
+    return nullptr; // the schedule's own error, reported; instantiation stops on it too
+  if (std::find(ranked->begin(), ranked->end(), *values) == ranked->end())
+    return stale("its configuration " + tune::config_string(k, *values) + " is not among the " +
+                 std::to_string(ranked->size()) + " eligible configurations of target '" +
+                 t.name + "'");
+  slot = std::make_unique<passes::TunedConfig>(
+      passes::TunedConfig{*values, "tuning database " + tuning_db_path_ + " entry " + id});
+  return slot.get();
+}
+
+void Driver::warn_unused_entries(const std::vector<LoadedSpec>& loaded,
+                                 const std::vector<const Target*>& targets) {
+  if (!tuning_db_)
+    return;
+  for (const auto& e : tuning_db_->entries) {
+    if (asked_.count(e.key.str()))
+      continue;
+    bool ours = std::any_of(targets.begin(), targets.end(),
+                            [&](const Target* t) { return t->name == e.key.target; });
+    bool kernel = false;
+    for (const auto& s : loaded)
+      for (const auto& lk : s.kernels)
+        kernel = kernel || lk.kernel.name == e.key.kernel;
+    if (ours && kernel) // other kernels and targets: entries for other libraries
+      diag_.warning(e.loc, "tuning database entry " + e.key.str() +
+                               " matches no variant: kernel '" + e.key.kernel +
+                               "' has no instance '" + e.key.instance + "' with class '" +
+                               e.key.cls + "' on target '" + e.key.target + "'; ignored");
+  }
 }
 
 // A WGSL variant must fit WebGPU's limits (workgroup memory, invocations, storage buffers) and
@@ -253,6 +335,20 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
     return std::nullopt;
   if (!resolve_targets(o, targets, false))
     return std::nullopt;
+  if (!load_tuning_db(o))
+    return std::nullopt;
+  // tilegen tune: a library of one instance (the harness calls only its function).
+  if (!o.only_instance.empty())
+    for (auto& s : *loaded) {
+      std::vector<LoadedKernel> kept;
+      for (auto& lk : s.kernels)
+        for (const auto& inst : lk.instances)
+          if (inst.name == o.only_instance) {
+            kept.push_back({std::move(lk.kernel), {inst}});
+            break;
+          }
+      s.kernels = std::move(kept);
+    }
 
   // WGSL targets have no C entry points: they feed the ES module (wgsl_lib), not the C
   // dispatch library, which gets every other target (Metal through its C launchers).
@@ -309,6 +405,7 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
     }
   if (diag_.has_errors())
     return std::nullopt;
+  warn_unused_entries(*loaded, targets);
   if (!c_side.empty()) {
     files.insert(files.begin(), {dispatch::header_file_name(o.lib), dispatch::emit_header(lib)});
     files.insert(files.begin() + 1,
@@ -373,7 +470,7 @@ int Driver::check(const Options& o) {
   if (!resolve_targets(o, targets, true))
     return 2;
   auto loaded = load(o.specs, o.lib);
-  if (!loaded)
+  if (!loaded || !load_tuning_db(o))
     return 1;
   FailedPairs failed;
   for (const auto& s : *loaded)
@@ -384,6 +481,8 @@ int Driver::check(const Options& o) {
             for (const std::string& cls : distinct(*plan)) // the variants generate would emit
               if (auto ik = instantiate_once(lk.kernel, inst, *t, failed, cls))
                 wgsl_fits(lk.kernel, *ik, *t, failed);
+  if (!diag_.has_errors())
+    warn_unused_entries(*loaded, targets);
   return diag_.has_errors() ? 1 : 0;
 }
 
@@ -537,7 +636,7 @@ int Driver::outputs(const Options& o) {
   if (!resolve_targets(o, targets, false))
     return 2;
   auto loaded = load(o.specs, o.lib);
-  if (!loaded)
+  if (!loaded || !load_tuning_db(o))
     return 1;
   bool cmake = o.format == "cmake";
   // cmake records are split at spaces (cmake/TileGen.cmake): each field is a generated name,

@@ -8,7 +8,9 @@
 
 #include "ir/IR.h"
 #include "passes/Pipeline.h"
+#include "passes/ScheduleResolver.h"
 #include "passes/TileRecommend.h"
+#include "tune/TuningDb.h"
 #include "support/AtomicFile.h"
 #include "support/Diagnostics.h"
 #include "targets/Target.h"
@@ -36,6 +38,23 @@ struct Options {
   bool verbose = false;             // generate -v: say what was written
   bool torch = false;               // generate/outputs --torch: also <lib>_torch.cpp (PyTorch ops)
   bool show_locs = false;           // dump --locs
+  std::string tuning_db;            // generate/outputs/check --tuning-db FILE (docs/tune.md)
+  // tune: the options of `tilegen tune` (docs/tune.md)
+  std::vector<std::string> shapes;  // --shape NAME=V,... (repeatable)
+  std::vector<std::string> scalars; // --scalar NAME=V (repeatable)
+  std::string db_out;               // --db FILE (read if it exists, merged, written)
+  std::string report;               // --report FILE
+  std::string nvcc, cc;             // --nvcc, --cc
+  std::string runtime_dir;          // --runtime DIR (the runtime sources: include/, src/)
+  std::string work_dir;             // --work DIR (kept; default a temporary folder, removed)
+  int jobs = 0;                     // -j N (0: the number of CPUs)
+  int runs = 0, warmup = -1;        // --runs N, --warmup N
+  double margin = -1;               // --margin PERCENT
+  bool list = false;                // --list: print the plan (hash, shapes, candidates), run nothing
+  // Internal (tilegen tune): build only this instance of each kernel, and take these
+  // configurations, keyed by TuningKey::str(), instead of the rule's.
+  std::string only_instance;
+  std::map<std::string, std::vector<int64_t>> forced;
 };
 
 // One spec file after the front end: its type-bound kernels and their instances.
@@ -61,6 +80,8 @@ public:
   int target_flags(const std::string& target);
   // DriverExplain.cpp: pictures of one instance on one target (docs/explain.md).
   int explain(const Options& o);
+  // DriverTune.cpp: time every eligible configuration and write a tuning database.
+  int tune(const Options& o);
 
   // Exposed for tests: the in-memory result of `generate` (nullopt after user errors).
   std::optional<std::vector<OutputFile>> build_outputs(const Options& o);
@@ -94,6 +115,15 @@ private:
   std::optional<std::vector<std::string>> class_plan(const ir::Kernel& k,
                                                      const passes::Instance& inst,
                                                      const Target& t, FailedPairs& failed);
+  // The configuration of (k, inst, t, shape_class) that replaces the rule's: Options::forced,
+  // else a current --tuning-db entry (a stale one is a warning at the entry, once).
+  const passes::TunedConfig* tuned_for(const ir::Kernel& k, const passes::Instance& inst,
+                                       const Target& t, const std::string& shape_class);
+  // --tuning-db: read once per command; false after a located error.
+  bool load_tuning_db(const Options& o);
+  // Warnings for entries of kernels and targets of this run that no variant asked for.
+  void warn_unused_entries(const std::vector<LoadedSpec>& loaded,
+                           const std::vector<const Target*>& targets);
   bool wgsl_fits(const ir::Kernel& k, const ir::Kernel& instantiated, const Target& t,
                  FailedPairs& failed);
 
@@ -104,6 +134,11 @@ private:
   // recommender runs once per instance and target, not once more per class variant.
   std::map<std::tuple<const ir::Kernel*, std::string, std::string>,
            std::shared_ptr<const passes::Recommendation>> recommendations_;
+  std::optional<tune::TuningDb> tuning_db_;
+  std::string tuning_db_path_;
+  const std::map<std::string, std::vector<int64_t>>* forced_ = nullptr;
+  std::map<std::string, std::unique_ptr<passes::TunedConfig>> tuned_; // by TuningKey::str()
+  std::set<std::string> asked_; // keys tuned_for was asked about
 };
 
 } // namespace tilegen::tools

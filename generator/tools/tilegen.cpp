@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <pthread.h>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -33,6 +34,7 @@ commands:
   outputs      print the names of the files `generate` would write (used by CMake)
   target-flags print the compiler flags of a target's variant sources, one per line
   explain      draw an instance on a target: fragment layouts, swizzles, pipeline (HTML/SVG)
+  tune         time every eligible configuration on this machine, write a tuning database
   help         show help for a command: tilegen help generate
 
 exit codes: 0 ok, 1 errors in a spec (printed as file:line:col), 2 bad command line,
@@ -41,7 +43,7 @@ See docs/cli.md.
 )";
 
 const std::map<std::string, std::string> kCommandHelp = {
-    {"generate", R"(usage: tilegen generate --lib NAME --targets T1,T2,... --out DIR [--torch] [-v] SPEC...
+    {"generate", R"(usage: tilegen generate --lib NAME --targets T1,T2,... --out DIR [--torch] [--tuning-db FILE] [-v] SPEC...
 
 Writes into DIR:
   NAME.h                             the C API: one function (and a _query twin) per kernel
@@ -59,9 +61,12 @@ options:
   --out DIR         output folder (created if missing)
   --torch           also write NAME_torch.cpp: PyTorch operators torch.ops.NAME.<kernel> over
                     the C API (docs/torch.md; add_tile_kernels(NAME ... TORCH) builds it)
+  --tuning-db FILE  take the configurations of FILE's current entries (written by
+                    `tilegen tune`) instead of the schedule rule's; stale entries are warned
+                    about and ignored (docs/tune.md)
   -v, --verbose     say which files were written, kept and removed
 )"},
-    {"check", R"(usage: tilegen check [--targets T1,T2,...] [--lib NAME] SPEC...
+    {"check", R"(usage: tilegen check [--targets T1,T2,...] [--lib NAME] [--tuning-db FILE] SPEC...
 
 Parses, checks and instantiates every kernel of every SPEC for the targets (default: every
 target of `tilegen targets`, so that the rules of the GPU targets show here, not first in a
@@ -87,7 +92,7 @@ real names; otherwise <lib>_...).
 Lists the targets: backend, selection preference, the CPU features a variant needs at run time,
 the compiler flags of its sources and a summary.
 )"},
-    {"outputs", R"(usage: tilegen outputs --lib NAME --targets T1,... [--format=names|cmake] [--torch] SPEC...
+    {"outputs", R"(usage: tilegen outputs --lib NAME --targets T1,... [--format=names|cmake] [--torch] [--tuning-db FILE] SPEC...
 
 Prints the names of the files `tilegen generate` would write with the same arguments, one per
 line. --format=cmake prints records for CMake: `header F`, `source F`, `variant TARGET F` and
@@ -109,6 +114,35 @@ options:
   --format FMT      html (default) or svg
   --out FILE        write FILE (whole or not at all) instead of standard output
 See docs/explain.md.
+)"},
+    {"tune", R"(usage: tilegen tune --target T --db FILE [options] SPEC
+
+For each instance of SPEC's kernel and each shape class (GPU targets: schedule.classes and
+"large"; C targets: "large"), builds one library per eligible configuration (the candidates
+the schedule rule ranks), compiles it (C targets: the host C compiler; CUDA targets: nvcc and
+the host C compiler), links it to a generated harness that fills the inputs deterministically,
+checks the outputs against the portable `c` variant and times it at the class's representative
+shape and the --shape shapes that fall in the class. Per class, the rule's first choice stays
+unless another configuration is faster by more than the margin twice (docs/tune.md). Writes
+the chosen configurations into FILE (merged: other entries are kept) and prints a table.
+
+options:
+  --target T          the target to tune (C and CUDA targets)
+  --db FILE           the tuning database to write (read first if it exists)
+  --list              print the plan instead: per instance and class the spec hash, the
+                      shapes and the candidates in the rule's order; compile nothing
+  --instance NAME     only this instance (default: every instance)
+  --shape D=V,...     also time at this shape (every runtime dim; repeatable)
+  --scalar NAME=V     value of a scalar argument (default 0.5 for floats, 1 for integers)
+  --report FILE       also write the measured times and rejections (JSON)
+  -j N                parallel compiles (default: the number of CPUs)
+  --runs N            timed runs per measurement, median taken (default 5)
+  --warmup N          untimed runs first (default 2)
+  --margin PERCENT    how much faster another configuration must be (default 5)
+  --cc CC, --nvcc NVCC  the compilers (default: $CC or cc; nvcc on PATH)
+  --runtime DIR       tilegen's runtime sources (include/, src/; default: this tilegen's)
+  --work DIR          build in DIR and keep it (default: a temporary folder, removed)
+See docs/tune.md.
 )"},
     {"target-flags", R"(usage: tilegen target-flags TARGET
 
@@ -163,7 +197,10 @@ int run(int argc, char** argv) {
   // Options take a value as --opt=value or --opt value.
   static const std::vector<std::string> with_value = {"--lib",   "--targets",  "--out",
                                                       "--stage", "--target",   "--instance",
-                                                      "--format"};
+                                                      "--format", "--tuning-db", "--shape",
+                                                      "--scalar", "--db", "--report", "--nvcc",
+                                                      "--cc", "--runtime", "--work", "-j",
+                                                      "--runs", "--warmup", "--margin"};
   Options o;
   std::vector<std::string> positional;
   bool only_positional = false;
@@ -189,6 +226,10 @@ int run(int argc, char** argv) {
       o.torch = true;
       continue;
     }
+    if (a == "--list" && cmd == "tune") {
+      o.list = true;
+      continue;
+    }
     if (a == "--locs") {
       o.show_locs = true;
       continue;
@@ -196,7 +237,11 @@ int run(int argc, char** argv) {
     std::string key = a, value;
     bool has_value = false;
     size_t eq = a.find('=');
-    if (eq != std::string::npos) {
+    if (cmd == "tune" && a.size() > 2 && a.compare(0, 2, "-j") == 0 && a[2] != '=') {
+      key = "-j"; // -j8, as make and ninja spell it
+      value = a.substr(2);
+      has_value = true;
+    } else if (eq != std::string::npos) {
       key = a.substr(0, eq);
       value = a.substr(eq + 1);
       has_value = true;
@@ -223,6 +268,44 @@ int run(int argc, char** argv) {
       o.instance = value;
     else if (key == "--format")
       o.format = value;
+    else if (key == "--tuning-db" && (cmd == "generate" || cmd == "outputs" || cmd == "check"))
+      o.tuning_db = value;
+    else if (cmd != "tune")
+      return usage_error("unknown option '" + key + "' for '" + cmd + "'", cmd);
+    else if (key == "--shape")
+      o.shapes.push_back(value);
+    else if (key == "--scalar")
+      o.scalars.push_back(value);
+    else if (key == "--db")
+      o.db_out = value;
+    else if (key == "--report")
+      o.report = value;
+    else if (key == "--nvcc")
+      o.nvcc = value;
+    else if (key == "--cc")
+      o.cc = value;
+    else if (key == "--runtime")
+      o.runtime_dir = value;
+    else if (key == "--work")
+      o.work_dir = value;
+    else if (key == "-j" || key == "--runs" || key == "--warmup" || key == "--margin") {
+      char* end = nullptr;
+      double v = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end || v < 0 || (key != "--margin" && v != static_cast<int>(v)) ||
+          v > 1e6 || ((key == "-j" || key == "--runs") && v < 1))
+        return usage_error("option " + key + " needs a " +
+                               (key == "--margin" ? "non-negative number" : "positive integer") +
+                               " (got '" + value + "')",
+                           cmd);
+      if (key == "-j")
+        o.jobs = static_cast<int>(v);
+      else if (key == "--runs")
+        o.runs = static_cast<int>(v);
+      else if (key == "--warmup")
+        o.warmup = static_cast<int>(v);
+      else
+        o.margin = v;
+    }
   }
   o.specs = positional;
 
@@ -239,6 +322,8 @@ int run(int argc, char** argv) {
     return driver.outputs(o);
   if (cmd == "explain")
     return driver.explain(o);
+  if (cmd == "tune")
+    return driver.tune(o);
   if (cmd == "targets") {
     if (!positional.empty())
       return usage_error("'targets' takes no arguments", cmd);

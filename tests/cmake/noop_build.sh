@@ -47,4 +47,28 @@ if grep -q "noop__gemm__f32__c.c.o" "$d/edit.log"; then
   fail "unchanged c variant was recompiled"
 fi
 "$d/build/noop_main"
+
+# 4. TUNING_DB: an entry for gemm f32 on c takes the rule's second configuration; the file is a
+#    build dependency, so editing it (the third configuration) regenerates the library.
+list=$("$TILEGEN" tune --list --target c --instance f32 "$d/src/gemm.yaml")
+hash=$(echo "$list" | sed -n 's/.*spec_hash //p')
+second=$(echo "$list" | sed -n 's/^  2\. //p')
+third=$(echo "$list" | sed -n 's/^  3\. //p')
+[ -n "$hash" ] && [ -n "$second" ] && [ -n "$third" ] || { echo "$list"; fail "test setup: tune --list"; }
+write_db() { # a configuration "BM=.. BN=.. BK=.." -> db.json
+  local config=$(echo "$1" | sed 's/\([A-Za-z_]*\)=\([0-9]*\)/"\1": \2/g; s/ "/, "/g')
+  printf '{"format": "tilegen-tuning-db", "version": 1, "entries": [{"kernel": "gemm", "instance": "f32", "target": "c", "class": "large", "spec_hash": "%s", "config": {%s}}]}\n' \
+    "$hash" "$config" > "$d/db.json"
+}
+write_db "$second"
+"$CMAKE" "$d/build" -DNOOP_TUNING_DB="$d/db.json" >/dev/null
+"$NINJA" -C "$d/build" > "$d/db.log" 2>&1 || { cat "$d/db.log"; fail "build with TUNING_DB"; }
+grep -q "schedule: $second: " "$gen/noop__gemm__f32__c.c" || fail "TUNING_DB entry ($second) not taken"
+grep -q "tuning database" "$gen/noop__gemm__f32__c.c" || fail "no tuning database note"
+sleep 1.1
+write_db "$third"
+"$NINJA" -C "$d/build" > "$d/db2.log" 2>&1 || { cat "$d/db2.log"; fail "build after editing the TUNING_DB"; }
+grep -q "tilegen: generating noop" "$d/db2.log" || { cat "$d/db2.log"; fail "editing the TUNING_DB did not regenerate"; }
+grep -q "schedule: $third: " "$gen/noop__gemm__f32__c.c" || fail "edited TUNING_DB entry ($third) not taken"
+"$d/build/noop_main"
 echo "no-op build OK"

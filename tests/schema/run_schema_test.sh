@@ -46,6 +46,22 @@ if ! NODE_PATH="$work/node_modules" node "$here/check_errors.js" "$schema" "$her
   failures=$((failures + 1))
 fi
 
+# 4. The tuning database schema (docs/tune.md): a database validates; every bad one in
+#    tuning_db/bad/ is rejected for the reason its '# expect:' line names.
+db_schema="$src_root/schemas/tilegen-tuning-db.schema.json"
+db_opts=(--spec=draft7 --strict=true --strict-tuples=false -c ajv-formats --all-errors -s "$db_schema")
+if ! "${ajv[@]}" validate "${db_opts[@]}" -d "$here/tuning_db/good.json"; then
+  echo "FAIL: tests/schema/tuning_db/good.json does not validate against the tuning database schema"
+  failures=$((failures + 1))
+fi
+if ! "${ajv[@]}" test "${db_opts[@]}" --errors=no -d "$here/tuning_db/bad/*.yaml" --invalid; then
+  echo "FAIL: a database in tests/schema/tuning_db/bad/ was accepted"
+  failures=$((failures + 1))
+fi
+if ! NODE_PATH="$work/node_modules" node "$here/check_errors.js" "$db_schema" "$here"/tuning_db/bad/*.yaml; then
+  failures=$((failures + 1))
+fi
+
 if [ $failures -ne 0 ]; then
   echo "$failures schema check(s) failed"
   exit 1

@@ -1,0 +1,58 @@
+#include "tune/ChoiceRule.h"
+
+#include <cstdio>
+
+namespace tilegen::tune {
+
+namespace {
+
+std::string percent(double m) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", m);
+  return buf;
+}
+
+} // namespace
+
+bool confirmed(double incumbent_us, double challenger_us, double margin_percent) {
+  return challenger_us < (1.0 - margin_percent / 100.0) * incumbent_us;
+}
+
+FirstRound first_round(const std::vector<std::optional<double>>& times, double margin_percent) {
+  FirstRound r;
+  std::optional<size_t> fastest;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (!times[i])
+      continue;
+    if (!r.incumbent)
+      r.incumbent = i;
+    if (!fastest || *times[i] < *times[*fastest])
+      fastest = i;
+  }
+  if (!r.incumbent) {
+    r.why = "no configuration compiled and verified; no entry written";
+    return r;
+  }
+  size_t challenger = *fastest;
+  for (size_t i = 0; i < times.size(); ++i)
+    if (times[i] && *times[i] <= (1.0 + margin_percent / 100.0) * *times[*fastest]) {
+      challenger = i;
+      break;
+    }
+  if (challenger == *r.incumbent) {
+    r.why = challenger == *fastest ? "the rule's first choice, and the fastest"
+                                   : "the rule's first choice; rank " +
+                                         std::to_string(*fastest + 1) + " is faster by less than " +
+                                         percent(margin_percent);
+    return r;
+  }
+  if (!confirmed(*times[*r.incumbent], *times[challenger], margin_percent)) {
+    r.why = "the rule's first choice; rank " + std::to_string(challenger + 1) +
+            " is faster by less than " + percent(margin_percent);
+    return r;
+  }
+  r.challenger = challenger;
+  return r;
+}
+
+} // namespace tilegen::tune

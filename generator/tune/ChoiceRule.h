@@ -1,0 +1,32 @@
+// ChoiceRule: which configuration `tilegen tune` writes for a class (docs/tune.md
+// "Choosing"). Pure functions of the measured times, so that the rule is tested without a
+// machine's noise:
+//  1. the incumbent is the first configuration, in the schedule rule's order, that compiled
+//     and verified; the challenger is the first in that order whose time is within the margin
+//     of the fastest one's;
+//  2. the incumbent stays if the challenger is the incumbent or not faster by more than the
+//     margin;
+//  3. otherwise both are timed again, and the challenger wins only if it is again faster by
+//     more than the margin.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tilegen::tune {
+
+struct FirstRound {
+  std::optional<size_t> incumbent;  // index into the ranked list; nullopt: none passed
+  std::optional<size_t> challenger; // set: must be confirmed (confirmed())
+  std::string why;                  // the verdict when nothing is to be confirmed
+};
+
+// `times`: per configuration in the rule's order, its time (geometric mean of its medians),
+// nullopt if rejected. `margin_percent` >= 0.
+FirstRound first_round(const std::vector<std::optional<double>>& times, double margin_percent);
+
+// Step 3: the second measurement of the incumbent and the challenger.
+bool confirmed(double incumbent_us, double challenger_us, double margin_percent);
+
+} // namespace tilegen::tune
