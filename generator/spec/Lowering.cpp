@@ -68,6 +68,12 @@ private:
     }
     for (const auto& s : spec_.scalars) {
       auto t = lo_.dtype(s.type, "scalar '" + s.name.name + "'");
+      if (t == ir::DType::u64()) { // tg_variant_args carries scalars as doubles
+        diag_.error(s.type.loc, "scalar '" + s.name.name + "' cannot be u64: scalars reach the "
+                                "kernel as doubles, exact up to 2^53 only; use a u32 scalar, or a "
+                                "one-element u64 tensor (docs/spec.md \"Unsigned integers\")");
+        t.reset();
+      }
       if (!t) {
         declare(SymKind::Scalar, s.name);
         continue;
