@@ -657,7 +657,7 @@ Expr Lowerer::ternary(const SExpr& e, Where where) {
     adopt_literal(t, f);
     adopt_literal(f, t);
     if (mixed_signs(t->type, f->type)) {
-      mixed_sign_error(e.op_loc, "the arms of '?:'", t->type, f->type);
+      mixed_sign_error(e.op_loc, "'?:'", t->type, f->type);
       return nullptr;
     }
     DType ty = common_type(t->type, f->type);
