@@ -472,7 +472,7 @@ std::string emit_wgsl_manifest(const WgslLibrary& lib) {
     s += "],\n      \"scalars\": [";
     for (size_t i = 0; i < k.scalars.size(); ++i)
       s += std::string(i ? ", " : "") + "{\"name\": " + quote(k.scalars[i]->name) + ", \"type\": " +
-           quote(k.scalars[i]->type.is_int() ? "i32" : "f32") + "}";
+           quote(k.scalars[i]->type.is_unsigned() ? "u32" : k.scalars[i]->type.is_int() ? "i32" : "f32") + "}";
     s += "],\n      \"flags\": [";
     for (size_t i = 0; i < k.flags.size(); ++i)
       s += std::string(i ? ", " : "") + quote(k.flags[i]->name);

@@ -16,12 +16,14 @@ std::string metallib_symbol(const std::string& lib) { return lib + "_metallib"; 
 
 namespace {
 
-// The C type of an MSL tg_params field (emit::msl_params: long, float, int).
+// The C type of an MSL tg_params field (emit::msl_params: long, float, int, uint).
 const char* c_field_type(const std::string& msl) {
   if (msl == "long")
     return "int64_t";
   if (msl == "float")
     return "float";
+  if (msl == "uint")
+    return "uint32_t";
   TG_ASSERT(msl == "int", "Metal host: unexpected parameter type " + msl);
   return "int32_t";
 }

@@ -149,6 +149,10 @@ const char* c_type_name(ir::DType t) {
   case ir::ScalarKind::I8: return "int8_t";
   case ir::ScalarKind::I32: return "int32_t";
   case ir::ScalarKind::I64: return "int64_t";
+  case ir::ScalarKind::U8: return "uint8_t";
+  case ir::ScalarKind::U16: return "uint16_t";
+  case ir::ScalarKind::U32: return "uint32_t";
+  case ir::ScalarKind::U64: return "uint64_t";
   case ir::ScalarKind::F16: return "tg_f16";
   case ir::ScalarKind::BF16: return "tg_bf16";
   case ir::ScalarKind::F32: return "float";

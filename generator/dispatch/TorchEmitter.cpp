@@ -40,6 +40,10 @@ std::string scalar_type(DType t) {
   case ScalarKind::I64: return "at::ScalarType::Long";
   case ScalarKind::E4M3: return "at::ScalarType::Float8_e4m3fn";
   case ScalarKind::E5M2: return "at::ScalarType::Float8_e5m2";
+  case ScalarKind::U8: return "at::ScalarType::Byte";
+  case ScalarKind::U16:
+  case ScalarKind::U32:
+  case ScalarKind::U64: // check_torch refuses them
   case ScalarKind::Bool: break;
   }
   internal_error("torch binding: tensor of dtype " + std::string(t.name()));
@@ -125,6 +129,12 @@ std::string scalar_value(const Var& s, const std::string& op) {
   case ScalarKind::I8: return "tg_int_scalar<int8_t>(" + lit(op) + ", " + lit(n) + ", " + n + ")";
   case ScalarKind::I32: return "tg_int_scalar<int32_t>(" + lit(op) + ", " + lit(n) + ", " + n + ")";
   case ScalarKind::I64: return n;
+  case ScalarKind::U8:
+  case ScalarKind::U16:
+  case ScalarKind::U32:
+    return "tg_int_scalar<" + std::string(c_type_name(s.type)) + ">(" + lit(op) + ", " + lit(n) +
+           ", " + n + ")";
+  case ScalarKind::U64: // check_torch refuses it
   case ScalarKind::Bool: break;
   }
   internal_error("torch binding: scalar of dtype " + std::string(s.type.name()));
@@ -196,6 +206,7 @@ std::string tg_dtype_name(at::ScalarType s) {
   case at::ScalarType::Char: return "torch.int8";
   case at::ScalarType::Int: return "torch.int32";
   case at::ScalarType::Long: return "torch.int64";
+  case at::ScalarType::Byte: return "torch.uint8";
 #ifdef TG_TORCH_FLOAT8
   case at::ScalarType::Float8_e4m3fn: return "torch.float8_e4m3fn";
   case at::ScalarType::Float8_e5m2: return "torch.float8_e5m2";
@@ -798,6 +809,30 @@ std::vector<Op> library_ops(const Library& lib) {
 }
 
 } // namespace
+
+bool check_torch(const Library& lib, DiagEngine& diag) {
+  bool ok = true;
+  auto refuse = [&](const ir::Kernel& k, DType t, const std::string& what, const SourceLoc& loc) {
+    diag.error(loc.known() ? loc : k.loc,
+               "--torch: " + what + " of kernel '" + k.name + "' has dtype " + t.name() +
+                   ", which the PyTorch operators cannot take (torch has no " + t.name() +
+                   (what.rfind("scalar", 0) == 0 ? " scalar: a Python int is an int64" : " tensors before 2.3") +
+                   "); use u8 or a signed type for it, or generate without --torch (docs/torch.md)");
+    ok = false;
+  };
+  std::set<const ir::Kernel*> seen;
+  for (const auto& e : lib.kernels) {
+    if (!seen.insert(e.kernel).second)
+      continue;
+    for (const auto& t : e.kernel->tensors)
+      if (t->dtype.is_unsigned() && t->dtype != DType::u8())
+        refuse(*e.kernel, t->dtype, "tensor '" + t->name + "'", t->loc);
+    for (const auto& s : e.kernel->scalars)
+      if (s->type == DType::u64())
+        refuse(*e.kernel, s->type, "scalar '" + s->name + "'", s->loc);
+  }
+  return ok;
+}
 
 std::string emit_torch_binding(const Library& lib) {
   std::ostringstream os;

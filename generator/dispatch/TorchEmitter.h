@@ -10,6 +10,7 @@
 #pragma once
 
 #include "dispatch/DispatchEmitter.h"
+#include "support/Diagnostics.h"
 
 #include <string>
 
@@ -17,6 +18,10 @@ namespace tilegen::dispatch {
 
 // <lib>_torch.cpp
 std::string torch_file_name(const std::string& lib);
+
+// Reports (a located error each) the tensors and scalars whose dtype the operators cannot take:
+// u16/u32/u64 tensors (torch 1.13 has uint8 only) and u64 scalars (a Python int is an int64).
+bool check_torch(const Library& lib, DiagEngine& diag);
 
 // A pure function of `lib` (byte-identical across runs).
 std::string emit_torch_binding(const Library& lib);

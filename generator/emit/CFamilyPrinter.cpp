@@ -44,8 +44,8 @@ int c_binary_prec(BinaryOp op, DType t) {
 }
 
 bool native_shift(const Binary* b) {
-  if (b->op != BinaryOp::Shr)
-    return false;
+  if (b->op != BinaryOp::Shr && !(b->op == BinaryOp::Shl && b->a->type.is_unsigned()))
+    return false; // a signed << may overflow: C leaves that undefined, an unsigned one wraps
   auto n = b->b->as<IntImm>();
   return n && n->value >= 0 && n->value < b->a->type.bits();
 }
@@ -59,6 +59,25 @@ std::string shift_helper_text(const std::string& prefix, const std::string& name
     return sig + " { return " + out + " ? 0 : (" + T + ")" + (wrap.empty() ? "" : "(" + wrap + ")") +
            "((" + U + ")a << n); }\n";
   return sig + " { return " + out + " ? (a < 0 ? -1 : 0) : a >> n; }\n";
+}
+
+std::string unsigned_helper_text(const std::string& prefix, const std::string& name,
+                                 const std::string& op, const std::string& T, int bits) {
+  const std::string sig = prefix + T + " " + name;
+  const std::string w = std::to_string(bits);
+  if (op == "min")
+    return sig + "(" + T + " a, " + T + " b) { return a < b ? a : b; }\n";
+  if (op == "max")
+    return sig + "(" + T + " a, " + T + " b) { return a > b ? a : b; }\n";
+  if (op == "shl") // unsigned: no count below 0
+    return sig + "(" + T + " a, " + T + " n) { return n >= " + w + "u ? 0u : a << n; }\n";
+  if (op == "shr") // logical
+    return sig + "(" + T + " a, " + T + " n) { return n >= " + w + "u ? 0u : a >> n; }\n";
+  if (op == "floordiv_any")
+    return sig + "(" + T + " a, " + T + " b) { return b == 0u ? 0u : a / b; }\n";
+  if (op == "floormod_any")
+    return sig + "(" + T + " a, " + T + " b) { return b == 0u ? a : a % b; }\n";
+  return "";
 }
 
 const char* c_binary_op(BinaryOp op) { return binary_op_name(op); }
@@ -80,6 +99,10 @@ std::string CFamilyPrinter::type_name(DType t) const {
   case ScalarKind::I8: return "int8_t";
   case ScalarKind::I32: return "int32_t";
   case ScalarKind::I64: return "int64_t";
+  case ScalarKind::U8: return "uint8_t";
+  case ScalarKind::U16: return "uint16_t";
+  case ScalarKind::U32: return "uint32_t";
+  case ScalarKind::U64: return "uint64_t";
   case ScalarKind::F16:
   case ScalarKind::BF16: // held as float, with values representable in the narrow type
   case ScalarKind::E4M3:
@@ -183,6 +206,10 @@ std::string CFamilyPrinter::print_int(const IntImm* i, int& prec) {
   if (!i->name.empty())
     return name(i->name);
   const int64_t v = i->value;
+  if (i->type.is_unsigned()) { // u8/u16 constants are u32 values (the wider type holds them)
+    const std::string d = std::to_string(static_cast<uint64_t>(v));
+    return i->type == DType::u64() ? "UINT64_C(" + d + ")" : d + "u";
+  }
   if (v == INT64_MIN) {
     prec = kAdd;
     return "-INT64_C(9223372036854775807) - 1";
@@ -215,9 +242,9 @@ std::string CFamilyPrinter::print_float(double v, DType t, int& prec) {
 std::string CFamilyPrinter::print_binary(const Binary* b, int& prec) {
   const DType t = b->a->type;
   if (is_bitwise(b->op)) {
-    if (native_shift(b)) { // a >> k, 0 <= k < width: C's arithmetic shift
+    if (native_shift(b)) { // a >> k, 0 <= k < width: C's arithmetic (unsigned: logical) shift
       prec = kShift;
-      return bit_operand(b->a, b->op, true) + " >> " + expr(b->b, kPrimary);
+      return bit_operand(b->a, b->op, true) + " " + c_binary_op(b->op) + " " + expr(b->b, kPrimary);
     }
     if (b->op == BinaryOp::Shl || b->op == BinaryOp::Shr)
       return need(std::string(b->op == BinaryOp::Shl ? "tg_shl_" : "tg_shr_") + helper_suffix(t)) +
@@ -227,6 +254,11 @@ std::string CFamilyPrinter::print_binary(const Binary* b, int& prec) {
            bit_operand(b->b, b->op, false);
   }
   const int p = c_binary_prec(b->op, t);
+  if (t.is_unsigned() && (b->op == BinaryOp::Div || b->op == BinaryOp::Mod) &&
+      !divisor_needs_guard(b)) { // C's / and % are the unsigned ones for a divisor > 0
+    prec = kMul;
+    return expr(b->a, kMul) + " " + c_binary_op(b->op) + " " + expr(b->b, kMul + 1);
+  }
   if (p == 0) {
     const char* fn = "";
     switch (b->op) {

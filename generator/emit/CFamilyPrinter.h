@@ -85,7 +85,8 @@ protected:
 // which keeps the plain helpers (the common case, `/ BN` once BN is bound).
 bool divisor_needs_guard(const ir::Binary* b);
 
-// Whether `a >> k` prints as the language's operator: k a constant in [0, width of a). Every
+// Whether `a >> k` (and, on unsigned a, `a << k`) prints as the language's operator: k a
+// constant in [0, width of a). Every
 // other shift is a helper (tg_shl_<type>, tg_shr_<type>) giving docs/spec.md's results for every
 // count: a count outside [0, width) gives 0 for <<, the sign fill (0 or -1) for >>.
 bool native_shift(const ir::Binary* b);
@@ -95,6 +96,12 @@ bool native_shift(const ir::Binary* b);
 std::string shift_helper_text(const std::string& prefix, const std::string& name, ir::BinaryOp op,
                               const std::string& T, const std::string& U, const std::string& wrap,
                               int bits);
+
+// The C/C++ text of a typed helper on an unsigned type T (u32/u64; u8 and u16 are computed as
+// u32) of `bits` bits, `op` one of min, max, shl, shr, floordiv_any, floormod_any (a / 0 = 0,
+// a % 0 = a; docs/spec.md "Unsigned integers"); "" for any other op.
+std::string unsigned_helper_text(const std::string& prefix, const std::string& name,
+                                 const std::string& op, const std::string& T, int bits);
 
 // C's precedence of an IR binary operator printed infix, or 0 if it prints as a call.
 int c_binary_prec(ir::BinaryOp op, ir::DType operand_type);

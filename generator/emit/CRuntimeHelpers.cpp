@@ -319,6 +319,8 @@ const char* c_type_of_suffix(const std::string& t) {
   if (t == "i8") return "int8_t";
   if (t == "i32") return "int32_t";
   if (t == "i64") return "int64_t";
+  if (t == "u32") return "uint32_t";
+  if (t == "u64") return "uint64_t";
   return nullptr;
 }
 
@@ -337,6 +339,11 @@ std::string typed_helper(const std::string& name) {
   const char* ty = c_type_of_suffix(suffix);
   TG_ASSERT(ty != nullptr, "unknown C helper type in " + name);
   const std::string T = ty;
+  if (suffix[0] == 'u') {
+    std::string text = unsigned_helper_text("static inline ", name, op, T, suffix == "u32" ? 32 : 64);
+    TG_ASSERT(!text.empty(), "unknown C helper " + name);
+    return text;
+  }
   const std::string sig = "static inline " + T + " " + name;
   if (op == "min")
     return "/* min(a, b) = a < b ? a : b (a NaN b gives b). */\n" + sig + "(" + T + " a, " + T +

@@ -753,9 +753,14 @@ std::string CudaEmitter::typed_helpers_source() const {
       continue;
     std::string op = h.substr(3, us - 3), ty = h.substr(us + 1);
     std::string T = ty == "f32" ? "float" : ty == "f64" ? "double" : ty == "i64" ? "int64_t"
-                  : ty == "i32" ? "int32_t" : ty == "i8" ? "int8_t" : "";
+                  : ty == "i32" ? "int32_t" : ty == "i8" ? "int8_t" : ty == "u32" ? "uint32_t"
+                  : ty == "u64" ? "uint64_t" : "";
     if (T.empty())
       continue;
+    if (ty[0] == 'u') {
+      s += unsigned_helper_text("TG_HD ", h, op, T, ty == "u32" ? 32 : 64);
+      continue;
+    }
     std::string sig = "TG_HD " + T + " " + h;
     if (op == "min")
       s += sig + "(" + T + " a, " + T + " b) { return a < b ? a : b; }\n";

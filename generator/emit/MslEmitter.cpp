@@ -63,7 +63,7 @@ std::vector<MslParam> msl_params(const Kernel& k) {
     out.push_back({k.dims[i].var->name, "long", true, i});
   for (size_t i = 0; i < k.scalars.size(); ++i) {
     const DType t = k.scalars[i]->type;
-    std::string ty = t.is_float() ? "float" : t == DType::i64() ? "long" : "int";
+    std::string ty = t.is_float() ? "float" : t == DType::i64() ? "long" : t.is_unsigned() ? "uint" : "int";
     out.push_back({k.scalars[i]->name, ty, false, i});
   }
   // 8-byte fields first, so that the struct has no padding inside and the host's copy (the
@@ -444,6 +444,8 @@ std::string MslEmitter::to_compute(const std::string& v, DType t) {
     return need("tg_e5m2_to_f32") + "(" + v + ")";
   if (t == DType::i8())
     return "int(" + v + ")";
+  if (t.is_narrow_unsigned())
+    return "uint(" + v + ")";
   return v;
 }
 
@@ -458,11 +460,15 @@ std::string MslEmitter::to_storage(const std::string& v, DType t) {
     return need("tg_f32_to_e5m2") + "(" + v + ")";
   if (t == DType::i8())
     return "char(" + v + ")";
+  if (t == DType::u8())
+    return "uchar(" + v + ")";
+  if (t == DType::u16())
+    return "ushort(" + v + ")";
   return v;
 }
 
 std::string MslEmitter::round_to(const std::string& v, DType t) {
-  if (t.is_narrow_float())
+  if (t.is_narrow_float() || t.is_narrow_unsigned())
     return to_compute(to_storage(v, t), t);
   return v;
 }
@@ -492,6 +498,10 @@ std::string MslEmitter::type_name(DType t) const {
   case ScalarKind::I8: return "int"; // computed as int, stored as char
   case ScalarKind::I32: return "int";
   case ScalarKind::I64: return "long";
+  case ScalarKind::U8:
+  case ScalarKind::U16: // computed as uint, stored as uchar / ushort
+  case ScalarKind::U32: return "uint";
+  case ScalarKind::U64: return "ulong";
   case ScalarKind::F16:
   case ScalarKind::BF16:
   case ScalarKind::E4M3:
@@ -509,6 +519,8 @@ std::string MslEmitter::storage_type_name(DType t) const {
   case ScalarKind::E4M3:
   case ScalarKind::E5M2: return "uchar";
   case ScalarKind::I8: return "char";
+  case ScalarKind::U8: return "uchar";
+  case ScalarKind::U16: return "ushort";
   default: return type_name(t);
   }
 }
@@ -570,6 +582,8 @@ std::string MslEmitter::print_int(const IntImm* i, int& prec) {
   if (!i->name.empty())
     return name(i->name);
   const int64_t v = i->value;
+  if (i->type.is_unsigned())
+    return std::to_string(static_cast<uint64_t>(v)) + (i->type == DType::u64() ? "UL" : "u");
   if (v == INT64_MIN) {
     prec = kAdd;
     return "-9223372036854775807L - 1L";
@@ -612,6 +626,10 @@ std::string MslEmitter::print_cast(const Cast* c, int& prec) {
   }
   if (to == DType::f32() && from.is_narrow_float())
     return print(c->value, prec); // already a float holding the exact value
+  if (to == DType::i8() && from.is_unsigned()) // wraps to 8 bits (bitcast<i8> of a u8), held as int
+    return "int(char(" + expr(c->value) + "))";
+  if (to.is_narrow_unsigned()) // wraps to 8/16 bits, held as uint
+    return round_to(type_name(to) + "(" + expr(c->value) + ")", to);
   return type_name(to) + "(" + expr(c->value) + ")";
 }
 

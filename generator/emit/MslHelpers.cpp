@@ -106,6 +106,12 @@ std::string typed_helper(const std::string& name) {
     T = "long";
   else if (suffix == "i32" || suffix == "i8")
     T = "int";
+  else if (suffix == "u32" || suffix == "u64") {
+    std::string text = unsigned_helper_text("inline ", name, op, suffix == "u32" ? "uint" : "ulong",
+                                            suffix == "u32" ? 32 : 64);
+    TG_ASSERT(!text.empty(), "unknown MSL helper " + name);
+    return "// docs/spec.md \"Unsigned integers\"\n" + text;
+  }
   TG_ASSERT(!T.empty(), "unknown MSL helper type in " + name);
   const std::string sig = "inline " + T + " " + name;
   if (op == "min")

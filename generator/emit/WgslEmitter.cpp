@@ -237,14 +237,14 @@ void WgslEmitter::plan_storage() {
   for (const auto& t : k_.tensors) {
     ++n_storage;
     const DType d = t->dtype;
-    if (d == DType::i64() || d == DType::f64() || d == DType::boolean()) {
+    if (d == DType::i64() || d == DType::f64() || d == DType::u64() || d == DType::boolean()) {
       if (layout_.problem.empty())
         layout_.problem = "tensor '" + t->name + "' of kernel '" + k_.name + "' has dtype " +
                           d.name() + ", which WGSL storage cannot hold (no 64-bit types; bool "
                           "is not host-shareable)";
       continue;
     }
-    const bool sub_word = d == DType::bf16() || d == DType::i8() || d.is_fp8() ||
+    const bool sub_word = d == DType::bf16() || d == DType::i8() || d.is_fp8() || d.is_narrow_unsigned() ||
                           (d == DType::f16() && !target_.wgsl.shader_f16);
     WgslStorage s = WgslStorage::Plain;
     if (atomic_dst.count(t.get())) {
@@ -290,6 +290,10 @@ std::string WgslEmitter::type_name(DType t) const {
   case ScalarKind::I8:
   case ScalarKind::I32:
   case ScalarKind::I64: return "i32"; // no 64-bit types: the host checks extents < 2^31
+  case ScalarKind::U8:
+  case ScalarKind::U16: // computed as u32, packed in storage
+  case ScalarKind::U32: return "u32";
+  case ScalarKind::U64: break; // check_wgsl refuses it
   case ScalarKind::F16:
   case ScalarKind::BF16:
   case ScalarKind::E4M3:
@@ -297,13 +301,13 @@ std::string WgslEmitter::type_name(DType t) const {
   case ScalarKind::F32: return "f32";
   case ScalarKind::F64: break;
   }
-  internal_error("WGSL emitter: f64 survived LegalizeWgsl");
+  internal_error("WGSL emitter: f64 or u64 survived LegalizeWgsl");
 }
 
 std::string WgslEmitter::storage_type_name(DType t) const {
   if (t == DType::f16() && target_.wgsl.shader_f16)
     return "f16";
-  return t.is_narrow_float() || t == DType::i8() ? "u32" : type_name(t);
+  return t.is_narrow_float() || t == DType::i8() || t.is_narrow_unsigned() ? "u32" : type_name(t);
 }
 
 // LegalizeWgsl maps +-inf literals to +-FLT_MAX (WGSL may assume no infinity occurs); a literal
@@ -383,6 +387,11 @@ Expr WgslEmitter::ref(const std::string& n) {
 std::string WgslEmitter::print_int(const IntImm* i, int& prec) {
   if (!i->name.empty())
     return name(i->name);
+  if (i->type.is_unsigned()) {
+    TG_ASSERT(i->value >= 0 && i->value <= int64_t{UINT32_MAX} && i->type != DType::u64(),
+              "WGSL emitter: unsigned constant outside u32 survived check_wgsl");
+    return std::to_string(i->value) + "u";
+  }
   TG_ASSERT(i->value >= INT32_MIN && i->value <= INT32_MAX,
             "WGSL emitter: integer " + std::to_string(i->value) + " of kernel '" + k_.name +
                 "' does not fit i32 (WGSL has no 64-bit integers)");
@@ -419,12 +428,18 @@ std::string WgslEmitter::print_binary(const Binary* b, int& prec) {
     // 64-bit shifts wherever the value fits i32 (docs/wgsl.md). A constant count must be below
     // 32 in WGSL (a shader-creation error otherwise), so only those print as the operator.
     auto k = b->b->as<IntImm>();
-    if (b->op == BinaryOp::Shr && k && k->value >= 0 && k->value < std::min(32, t.bits())) {
+    if ((b->op == BinaryOp::Shr || t.is_unsigned()) && k && k->value >= 0 &&
+        k->value < std::min(32, t.bits())) { // an unsigned << k wraps: the operator is exact
       prec = kShift;
-      return operand(b->a) + " >> " + std::to_string(k->value) + "u";
+      return operand(b->a) + (b->op == BinaryOp::Shr ? " >> " : " << ") + std::to_string(k->value) + "u";
     }
     const std::string f = std::string(b->op == BinaryOp::Shl ? "tg_shl_" : "tg_shr_") +
-                          (t == DType::i8() ? "i8" : "i32");
+                          (t == DType::i8() ? "i8" : t.is_unsigned() ? "u32" : "i32");
+    return need(f) + "(" + expr(b->a) + ", " + expr(b->b) + ")";
+  }
+  if (t.is_unsigned() && (b->op == BinaryOp::Div || b->op == BinaryOp::Mod) &&
+      divisor_needs_guard(b)) { // WGSL's u32 / 0 is a, % 0 is 0: docs/spec.md wants 0 and a
+    const std::string f = b->op == BinaryOp::Div ? "tg_div_any_u32" : "tg_mod_any_u32";
     return need(f) + "(" + expr(b->a) + ", " + expr(b->b) + ")";
   }
   const char* fn = nullptr;
@@ -432,8 +447,8 @@ std::string WgslEmitter::print_binary(const Binary* b, int& prec) {
   case BinaryOp::Min: fn = "min"; break;
   case BinaryOp::Max: fn = "max"; break;
   case BinaryOp::CeilDiv: fn = "tg_cdiv"; break;
-  case BinaryOp::Div: fn = t.is_int() ? "tg_floordiv" : nullptr; break;
-  case BinaryOp::Mod: fn = "tg_floormod"; break;
+  case BinaryOp::Div: fn = t.is_signed_int() ? "tg_floordiv" : nullptr; break;
+  case BinaryOp::Mod: fn = t.is_signed_int() ? "tg_floormod" : nullptr; break;
   default: break;
   }
   if (fn) {
@@ -470,6 +485,9 @@ std::string WgslEmitter::print_call(const Call* c, int& prec) {
 std::string WgslEmitter::print_cast(const Cast* c, int& prec) {
   const DType to = c->type, from = c->value->type;
   prec = kPrimary;
+  if (to.is_narrow_unsigned()) // wraps like C's conversion to uint8_t / uint16_t
+    return "(" + (type_name(from) == "u32" ? expr(c->value, kUnary) : "u32(" + expr(c->value) + ")") +
+           (to == DType::u8() ? " & 0xffu)" : " & 0xffffu)");
   if (to == from || type_name(to) == type_name(from)) {
     if (to.is_narrow_float() && !from.is_narrow_float())
       ; // rounding below
@@ -483,10 +501,11 @@ std::string WgslEmitter::print_cast(const Cast* c, int& prec) {
     return need(std::string("tg_round_") + to.name()) + "(" + v + ")";
   }
   if (to == DType::i8()) // wraps like C's conversion to int8_t
-    return "extractBits(" + (from.is_float() ? "i32(" + expr(c->value) + ")" : expr(c->value)) +
-           ", 0u, 8u)";
+    return "extractBits(" + (type_name(from) != "i32" ? "i32(" + expr(c->value) + ")" : expr(c->value)) +
+           ", 0u, 8u)"; // i32: sign-extending
   if (from.is_bool())
-    return "select(" + std::string(to.is_float() ? "0.0f, 1.0f" : "0, 1") + ", " + expr(c->value) + ")";
+    return "select(" + std::string(to.is_float() ? "0.0f, 1.0f" : to.is_unsigned() ? "0u, 1u" : "0, 1") +
+           ", " + expr(c->value) + ")";
   return type_name(to) + "(" + expr(c->value) + ")";
 }
 
@@ -582,7 +601,8 @@ std::string WgslEmitter::value_for(const BufferPtr& b, const Expr& v) {
       x = Cast::make(DType::f32(), x);
     return expr(x);
   }
-  if (type_name(x->type) != type_name(b->dtype) || (b->dtype == DType::i8() && x->type != DType::i8()))
+  if (type_name(x->type) != type_name(b->dtype) || (b->dtype == DType::i8() && x->type != DType::i8()) ||
+      (b->dtype.is_narrow_unsigned() && b->scope != MemScope::Global && x->type != b->dtype))
     x = simplify(Cast::make(b->dtype, x));
   return expr(x);
 }
@@ -594,7 +614,7 @@ std::string WgslEmitter::print_load(const Load* l, int& prec) {
     return v;
   // Out-of-bounds global reads give 0, or a copy's pad value (docs/ir.md, Load). WebGPU's
   // robust buffer access makes the unguarded read itself harmless.
-  std::string other = l->type.is_float() ? "0.0f" : "0";
+  std::string other = l->type.is_float() ? "0.0f" : l->type.is_unsigned() ? "0u" : "0";
   if (load_pad_) {
     Expr p = load_pad_;
     if (type_name(p->type) != type_name(l->type))

@@ -61,6 +61,18 @@ fn tg_shl_i32(a: i32, n: i32) -> i32 { return select(a << u32(n), 0, n < 0 || n 
       {"tg_shr_i32", {}, R"(// a >> n, arithmetic; the sign fill for n outside [0, 32).
 fn tg_shr_i32(a: i32, n: i32) -> i32 { return select(a >> u32(n), select(0, -1, a < 0), n < 0 || n >= 32); }
 )"},
+      {"tg_shl_u32", {}, R"(// a << n; 0 for n >= 32 (docs/spec.md "Unsigned integers").
+fn tg_shl_u32(a: u32, n: u32) -> u32 { return select(a << n, 0u, n >= 32u); }
+)"},
+      {"tg_shr_u32", {}, R"(// a >> n, logical; 0 for n >= 32.
+fn tg_shr_u32(a: u32, n: u32) -> u32 { return select(a >> n, 0u, n >= 32u); }
+)"},
+      {"tg_div_any_u32", {}, R"(// a / b for any b: a / 0 = 0 (WGSL's own gives a).
+fn tg_div_any_u32(a: u32, b: u32) -> u32 { return select(a / b, 0u, b == 0u); }
+)"},
+      {"tg_mod_any_u32", {}, R"(// a % b for any b: a % 0 = a (WGSL's own gives 0).
+fn tg_mod_any_u32(a: u32, b: u32) -> u32 { return select(a % b, a, b == 0u); }
+)"},
       {"tg_shl_i8", {}, R"(// a << n wrapping to 8 bits; 0 for n outside [0, 8).
 fn tg_shl_i8(a: i32, n: i32) -> i32 { return select(((a << u32(n)) << 24u) >> 24u, 0, n < 0 || n >= 8); }
 )"},
@@ -103,6 +115,12 @@ fn tg_bits_bf16(v: f32) -> u32 {
   if ((x & 0x7fffffffu) > 0x7f800000u) { return ((x >> 16u) | 0x40u) & 0xffffu; }
   return (x + 0x7fffu + ((x >> 16u) & 1u)) >> 16u;
 }
+)"},
+      {"tg_bits_u8", {}, R"(// The low byte of a u32 (C's conversion to uint8_t).
+fn tg_bits_u8(v: u32) -> u32 { return v & 0xffu; }
+)"},
+      {"tg_bits_u16", {}, R"(// The low half of a u32 (C's conversion to uint16_t).
+fn tg_bits_u16(v: u32) -> u32 { return v & 0xffffu; }
 )"},
       {"tg_bits_i8", {}, R"(// The low byte of an i32 (C's conversion to int8_t wraps the same way).
 fn tg_bits_i8(v: i32) -> u32 { return u32(v) & 0xffu; }
@@ -163,6 +181,12 @@ fn tg_ld_f16(w: u32, e: i32) -> f32 { return tg_f16_value(select(w & 0xffffu, w 
 )"},
       {"tg_ld_bf16", {}, R"(// Element e of a packed bf16 tensor, from its word w (low half = even element).
 fn tg_ld_bf16(w: u32, e: i32) -> f32 { return bitcast<f32>(select(w << 16u, w & 0xffff0000u, (e & 1) != 0)); }
+)"},
+      {"tg_ld_u8", {}, R"(// Element e of a packed u8 tensor, from its word w (byte e % 4).
+fn tg_ld_u8(w: u32, e: i32) -> u32 { return extractBits(w, u32(e & 3) * 8u, 8u); }
+)"},
+      {"tg_ld_u16", {}, R"(// Element e of a packed u16 tensor, from its word w (low half = even element).
+fn tg_ld_u16(w: u32, e: i32) -> u32 { return extractBits(w, u32(e & 1) * 16u, 16u); }
 )"},
       {"tg_ld_i8", {}, R"(// Element e of a packed i8 tensor, from its word w (byte e % 4), sign-extended.
 fn tg_ld_i8(w: u32, e: i32) -> i32 { return extractBits(bitcast<i32>(w), u32(e & 3) * 8u, 8u); }

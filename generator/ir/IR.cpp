@@ -20,7 +20,8 @@ constexpr DTypeInfo kDTypes[] = {
     {ScalarKind::Bool, "bool", 1}, {ScalarKind::I8, "i8", 8},     {ScalarKind::I32, "i32", 32},
     {ScalarKind::I64, "i64", 64},  {ScalarKind::F16, "f16", 16},  {ScalarKind::BF16, "bf16", 16},
     {ScalarKind::F32, "f32", 32},  {ScalarKind::F64, "f64", 64},  {ScalarKind::E4M3, "e4m3", 8},
-    {ScalarKind::E5M2, "e5m2", 8},
+    {ScalarKind::E5M2, "e5m2", 8}, {ScalarKind::U8, "u8", 8},     {ScalarKind::U16, "u16", 16},
+    {ScalarKind::U32, "u32", 32},  {ScalarKind::U64, "u64", 64},
 };
 const DTypeInfo& info(ScalarKind k) {
   for (const auto& d : kDTypes)
@@ -145,6 +146,27 @@ int64_t shift_value(BinaryOp op, int64_t a, int64_t n, int bits) {
     if (u >> (bits - 1))
       u |= ~mask;
   }
+  return static_cast<int64_t>(u);
+}
+
+int64_t ushift_value(BinaryOp op, int64_t a, int64_t n, int bits) {
+  TG_ASSERT(op == BinaryOp::Shl || op == BinaryOp::Shr, "ushift_value of a non-shift");
+  const uint64_t u = static_cast<uint64_t>(a), k = static_cast<uint64_t>(n);
+  if (k >= static_cast<uint64_t>(bits))
+    return 0;
+  const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  return static_cast<int64_t>((op == BinaryOp::Shl ? u << k : u >> k) & mask);
+}
+
+int64_t wrap_int(DType t, int64_t v) {
+  TG_ASSERT(t.is_int(), std::string("wrap_int to ") + t.name());
+  const int bits = t.bits();
+  if (bits == 64)
+    return v;
+  const uint64_t mask = (uint64_t{1} << bits) - 1;
+  uint64_t u = static_cast<uint64_t>(v) & mask;
+  if (t.is_signed_int() && (u >> (bits - 1)))
+    u |= ~mask;
   return static_cast<int64_t>(u);
 }
 
@@ -279,7 +301,8 @@ std::optional<DType> bitcast_partner(DType t) {
   case ScalarKind::F32: return DType::i32();
   case ScalarKind::I64: return DType::f64();
   case ScalarKind::F64: return DType::i64();
-  default: return std::nullopt;
+  default: return std::nullopt; // unsigned: the front end goes through the signed partner
+
   }
 }
 
@@ -323,6 +346,10 @@ int promotion_rank(DType t) {
   case ScalarKind::I8: return 1;
   case ScalarKind::I32: return 2;
   case ScalarKind::I64: return 3;
+  case ScalarKind::U8:
+  case ScalarKind::U16:
+  case ScalarKind::U32: return 2; // passes combine unsigned only with its own kind
+  case ScalarKind::U64: return 3;
   case ScalarKind::F16: return 4;
   case ScalarKind::BF16: return 4;
   case ScalarKind::E4M3: return 4;

@@ -109,7 +109,8 @@ struct ExprNode {
   }
 };
 
-// Integer constant of an integer type (i8/i32/i64).
+// Integer constant of an integer type (i8/i32/i64, u8/u16/u32/u64). The value is in the
+// type's range; a u64 at or above 2^63 is held as its bit pattern (a negative int64_t).
 // `name` is optional: set when the constant is the value of a tile constant bound at
 // instantiation (e.g. "BM"), so that emitters can print the name instead of a bare number.
 // Folding drops it; equality of IntImms never looks at it.
@@ -186,6 +187,12 @@ bool is_bitwise(BinaryOp op); // & | ^ << >>
 // a << n (Shl) or a >> n (Shr) on a `bits`-wide two's complement integer (a in its range): the
 // reference the front end, the simplifier and every backend's generated code agree with.
 int64_t shift_value(BinaryOp op, int64_t a, int64_t n, int bits);
+// The same for an unsigned `bits`-wide integer (a and n its values, a u64 as its bit pattern):
+// logical shifts, 0 for every count >= bits (docs/spec.md "Unsigned integers").
+int64_t ushift_value(BinaryOp op, int64_t a, int64_t n, int bits);
+// v (an integer value, or a u64 bit pattern) converted to the integer type t: wrapped to its
+// width, sign-extended for signed types, zero-extended for unsigned ones.
+int64_t wrap_int(DType t, int64_t v);
 
 struct Binary : ExprNode {
   static constexpr ExprKind static_kind = ExprKind::Binary;

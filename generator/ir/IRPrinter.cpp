@@ -57,6 +57,8 @@ private:
     switch (e->kind) {
     case ExprKind::IntImm: {
       auto v = e->as<IntImm>()->value;
+      if (e->type.is_unsigned()) // u32(5) reads back as this constant
+        return e->type.name() + std::string("(") + std::to_string(static_cast<uint64_t>(v)) + ")";
       if (v < 0)
         prec = kUnary;
       return std::to_string(v);

@@ -16,6 +16,10 @@ bool fits(DType t, __int128 v) {
   case ScalarKind::I8: return v >= -128 && v <= 127;
   case ScalarKind::I32: return v >= INT32_MIN && v <= INT32_MAX;
   case ScalarKind::I64: return v >= INT64_MIN && v <= INT64_MAX;
+  case ScalarKind::U8: return v >= 0 && v <= 255;
+  case ScalarKind::U16: return v >= 0 && v <= 65535;
+  case ScalarKind::U32: return v >= 0 && v <= UINT32_MAX;
+  case ScalarKind::U64: return v >= 0 && v <= static_cast<__int128>(UINT64_MAX);
   default: return false;
   }
 }
@@ -66,6 +70,42 @@ std::optional<__int128> fold_int(BinaryOp op, __int128 a, __int128 b, int bits) 
   return std::nullopt;
 }
 
+// The same on an unsigned `bits`-wide type (operands are its values): arithmetic wraps modulo
+// 2^bits, / and % are C's on non-negative values, shifts are logical. nullopt for a zero
+// divisor (its run-time value is the backends' business).
+std::optional<__int128> fold_uint(BinaryOp op, __int128 x, __int128 y, int bits) {
+  const uint64_t a = static_cast<uint64_t>(x), b = static_cast<uint64_t>(y);
+  const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  uint64_t r = 0;
+  switch (op) {
+  case BinaryOp::Add: r = a + b; break;
+  case BinaryOp::Sub: r = a - b; break;
+  case BinaryOp::Mul: r = a * b; break;
+  case BinaryOp::Div:
+    if (b == 0)
+      return std::nullopt;
+    r = a / b;
+    break;
+  case BinaryOp::Mod:
+    if (b == 0)
+      return std::nullopt;
+    r = a % b;
+    break;
+  case BinaryOp::Shl:
+  case BinaryOp::Shr:
+    r = static_cast<uint64_t>(
+        ushift_value(op, static_cast<int64_t>(a), static_cast<int64_t>(b), bits));
+    break;
+  case BinaryOp::CeilDiv: return std::nullopt; // the front end computes cdiv in i64
+  default: return fold_int(op, x, y, bits);    // comparisons, min/max, & | ^: as values
+  }
+  return static_cast<__int128>(r & mask);
+}
+
+std::optional<__int128> fold_any(BinaryOp op, __int128 a, __int128 b, DType t) {
+  return t.is_unsigned() ? fold_uint(op, a, b, t.bits()) : fold_int(op, a, b, t.bits());
+}
+
 std::optional<bool> fold_float_cmp(BinaryOp op, double a, double b) {
   switch (op) {
   case BinaryOp::Eq: return a == b;
@@ -78,9 +118,11 @@ std::optional<bool> fold_float_cmp(BinaryOp op, double a, double b) {
   }
 }
 
+// An integer constant's value (a u64's as the unsigned value, not its bit pattern).
 std::optional<__int128> int_value(const Expr& e) {
   if (auto i = e->as<IntImm>())
-    return i->value;
+    return i->type == DType::u64() ? static_cast<__int128>(static_cast<uint64_t>(i->value))
+                                   : static_cast<__int128>(i->value);
   if (auto b = e->as<BoolImm>())
     return b->value ? 1 : 0;
   return std::nullopt;
@@ -115,10 +157,12 @@ protected:
       return e;
     }
     if (u->op == UnaryOp::BitNot) {
-      if (auto i = u->a->as<IntImm>())
-        return IntImm::make(u->type, ~i->value, u->loc); // in range: ~v = -v - 1
+      if (auto i = u->a->as<IntImm>()) // in range: ~v = -v - 1 (signed), 2^n - 1 - v (unsigned)
+        return IntImm::make(u->type, wrap_int(u->type, ~i->value), u->loc);
       return e;
     }
+    if (auto i = u->a->as<IntImm>(); i && u->type.is_unsigned()) // wraps modulo 2^n
+      return IntImm::make(u->type, wrap_int(u->type, static_cast<int64_t>(0 - static_cast<uint64_t>(i->value))), u->loc);
     if (auto i = u->a->as<IntImm>()) {
       if (fits(u->type, -static_cast<__int128>(i->value)))
         return IntImm::make(u->type, -i->value, u->loc);
@@ -141,7 +185,7 @@ protected:
     // Both constant.
     auto ia = int_value(a), ib = int_value(b);
     if (ia && ib && (t.is_int() || t.is_bool())) {
-      if (auto r = fold_int(op, *ia, *ib, t.bits())) {
+      if (auto r = fold_any(op, *ia, *ib, t)) {
         if (bin->type.is_bool())
           return BoolImm::make(*r != 0, bin->loc);
         if (fits(bin->type, *r))
@@ -255,6 +299,8 @@ protected:
       return e;
     }
     if (auto i = int_value(v)) {
+      if (to.is_unsigned() || (to.is_int() && v->type.is_unsigned())) // int -> int wraps
+        return IntImm::make(to, wrap_int(to, static_cast<int64_t>(static_cast<uint64_t>(*i))), c->loc);
       if (to.is_int())
         return fits(to, *i) ? IntImm::make(to, static_cast<int64_t>(*i), c->loc) : e;
       return FloatImm::make(to, round_to_float_type(static_cast<double>(*i), to), c->loc);
@@ -332,7 +378,7 @@ namespace {
 
 std::optional<__int128> eval(const Expr& e, const std::map<const Var*, int64_t>& env) {
   switch (e->kind) {
-  case ExprKind::IntImm: return e->as<IntImm>()->value;
+  case ExprKind::IntImm: return int_value(e);
   case ExprKind::BoolImm: return e->as<BoolImm>()->value ? 1 : 0;
   case ExprKind::VarRef: {
     auto it = env.find(e->as<VarRef>()->var.get());
@@ -348,7 +394,9 @@ std::optional<__int128> eval(const Expr& e, const std::map<const Var*, int64_t>&
     if (u->op == UnaryOp::Not)
       return *a == 0 ? 1 : 0;
     if (u->op == UnaryOp::BitNot)
-      return ~*a;
+      return u->type.is_unsigned() ? ((static_cast<__int128>(1) << u->type.bits()) - 1) - *a : ~*a;
+    if (u->type.is_unsigned())
+      return fold_uint(BinaryOp::Sub, 0, *a, u->type.bits());
     if (!fits(u->type, -*a))
       return std::nullopt;
     return -*a;
@@ -363,7 +411,7 @@ std::optional<__int128> eval(const Expr& e, const std::map<const Var*, int64_t>&
     auto y = eval(b->b, env);
     if (!x || !y)
       return std::nullopt;
-    auto r = fold_int(b->op, *x, *y, b->a->type.bits());
+    auto r = fold_any(b->op, *x, *y, b->a->type);
     if (!r)
       return std::nullopt;
     if (b->type.is_bool())

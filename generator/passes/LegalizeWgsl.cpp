@@ -24,7 +24,8 @@ protected:
   }
 };
 
-// The first use of something WGSL has no type for: f64, or an integer outside i32.
+// The first use of something WGSL has no type for: f64, u64, or an integer outside i32 (a u32
+// constant outside u32).
 class Unrepresentable : public IRVisitor {
 public:
   std::string found;
@@ -39,16 +40,25 @@ public:
 
 protected:
   void visit_buffer_use(const BufferPtr& b) override {
-    note(b->dtype == DType::f64(), "f64 buffer '" + b->name + "'", b->loc);
+    note(b->dtype == DType::f64() || b->dtype == DType::u64(),
+         std::string(b->dtype.name()) + " buffer '" + b->name + "'", b->loc);
   }
   void visit_Cast(const Cast* n) override {
-    note(n->type == DType::f64(), "a cast to f64", n->loc);
+    note(n->type == DType::f64() || n->type == DType::u64(),
+         std::string("a cast to ") + n->type.name(), n->loc);
     IRVisitor::visit_Cast(n);
   }
   void visit_FloatImm(const FloatImm* n) override {
     note(n->type == DType::f64(), "an f64 literal", n->loc);
   }
   void visit_IntImm(const IntImm* n) override {
+    if (n->type.is_unsigned()) {
+      note(n->type == DType::u64() || n->value < 0 || n->value > int64_t{UINT32_MAX},
+           "the " + std::string(n->type.name()) + " constant " +
+               std::to_string(static_cast<uint64_t>(n->value)),
+           n->loc);
+      return;
+    }
     note(n->value < INT32_MIN || n->value > INT32_MAX,
          "the integer " + std::to_string(n->value) +
              (n->name.empty() ? std::string() : " ('" + n->name + "')") + ", outside i32",
@@ -61,13 +71,14 @@ protected:
 bool check_wgsl(const Kernel& k, const Target& target, DiagEngine& diag) {
   Unrepresentable u;
   for (const auto& s : k.scalars)
-    u.note(s->type == DType::f64(), "f64 scalar '" + s->name + "'", s->loc);
+    u.note(s->type == DType::f64() || s->type == DType::u64(),
+           std::string(s->type.name()) + " scalar '" + s->name + "'", s->loc);
   u.visit(k.body);
   if (u.found.empty())
     return true;
   diag.error(u.at.known() ? u.at : k.loc,
              "target '" + target.name + "': kernel '" + k.name + "' uses " + u.found +
-                 ", which WGSL cannot express (no 64-bit types); use f32 and i32 values, or "
+                 ", which WGSL cannot express (no 64-bit types); use f32, i32 and u32 values, or "
                  "leave the WGSL targets out of this library's TARGETS");
   return false;
 }

@@ -102,7 +102,13 @@ Interval Interval::of_type(DType t) {
     return of(-128, 127);
   if (t == DType::i32())
     return of(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
-  return everything();
+  if (t == DType::u8())
+    return of(0, 255);
+  if (t == DType::u16())
+    return of(0, 65535);
+  if (t == DType::u32())
+    return of(0, std::numeric_limits<uint32_t>::max());
+  return everything(); // i64, and u64 (values past 2^63 are negative bit patterns here)
 }
 
 bool Interval::fits_i32() const {
@@ -168,6 +174,17 @@ Interval bounds_of(const Expr& e, const RangeEnv& env) {
     Interval x = r.intersect(type_range);
     return x.empty() ? r : x; // an empty intersection means the program overflowed: keep r
   };
+  // Unsigned arithmetic wraps modulo 2^n by definition (0u - 1u is the maximum): the interval
+  // rules above assume no overflow, so an unsigned result is only known to be in its type.
+  if (e->type.is_unsigned() && e->kind != ExprKind::VarRef) {
+    if (auto i = e->as<IntImm>(); i && i->value >= 0)
+      return Interval::point(i->value);
+    if (auto c = e->as<Cast>(); c && c->value->type.is_int()) { // an in-range value converts exactly
+      Interval a = bounds_of(c->value, env);
+      return a.intersect(type_range) == a ? a : type_range;
+    }
+    return type_range;
+  }
   switch (e->kind) {
   case ExprKind::IntImm: return Interval::point(e->as<IntImm>()->value);
   case ExprKind::BoolImm: return decided(e->as<BoolImm>()->value);

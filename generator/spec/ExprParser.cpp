@@ -31,6 +31,22 @@ bool is_alnum(char c) {
   return is_alpha(c) || is_digit(c);
 }
 
+// `5u`, `7u8`, `1U`: C's and Rust's unsigned literals. tilegen writes an unsigned constant as a
+// cast of an integer literal (docs/spec.md "Unsigned integers"); say so.
+std::string unsigned_suffix_hint(const std::string& bad) {
+  size_t d = 0;
+  while (d < bad.size() && is_digit(bad[d]))
+    ++d;
+  if (d == 0 || d == bad.size() || (bad[d] != 'u' && bad[d] != 'U'))
+    return {};
+  std::string rest = bad.substr(d + 1), type = "u32";
+  if (rest == "8" || rest == "16" || rest == "32" || rest == "64")
+    type = "u" + rest;
+  else if (!rest.empty() && rest != "l" && rest != "L" && rest != "ll" && rest != "LL")
+    return {};
+  return "; an unsigned constant is written as a cast: " + type + "(" + bad.substr(0, d) + ")";
+}
+
 // Two-character operators first, so that "<=" is not lexed as "<" "=".
 constexpr const char* kPuncts[] = {"||", "&&", "<<", ">>", "==", "!=", "<=", ">=", "+=",
                                    "(",  ")",  "[",  "]",  ",",  "?",  ":",  "<",  ">",
@@ -86,7 +102,8 @@ public:
         if (i < text_.size() && (is_alnum(text_[i]) || text_[i] == '.')) {
           while (i < text_.size() && (is_alnum(text_[i]) || text_[i] == '.'))
             ++i;
-          error(b, i - b, "invalid number '" + std::string(text_.substr(b, i - b)) + "'");
+          const std::string bad(text_.substr(b, i - b));
+          error(b, i - b, "invalid number '" + bad + "'" + unsigned_suffix_hint(bad));
           return false;
         }
         toks_.push_back(

@@ -87,6 +87,9 @@ public:
 
   // Types an expression; nullptr after reporting an error.
   ir::Expr expr(const SExpr& e, Where where);
+  ir::Expr expr_typed(const SExpr& e, Where where); // expr without its unsigned-on-host check
+  // "<what> mixes signed and unsigned integers" with the conversions that fix it.
+  void mixed_sign_error(const SourceLoc& loc, const std::string& what, ir::DType a, ir::DType b);
   // The same, requiring an integer (i64) result (shape extents, indices, loop bounds).
   ir::Expr index_expr(const SExpr& e, Where where, const std::string& what);
   // A value stored into / filled into a buffer of dtype `to`: checks and casts.

@@ -25,21 +25,30 @@ int rank_of(DType t) {
     return 0;
   if (t == DType::i8())
     return 1;
-  if (t == DType::i32())
+  if (t == DType::i32() || t.is_narrow_unsigned() || t == DType::u32())
     return 2;
-  if (t == DType::i64())
+  if (t == DType::i64() || t == DType::u64())
     return 3;
   if (t == DType::f32() || t.is_narrow_float())
     return 5;
   return 6; // f64
 }
 
-// The common arithmetic type of two non-bool types: 16-bit floats compute in f32.
+// The common arithmetic type of two non-bool types: 16- and 8-bit floats compute in f32, u8 and
+// u16 in u32. A signed and an unsigned integer have none (mixed_signs refuses them first).
 DType common_type(DType a, DType b) {
   DType t = rank_of(a) >= rank_of(b) ? a : b;
   if (t.is_narrow_float())
     t = DType::f32();
+  if (t.is_narrow_unsigned())
+    t = DType::u32();
   return t;
+}
+
+// A signed and an unsigned integer operand (docs/spec.md "Unsigned integers"): no implicit
+// conversion, C's usual arithmetic conversions are a famous trap.
+bool mixed_signs(DType a, DType b) {
+  return (a.is_signed_int() && b.is_unsigned()) || (a.is_unsigned() && b.is_signed_int());
 }
 
 Expr cast_to(DType t, Expr e) {
@@ -55,15 +64,30 @@ Expr cast_to(DType t, Expr e) {
     if ((t == DType::i32() && i->value >= INT32_MIN && i->value <= INT32_MAX) ||
         (t == DType::i8() && i->value >= -128 && i->value <= 127))
       return ir::IntImm::make(t, i->value, e->loc);
+    if (t.is_unsigned() && i->type.is_signed_int()) // wraps, as the conversion does
+      return ir::IntImm::make(t, ir::wrap_int(t, i->value), e->loc);
   }
   return ir::Cast::make(t, e, e->loc);
 }
 
-// Arithmetic happens in f32 for 16-bit floats (docs/internals.md "Typing").
+// Arithmetic happens in f32 for 16-bit floats, in u32 for u8/u16 (docs/internals.md "Typing").
 Expr widen(Expr e) {
   if (e && e->type.is_narrow_float())
     return cast_to(DType::f32(), e);
+  if (e && e->type.is_narrow_unsigned())
+    return cast_to(DType::u32(), e);
   return e;
+}
+
+// An integer literal (i64 constant) next to an unsigned operand takes that operand's type when
+// its value fits: `x & 15`, `x < 256`, `x >> 4` need no cast (docs/spec.md "Unsigned integers").
+void adopt_literal(Expr& lit, const Expr& other) {
+  auto i = lit->as<ir::IntImm>();
+  const DType t = other->type.is_narrow_unsigned() ? DType::u32() : other->type;
+  if (!i || i->type != DType::i64() || !t.is_unsigned() || i->value < 0 ||
+      (t.bits() < 64 && i->value > int64_t{UINT32_MAX}))
+    return;
+  lit = ir::IntImm::make(t, i->value, lit->loc);
 }
 
 // Floor division / modulo of int64 with overflow and zero checks.
@@ -152,7 +176,8 @@ constexpr FnInfo kFns[] = {
     {"rsqrt", ir::Intrinsic::Rsqrt}, {"tanh", ir::Intrinsic::Tanh}, {"erf", ir::Intrinsic::Erf},
     {"floor", ir::Intrinsic::Floor}, {"ceil", ir::Intrinsic::Ceil},
 };
-constexpr const char* kCasts[] = {"f32", "f16", "bf16", "f64", "i32", "i64", "i8", "bool", "e4m3", "e5m2"};
+constexpr const char* kCasts[] = {"f32", "f16", "bf16", "f64", "i32", "i64", "i8", "bool", "e4m3", "e5m2",
+                                  "u8", "u16", "u32", "u64"};
 
 std::vector<std::string> function_names() {
   std::vector<std::string> v = {"min", "max", "cdiv"};
@@ -223,7 +248,8 @@ std::optional<DType> Lowerer::dtype(const TypeRef& t, const std::string& what) {
     }
     return d;
   }
-  std::vector<std::string> names = {"f32", "f16", "bf16", "f64", "i8", "i32", "i64", "e4m3", "e5m2"};
+  std::vector<std::string> names = {"f32", "f16", "bf16", "f64", "i8",  "i32", "i64",
+                                    "e4m3", "e5m2", "u8",  "u16", "u32", "u64"};
   for (const auto& [k, v] : binding_)
     names.push_back(k);
   diag_.error(t.loc, "unknown dtype '" + t.name + "' for " + what + dtype_hint(t.name, names));
@@ -320,6 +346,18 @@ bool Lowerer::allowed(const Symbol& s, Where where, const SExpr& e) {
 }
 
 Expr Lowerer::expr(const SExpr& e, Where where) {
+  Expr x = expr_typed(e, where);
+  if (x && x->type.is_unsigned())
+    if (const char* host = host_context(where)) {
+      diag_.error(e.loc, std::string("an unsigned value (") + x->type.name() + ") is not allowed in " +
+                             host + ", which the host evaluates at dispatch in i64; unsigned "
+                             "integers are kernel-side (docs/spec.md \"Unsigned integers\")");
+      return nullptr;
+    }
+  return x;
+}
+
+Expr Lowerer::expr_typed(const SExpr& e, Where where) {
   switch (e.kind) {
   case EKind::Int:
     return ir::make_i64(e.ival, e.loc);
@@ -470,13 +508,17 @@ Expr Lowerer::unary(const SExpr& e, Where where) {
       return nullptr;
     }
     if (auto i = a->as<ir::IntImm>())
-      return ir::IntImm::make(i->type, ~i->value, e.loc);
+      return ir::IntImm::make(i->type, ir::wrap_int(i->type, ~i->value), e.loc);
     return ir::Unary::make(ir::UnaryOp::BitNot, a, e.loc);
   }
   if (a->type.is_bool()) {
     diag_.error(e.op_loc, "operator '-' needs a number, found bool");
     return nullptr;
   }
+  if (auto i = a->as<ir::IntImm>(); i && i->type.is_unsigned()) // wraps modulo 2^n
+    return ir::IntImm::make(i->type, ir::wrap_int(i->type, static_cast<int64_t>(0 - static_cast<uint64_t>(i->value))), e.loc);
+  if (a->type.is_unsigned()) // 0 - x, wrapping (WGSL has no unary minus on u32)
+    return ir::Binary::make(ir::BinaryOp::Sub, ir::IntImm::make(a->type, 0, e.loc), a, e.loc);
   if (auto i = a->as<ir::IntImm>()) {
     if (i->value == INT64_MIN) { // -(-2^63): a folded operand, not a literal
       diag_.error(e.op_loc, "integer overflow in constant expression '" + e.text() + "'");
@@ -549,6 +591,14 @@ Expr Lowerer::binary(const SExpr& e, Where where) {
                               " and " + b->type.name());
     return nullptr;
   }
+  if (!logical && a->type.is_int() && b->type.is_int()) {
+    adopt_literal(a, b);
+    adopt_literal(b, a);
+    if (mixed_signs(a->type, b->type)) {
+      mixed_sign_error(e.op_loc, "operator '" + e.op + "'", a->type, b->type);
+      return nullptr;
+    }
+  }
   // Fold integer constants; overflow and division by zero are user errors.
   auto x = a->as<ir::IntImm>(), y = b->as<ir::IntImm>();
   if (x && y && x->type == DType::i64() && y->type == DType::i64()) {
@@ -578,6 +628,15 @@ Expr Lowerer::binary(const SExpr& e, Where where) {
   return ir::Binary::make(info->op, a, b, e.loc);
 }
 
+void Lowerer::mixed_sign_error(const SourceLoc& loc, const std::string& what, DType a, DType b) {
+  const DType u = common_type(a.is_unsigned() ? a : b, a.is_unsigned() ? a : b);
+  const DType i = a.is_unsigned() ? b : a;
+  diag_.error(loc, what + " mixes signed and unsigned integers (" + a.name() + " and " + b.name() +
+                       "); there is no implicit conversion between them: convert one side, " +
+                       u.name() + "(x) for unsigned or " + i.name() +
+                       "(x) for signed arithmetic (docs/spec.md \"Unsigned integers\")");
+}
+
 Expr Lowerer::ternary(const SExpr& e, Where where) {
   Expr c = expr(*e.args[0], where);
   Expr t = c ? expr(*e.args[1], where) : nullptr;
@@ -595,6 +654,12 @@ Expr Lowerer::ternary(const SExpr& e, Where where) {
     return nullptr;
   }
   if (!t->type.is_bool()) {
+    adopt_literal(t, f);
+    adopt_literal(f, t);
+    if (mixed_signs(t->type, f->type)) {
+      mixed_sign_error(e.op_loc, "'?:'", t->type, f->type);
+      return nullptr;
+    }
     DType ty = common_type(t->type, f->type);
     t = cast_to(ty, t);
     f = cast_to(ty, f);
@@ -626,11 +691,12 @@ Expr Lowerer::bitcast(const SExpr& e, Where where) {
   Expr a = expr(*e.args[0], where);
   if (!a)
     return nullptr;
-  // The argument's type as the spec sees it: a 16- or 8-bit float value is computed as f32,
-  // but its width is its own (the implicit widening keeps the value's location; an explicit
-  // f32(h) spans the call).
+  // The argument's type as the spec sees it: a 16- or 8-bit float value is computed as f32, a
+  // u8/u16 as u32, but its width is its own (the implicit widening keeps the value's location;
+  // an explicit f32(h) spans the call).
   DType from = a->type;
-  if (auto c = a->as<ir::Cast>(); c && c->value->type.is_narrow_float() &&
+  if (auto c = a->as<ir::Cast>(); c && (c->value->type.is_narrow_float() ||
+                                        c->value->type.is_narrow_unsigned()) &&
                                   c->loc.line == c->value->loc.line &&
                                   c->loc.col == c->value->loc.col &&
                                   c->loc.length == c->value->loc.length)
@@ -649,17 +715,28 @@ Expr Lowerer::bitcast(const SExpr& e, Where where) {
     return nullptr;
   }
   if (*to == from)
-    return a;
-  if (from != a->type || ir::bitcast_partner(from) != *to) {
+    return widen(a);
+  // Two integers of one width: the wrapping conversion is the reinterpretation (u8 <-> i8,
+  // u32 <-> i32, u64 <-> i64).
+  if (from.is_int() && to->is_int())
+    return widen(ir::Cast::make(*to, from != a->type ? a->as<ir::Cast>()->value : a, e.loc));
+  // An unsigned side goes through its signed partner: u32 <-> f32 is i32 <-> f32.
+  const DType from_s = from == DType::u32() ? DType::i32() : from == DType::u64() ? DType::i64() : from;
+  const DType to_s = *to == DType::u32() ? DType::i32() : *to == DType::u64() ? DType::i64() : *to;
+  if (from != a->type || ir::bitcast_partner(from_s) != to_s) {
     diag_.error(e.loc, "bitcast between " + std::string(from.name()) + " and " + to->name() +
-                           " is not supported: bitcast takes i32 <-> f32 and i64 <-> f64 (" +
+                           " is not supported: bitcast takes i32/u32 <-> f32, i64/u64 <-> f64 and "
+                           "integers of one width (u8 <-> i8, u32 <-> i32, u64 <-> i64) (" +
                            (from.is_narrow_float() || to->is_narrow_float()
                                 ? "16- and 8-bit floats are computed as f32"
                                 : "no integer type of that width has a float partner") +
                            ")");
     return nullptr;
   }
-  return ir::Call::make(ir::Intrinsic::BitCast, {a}, e.loc);
+  if (from_s != from)
+    a = ir::Cast::make(from_s, a, a->loc);
+  Expr r = ir::Call::make(ir::Intrinsic::BitCast, {a}, e.loc);
+  return to_s != *to ? ir::Cast::make(*to, r, e.loc) : r;
 }
 
 Expr Lowerer::call(const SExpr& e, Where where) {
@@ -699,8 +776,13 @@ Expr Lowerer::call(const SExpr& e, Where where) {
       return nullptr;
     args.push_back(x);
   }
-  if (is_cast)
-    return ir::Cast::make(*DType::from_name(e.name), args[0], e.loc);
+  if (is_cast) {
+    const DType to = *DType::from_name(e.name);
+    // u32(5): how an unsigned constant is written; the conversion wraps (u8(300) = 44).
+    if (auto i = args[0]->as<ir::IntImm>(); i && to.is_unsigned() && i->type.is_signed_int())
+      return ir::IntImm::make(to, ir::wrap_int(to, i->value), e.loc);
+    return ir::Cast::make(to, args[0], e.loc);
+  }
   for (size_t i = 0; i < args.size(); ++i)
     if (args[i]->type.is_bool()) {
       diag_.error(e.args[i]->loc, "'" + e.name + "' needs a number, found bool");
@@ -730,14 +812,22 @@ Expr Lowerer::call(const SExpr& e, Where where) {
     return ir::Binary::make(ir::BinaryOp::CeilDiv, a, b, e.loc);
   }
   if (is_minmax) {
+    adopt_literal(args[0], args[1]);
+    adopt_literal(args[1], args[0]);
+    if (mixed_signs(args[0]->type, args[1]->type)) {
+      mixed_sign_error(e.op_loc, "'" + e.name + "'", args[0]->type, args[1]->type);
+      return nullptr;
+    }
     DType t = common_type(args[0]->type, args[1]->type);
     auto x = const_int(args[0]), y = const_int(args[1]);
-    if (x && y && t.is_int())
+    if (x && y && t.is_signed_int())
       return ir::make_i64(e.name == "min" ? std::min(*x, *y) : std::max(*x, *y), e.loc);
     return ir::Binary::make(e.name == "min" ? ir::BinaryOp::Min : ir::BinaryOp::Max,
                             cast_to(t, args[0]), cast_to(t, args[1]), e.loc);
   }
   Expr a = args[0];
+  if (fn->fn == ir::Intrinsic::Abs && a->type.is_unsigned())
+    return widen(a); // |x| = x
   if (fn->fn != ir::Intrinsic::Abs && !(a->type == DType::f32() || a->type == DType::f64()))
     a = cast_to(DType::f32(), a); // integers (and 16-bit floats) compute in f32
   if (fn->fn == ir::Intrinsic::Abs && a->type.is_narrow_float())

@@ -68,6 +68,12 @@ private:
     }
     for (const auto& s : spec_.scalars) {
       auto t = lo_.dtype(s.type, "scalar '" + s.name.name + "'");
+      if (t == ir::DType::u64()) { // tg_variant_args carries scalars as doubles
+        diag_.error(s.type.loc, "scalar '" + s.name.name + "' cannot be u64: scalars reach the "
+                                "kernel as doubles, exact up to 2^53 only; use a u32 scalar, or a "
+                                "one-element u64 tensor (docs/spec.md \"Unsigned integers\")");
+        t.reset();
+      }
       if (!t) {
         declare(SymKind::Scalar, s.name);
         continue;
@@ -559,6 +565,15 @@ private:
     }
     if (!src->dtype.is_float() && !src->dtype.is_int())
       return nullptr;
+    for (const ir::BufferPtr& b : {src, dst})
+      if (b->dtype.is_unsigned()) { // the GPU reductions combine in f32, exact only to 2^24
+        diag_.error(o.loc, "reduce of " + std::string(b->dtype.name()) + " buffer '" + b->name +
+                               "' is not supported: reductions of unsigned values are not "
+                               "implemented (the GPU targets combine in f32); copy the values "
+                               "into an f32 or i64 buffer first, e.g. a parallel with "
+                               "x[i, j] = i64(u[i, j]) (docs/spec.md \"Unsigned integers\")");
+        return nullptr;
+      }
     return ir::Reduce::make(o.reduce_op, src, dst, static_cast<int>(o.dim.value), o.clear.value,
                             o.loc);
   }

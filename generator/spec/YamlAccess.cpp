@@ -227,12 +227,17 @@ std::string dtype_hint(const std::string& name, const std::vector<std::string>& 
     for (const auto& s : spellings)
       if (lower == s)
         return std::string("; did you mean '") + dtype + "'?";
-  for (const char* u : {"uint8", "uint16", "uint32", "uint64", "uint8_t", "uint16_t", "uint32_t",
-                        "uint64_t", "unsigned", "uint", "uchar", "ushort", "ulong", "u8", "u16",
-                        "u32", "u64", "byte"})
-    if (lower == u)
-      return "; tilegen has no unsigned types: use i8/i32/i64 and mask the bits you need "
-             "(`x & 255`, docs/spec.md \"Bitwise operators\")";
+  // Unsigned spellings of C, C++, torch and numpy; the width is the name's, 32 when unnamed.
+  const std::pair<std::vector<const char*>, const char*> unsigned_aliases[] = {
+      {{"uint8", "uint8_t", "uchar", "unsigned char", "byte", "ubyte"}, "u8"},
+      {{"uint16", "uint16_t", "ushort", "unsigned short"}, "u16"},
+      {{"uint32", "uint32_t", "uint", "unsigned", "unsigned int"}, "u32"},
+      {{"uint64", "uint64_t", "ulong", "unsigned long", "unsigned long long", "size_t"}, "u64"},
+  };
+  for (const auto& [spellings, dtype] : unsigned_aliases)
+    for (const char* s : spellings)
+      if (lower == s)
+        return std::string("; did you mean '") + dtype + "'?";
   return did_you_mean(name, candidates);
 }
 

@@ -53,9 +53,8 @@ private:
 // Returns "; did you mean 'x'?" or "".
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& candidates);
 // The hint for an unknown dtype: another language's spelling of a dtype ("float", "int32_t",
-// "half", "bfloat16", ...) names tilegen's ("; did you mean 'f32'?"); an unsigned spelling
-// ("uint8", "uint32_t", "unsigned", "uchar", ...) says there are no unsigned types; anything else
-// is did_you_mean over `candidates`.
+// "half", "bfloat16", "uint8_t", "unsigned", ...) names tilegen's ("; did you mean 'f32'?",
+// "; did you mean 'u32'?"); anything else is did_you_mean over `candidates`.
 std::string dtype_hint(const std::string& name, const std::vector<std::string>& candidates);
 
 } // namespace tilegen::spec

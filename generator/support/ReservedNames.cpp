@@ -84,8 +84,8 @@ std::vector<ReservedList> build_lists() {
                    "a function, cast, dtype or literal of the spec language, or `let`",
                    words({"min", "max", "abs", "exp", "exp2", "log", "log2", "sqrt", "rsqrt",
                           "tanh", "erf", "floor", "ceil", "cdiv", "f32", "f16", "bf16", "f64",
-                          "i32", "i64", "i8", "e4m3", "e5m2", "bool", "true", "false", "inf",
-                          "nan", "let"})});
+                          "i32", "i64", "i8", "e4m3", "e5m2", "u8", "u16", "u32", "u64", "bool",
+                          "true", "false", "inf", "nan", "let"})});
   std::set<std::string> c = c11_keywords();
   c.insert({"alignas", "alignof", "constexpr", "nullptr", "static_assert", "thread_local",
             "typeof", "typeof_unqual"}); // C23

@@ -412,8 +412,11 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
                  {dispatch::dispatch_file_name(o.lib), dispatch::emit_dispatch_source(lib)});
   }
   // --torch: the PyTorch operators over the C API (docs/torch.md); needs a C library.
-  if (o.torch && !c_side.empty())
+  if (o.torch && !c_side.empty()) {
+    if (!dispatch::check_torch(lib, diag_))
+      return std::nullopt;
     files.push_back({dispatch::torch_file_name(o.lib), dispatch::emit_torch_binding(lib)});
+  }
   if (!metal_variants.empty())
     files.push_back({dispatch::metal_host_file_name(o.lib),
                      dispatch::emit_metal_host(o.lib, metal_variants)});

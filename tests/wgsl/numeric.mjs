@@ -307,6 +307,60 @@ if (!only || only === 'bitwise') {
   }
 }
 
+// Unsigned integers (tests/lit/emit/Inputs/unsigned32.yaml): every u8 byte, u16 and u32 words
+// with their extremes, zero divisors, run-time counts inside and past 32 (the JS module takes a
+// u32 scalar as an i32: -1 reaches the kernel as 0xffffffff), u8/u16 stores packed into words,
+// against BigInt modulo 2^32: docs/spec.md "Unsigned integers" (wrap-around, logical >>,
+// a / 0 = 0, a % 0 = a; WGSL's own u32 division gives x / 0 = x, x % 0 = 0).
+if (!only || only === 'unsigned') {
+  const N = 300;
+  const b = new Uint8Array(N), h = new Uint16Array(N), w = new Uint32Array(N), d = new Uint32Array(N),
+        f = new Float32Array(N);
+  for (let j = 0; j < N; ++j) {
+    b[j] = j % 256; h[j] = (rand() * 65536) >>> 0; w[j] = (rand() * 2 ** 32) >>> 0;
+    d[j] = j % 5 === 0 ? 0 : ((rand() * 2 ** 32) >>> 0) >>> (j % 29); f[j] = j * 1234.567;
+  }
+  h.set([0, 65535, 256]); w.set([0, 0xffffffff, 0x80000000, 0x12345678, 7]); d.set([5, 1, 0xffffffff, 16, 0xffffffff]);
+  const M = 2n ** 32n, m = (x) => ((x % M) + M) % M;
+  for (const S of [4, 33, -1]) {
+    const s = BigInt(S >>> 0);
+    const want = [], care = [];
+    for (let j = 0; j < N; ++j) {
+      const B = BigInt(b[j]), H = BigInt(h[j]), W = BigInt(w[j]), D = BigInt(d[j]);
+      const fw = f32FromBits(w[j]), sum = Math.fround(fw + Math.fround(d[j]));
+      // bitcast<f32>(W) + f32(D): WGSL may flush subnormals and assume no inf/NaN
+      const finite = Number.isFinite(fw) && (fw === 0 || Math.abs(fw) >= 2 ** -126) && Number.isFinite(sum);
+      const i8 = B >= 128n ? B - 256n : B;
+      want.push(m(B + H * 3n - W), (s >= 32n ? 0n : W >> s) | m(W << 4n),
+                m((D === 0n ? 0n : W / D) + (D === 0n ? W : W % D)), W / 16n + W % 16n,
+                W > D ? m(~W) : m(-D), m(BigInt(Math.trunc(f[j])) + BigInt(f32Bits(f[j]))),
+                m(m(i8) + BigInt(f32Bits(sum))), (B >> 4n) | ((B & 15n) << 8n));
+      care.push(true, true, true, true, true, true, finite, true);
+    }
+    for (const [target, device] of devices) {
+      ++cases;
+      const bufs = { B: makeBuffer(device, b), H: makeBuffer(device, new Uint8Array(h.buffer)),
+                     W: makeBuffer(device, new Uint8Array(w.buffer)), D: makeBuffer(device, new Uint8Array(d.buffer)),
+                     F: makeBuffer(device, new Uint8Array(f.buffer)), O: makeBuffer(device, new Uint8Array(4 * 8 * N)),
+                     B8: makeBuffer(device, new Uint8Array(N)), H16: makeBuffer(device, new Uint8Array(2 * N)) };
+      const res = await lib.tgw_unsigned32(device, { ...bufs, N, S });
+      const got = new Uint32Array((await readBuffer(device, bufs.O, 4 * 8 * N)).buffer);
+      const b8 = new Uint8Array((await readBuffer(device, bufs.B8, N)).buffer);
+      const h16 = new Uint16Array((await readBuffer(device, bufs.H16, 2 * N)).buffer);
+      const bad = [];
+      for (let i = 0; i < 8 * N && bad.length < 5; ++i)
+        if (care[i] && BigInt(got[i]) !== want[i]) bad.push(`S=${S} j=${Math.floor(i / 8)} column ${i % 8}: ${got[i]}, want ${want[i]}`);
+      for (let j = 0; j < N && bad.length < 5; ++j) {
+        if (b8[j] !== ((2 * b[j]) & 255)) bad.push(`B8[${j}] = ${b8[j]}`);
+        if (h16[j] !== ((Number((BigInt(h[j]) * BigInt(h[j])) & 0xffffn) + 1) & 0xffff)) bad.push(`H16[${j}] = ${h16[j]}`);
+      }
+      if (bad.length) { ++failures; console.log(`FAIL unsigned on ${target} (${res.target}): ${bad.join('; ')}`); }
+      else console.log(`  unsigned on ${target}: S=${S}, ${N} elements x 8 columns, B8 and H16 as defined`);
+      for (const x of Object.values(bufs)) x.destroy();
+    }
+  }
+}
+
 // Argument checks of the generated module (each must throw a TilegenError with this status).
 const [, core] = devices[0];
 const small = makeBuffer(core, new Uint8Array(16));

@@ -47,6 +47,33 @@ TEST(Simplify, NeverFoldsUndefinedOrOverflowingResults) {
   EXPECT_EQ(simplify(Unary::make(UnaryOp::Neg, i64(INT64_MIN)))->kind, ExprKind::Unary);
 }
 
+// docs/spec.md "Unsigned integers": unsigned constants fold modulo 2^n (no overflow to refuse),
+// with logical shifts, C's / and % (a zero divisor is left to run time) and unsigned compares.
+TEST(Simplify, FoldsUnsignedModulo2n) {
+  auto u32 = [](int64_t v) { return IntImm::make(DType::u32(), v); };
+  auto u64 = [](int64_t v) { return IntImm::make(DType::u64(), v); };
+  EXPECT_EQ(s(bin(BinaryOp::Sub, u32(0), u32(1))), "u32(4294967295)");
+  EXPECT_EQ(s(bin(BinaryOp::Add, u32(4294967295), u32(2))), "u32(1)");
+  EXPECT_EQ(s(mul(u32(65536), u32(65536))), "u32(0)");
+  EXPECT_EQ(s(bin(BinaryOp::Sub, u64(0), u64(1))), "u64(18446744073709551615)");
+  EXPECT_EQ(s(mul(u64(INT64_MIN), u64(2))), "u64(0)");
+  EXPECT_EQ(s(bin(BinaryOp::Shr, u32(4294967295), u32(28))), "u32(15)"); // logical
+  EXPECT_EQ(s(bin(BinaryOp::Shl, u32(4294967295), u32(28))), "u32(4026531840)");
+  EXPECT_EQ(s(bin(BinaryOp::Shr, u32(8), u32(32))), "u32(0)");
+  EXPECT_EQ(s(bin(BinaryOp::Shr, u64(-1), u64(63))), "u64(1)");
+  EXPECT_EQ(s(bin(BinaryOp::Div, u64(-2), u64(3))), "u64(6148914691236517204)");
+  EXPECT_EQ(s(bin(BinaryOp::Mod, u32(7), u32(0))), "u32(7) % u32(0)");
+  EXPECT_EQ(s(bin(BinaryOp::Lt, u64(1), u64(-1))), "true"); // 1 < 2^64 - 1
+  EXPECT_EQ(s(Unary::make(UnaryOp::BitNot, u32(0))), "u32(4294967295)");
+  EXPECT_EQ(s(Unary::make(UnaryOp::Neg, u32(1))), "u32(4294967295)");
+  // Conversions wrap between any two integer types, both ways.
+  EXPECT_EQ(s(Cast::make(DType::u8(), i64(300))), "u8(44)");
+  EXPECT_EQ(s(Cast::make(DType::u32(), i64(-1))), "u32(4294967295)");
+  EXPECT_EQ(s(Cast::make(DType::i32(), u32(4294967295))), "-1");
+  EXPECT_EQ(s(Cast::make(DType::i64(), u64(-1))), "-1");
+  EXPECT_EQ(to_string(simplify(Cast::make(DType::f64(), u64(-1)))), "1.8446744073709552e+19");
+}
+
 // docs/spec.md "Bitwise operators": the folding every backend's generated code agrees with.
 TEST(Simplify, FoldsBitwiseOperatorsForEveryShiftCount) {
   EXPECT_EQ(s(bin(BinaryOp::BitAnd, i64(-1), i64(0xF0))), "240");

@@ -400,6 +400,74 @@ TEST(Lowering, BitcastRules) {
       << err;
 }
 
+namespace {
+std::string unsigned_kernel(const std::string& stmt, const std::string& y = "u32") {
+  return R"Y(kernel: k
+summary: s
+params: {N: dim}
+scalars: {s: i32}
+tensors:
+  U: {type: u32, shape: [N]}
+  B: {type: u8, shape: [N]}
+  L: {type: u64, shape: [N]}
+  F: {type: f32, shape: [N]}
+  Y: {type: )Y" + y + R"Y(, shape: [N], access: write}
+grid: {bx: 1}
+body:
+  - parallel: {i: 4}
+    body:
+      - ")Y" + stmt + R"Y("
+)Y";
+}
+std::string unsigned_value(const std::string& stmt, std::string* err, const std::string& y = "u32") {
+  auto ks = load_text(unsigned_kernel(stmt, y), err);
+  if (!ks)
+    return "ERROR";
+  ir::Stmt s = (*ks)[0].body;
+  while (auto q = s->as<ir::Seq>())
+    s = q->stmts.back();
+  s = s->as<ir::Parallel>()->body;
+  while (auto q = s->as<ir::Seq>())
+    s = q->stmts.back();
+  auto st = s->as<ir::Store>();
+  return st ? ir::to_string(st->value) : "NO STORE";
+}
+} // namespace
+
+// docs/spec.md "Unsigned integers": u8 computes as u32, a literal >= 0 takes the unsigned type,
+// u32(5) is a constant, signed and unsigned never mix, bitcast goes through the signed partner.
+TEST(Lowering, UnsignedTyping) {
+  std::string err;
+  EXPECT_EQ(unsigned_value("Y[i] = B[i] & 15", &err), "u32(B[i]) & u32(15)") << err;
+  EXPECT_EQ(unsigned_value("Y[i] = U[i] >> 4", &err), "U[i] >> u32(4)") << err;
+  EXPECT_EQ(unsigned_value("Y[i] = u32(5)", &err), "u32(5)") << err;
+  EXPECT_EQ(unsigned_value("Y[i] = u32(-1)", &err), "u32(4294967295)") << err;
+  EXPECT_EQ(unsigned_value("Y[i] = -U[i]", &err), "u32(0) - U[i]") << err;
+  EXPECT_EQ(unsigned_value("Y[i] = bitcast<u32>(F[i])", &err), "u32(bitcast<i32>(F[i]))") << err;
+  EXPECT_EQ(unsigned_value("Y[i] = bitcast<u32>(i32(s))", &err), "u32(i32(s))") << err;
+  EXPECT_EQ(unsigned_value("Y[i] = bitcast<f32>(U[i])", &err, "f32"), "bitcast<f32>(i32(U[i]))") << err;
+  EXPECT_EQ(unsigned_value("Y[i] = bitcast<u64>(L[i])", &err, "u64"), "L[i]") << err;
+  EXPECT_EQ(unsigned_value("Y[i] = L[i] + U[i]", &err, "u64"), "L[i] + u64(U[i])") << err;
+  err.clear();
+  EXPECT_EQ(unsigned_value("Y[i] = U[i] + s", &err), "ERROR");
+  EXPECT_NE(err.find("error: operator '+' mixes signed and unsigned integers (u32 and i32)"), std::string::npos) << err;
+  err.clear();
+  EXPECT_EQ(unsigned_value("Y[i] = U[i] + -1", &err), "ERROR");
+  EXPECT_NE(err.find("mixes signed and unsigned integers (u32 and i64)"), std::string::npos) << err;
+  err.clear();
+  EXPECT_EQ(unsigned_value("Y[i] = max(U[i], s)", &err), "ERROR");
+  EXPECT_NE(err.find("error: 'max' mixes signed and unsigned"), std::string::npos) << err;
+  err.clear();
+  EXPECT_EQ(unsigned_value("Y[i] = i < 2 ? U[i] : s", &err), "ERROR");
+  EXPECT_NE(err.find("error: '?:' mixes signed and unsigned"), std::string::npos) << err;
+  err.clear();
+  EXPECT_EQ(unsigned_value("Y[i] = bitcast<f16>(B[i] | 0)", &err), "ERROR");
+  EXPECT_NE(err.find("bitcast<f16> needs an argument of the same width: f16 is 16 bits, the argument is u32"), std::string::npos) << err;
+  err.clear();
+  EXPECT_EQ(unsigned_value("Y[i] = U[i] % u32(0)", &err), "ERROR");
+  EXPECT_NE(err.find("error: integer division by zero: the divisor of '%' is 0"), std::string::npos) << err;
+}
+
 TEST(Lowering, EveryShippedKernelLowers) {
   for (const char* name : {"gemm.yaml", "softmax.yaml", "rmsnorm.yaml", "gemm_bias_gelu.yaml",
                            "flash_attention_fwd.yaml"}) {
