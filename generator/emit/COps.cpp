@@ -192,6 +192,10 @@ void CEmitter::emit_copy_rows(const Copy* n, const std::vector<Expr>& si,
   if (stream) {
     line(need("tg_stream_row_" + std::string(gt.name())) + "(tg_row, &" +
          access(ob, at_row_start(oi, ob)) + ", " + expr(extent, kAssign) + ", tg_nt);");
+  } else if (src_g && gt == DType::f16() && ob->dtype == DType::f32()) {
+    // f16 rows convert with F16C (gcc leaves the scalar helper at ~10 vector ops per vector)
+    line(need("tg_load_row_f16") + "(&" + access(ob, at_row_start(oi, ob)) + ", tg_row, " +
+         expr(extent, kAssign) + ");");
   } else {
     const bool saved = guard_loads_;
     guard_loads_ = false;

@@ -343,6 +343,25 @@ static inline void tg_stream_fence(void) {
 )"},
       {"tg_stream_ok", {"tg_stream_line"}, ""},
       {"tg_stream_fence", {"tg_stream_line"}, ""},
+      {"tg_load_row_f16", {"tg_f16_to_f32", "tg_stream_line"}, R"(/* dst[0, n) := f32 of the f16 bits src[0, n): vcvtph2ps (F16C) where the target has it,
+   exact for every value like tg_f16_to_f32 (a signaling NaN arrives quiet: the same NaN once
+   stored, since every store of a NaN gives the canonical quiet NaN). */
+static inline void tg_load_row_f16(float* dst, const uint16_t* src, int64_t n) {
+#if defined(__AVX512F__)
+  const int64_t nv = n - n % 16;
+  for (int64_t i = 0; i < nv; i += 16)
+    _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(src + i))));
+#elif defined(__F16C__)
+  const int64_t nv = n - n % 8;
+  for (int64_t i = 0; i < nv; i += 8)
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(src + i))));
+#else
+  const int64_t nv = 0;
+#endif
+  for (int64_t j = nv; j < n; ++j)
+    dst[j] = tg_f16_to_f32(src[j]);
+}
+)"},
       {"tg_stream_row_f32", {"tg_stream_line"}, R"(/* dst[0, n) := src[0, n); streaming stores for the 64-byte lines inside dst when nt. */
 static inline void tg_stream_row_f32(float* dst, const float* src, int64_t n, int nt) {
   int64_t i = 0;
