@@ -158,7 +158,24 @@ void CEmitter::find_fused_reductions(const Stmt& body) {
         if (!p || !r)
           continue;
         const Store* st = whole_tile_store(p);
-        if (st && r->src == st->buffer && r->dim + 1 == static_cast<int>(r->src->rank()) &&
+        // The value must not read the reduce's destination: fused, dst[i] is updated after
+        // point i's loop, before later points read it.
+        class DstReads : public IRVisitor {
+        public:
+          const Buffer* dst = nullptr;
+          bool found = false;
+
+        protected:
+          void visit_Load(const Load* l) override {
+            found |= l->buffer.get() == dst;
+            IRVisitor::visit_Load(l);
+          }
+        } dst_reads;
+        dst_reads.dst = r->dst.get();
+        if (st)
+          dst_reads.visit(st->value);
+        if (st && !dst_reads.found && r->src == st->buffer &&
+            r->dim + 1 == static_cast<int>(r->src->rank()) &&
             r->dst->scope != MemScope::Global && r->dst->dtype == DType::f32() &&
             !c_touches_global(p->body)) {
           found.emplace_back(p, n->stmts[i + 1]);

@@ -419,8 +419,8 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
                          (feasible == 1 ? "" : "s") + " (of " + std::to_string(total) + "; ";
   if (streaming && best_cost)
     c.reason = "streaming rule (no gemm): " + std::to_string(best_cost->passes) +
-               (best_cost->passes == 1 ? " tile" : " tiles") + " per row and " +
-               std::to_string(best_cost->waste) + " padded elements at rows of 4096, then " +
+               (best_cost->passes == 1 ? " tile" : " tiles") + " and " +
+               std::to_string(best_cost->waste) + " padded elements per row at the representative shape, then " +
                (best_fp <= stream_budget ? "the largest footprint within " : "the smallest footprint over ") +
                std::to_string(stream_budget) + " B, of " + of + "ties go to the earliest)";
   else
