@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # CPU benchmark run: generator time for the whole kernels/ library, then bench_cpu (sgemm vs
-# OpenBLAS, softmax/rmsnorm vs memcpy) — one run, one table, ready for bench/RESULTS.md.
+# OpenBLAS; softmax, rmsnorm and layernorm_bias in f32/f16/bf16 at 4096x4096 and 16384x4096 on
+# 1 thread and on `threads`, each against memcpy of the same bytes) — one run, one table,
+# ready for bench/RESULTS.md. The load average is printed before and after: re-run on a quiet
+# machine (bandwidth figures under load are not comparable between runs; the ratios are
+# taken within one row, kernel and memcpy back to back).
 # Usage: bench/run_cpu.sh [threads=2] [build-dir=build-bench]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,9 +34,12 @@ nfiles=$(ls "$tmp/out" | wc -l)
 nlines=$(cat "$tmp/out"/* | wc -l)
 
 echo "date: $(date -u +%Y-%m-%d)  commit: $(git -C "$here" rev-parse --short HEAD)$(git -C "$here" diff --quiet || echo +dirty)"
+echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; $(cc --version | head -1)"
 echo
 printf '| benchmark | tilegen | baseline | ratio | check |\n|---|---|---|---|---|\n'
 printf '| generator: kernels/*.yaml x {c, c_avx2, c_avx512} -> %s files, %s lines | %.3f s (best of 5) | aim < 1 s | — | — |\n' \
   "$nfiles" "$nlines" "$best"
 OPENBLAS_CORETYPE=SkylakeX OMP_PROC_BIND=spread "$build/bench/bench_cpu" "$threads" 15 | tail -n +3
+echo
+echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -3,6 +3,7 @@
 #include "emit/CEmitter.h"
 
 #include "emit/CRuntimeHelpers.h"
+#include "passes/RedundantLoadElim.h"
 #include "ir/IRPrinter.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
@@ -82,6 +83,148 @@ CEmitter::CEmitter(const Kernel& k, const Target& target, const VariantInfo& inf
   } layout(*this);
   layout.visit(k.body);
   scratch_on_heap_ = footprint_ > kMaxStackScratchBytes;
+
+  // Outputs that the body never reads (their tile writes may stream past the caches).
+  class Reads : public IRVisitor {
+  public:
+    std::set<const Buffer*> read;
+
+  protected:
+    void visit_Load(const Load* n) override {
+      read.insert(n->buffer.get());
+      IRVisitor::visit_Load(n);
+    }
+    void visit_Copy(const Copy* n) override {
+      read.insert(n->src.buffer.get());
+      IRVisitor::visit_Copy(n);
+    }
+    void visit_Store(const Store* n) override {
+      if (n->op == StoreOp::Add)
+        read.insert(n->buffer.get());
+      IRVisitor::visit_Store(n);
+    }
+    void visit_AtomicAdd(const AtomicAdd* n) override {
+      read.insert(n->dst.buffer.get());
+      IRVisitor::visit_AtomicAdd(n);
+    }
+    void visit_Gemm(const Gemm* n) override {
+      read.insert(n->c.get());
+      IRVisitor::visit_Gemm(n);
+    }
+  } reads;
+  reads.visit(k.body);
+  for (const auto& t : k.tensors)
+    if (t->access == Access::Write && !reads.read.count(t.get()))
+      write_only_.insert(t.get());
+  find_fused_reductions(k.body);
+}
+
+namespace {
+// The Store of `p` if its body is one plain store to an on-chip f32 buffer at exactly the
+// parallel's point over the whole buffer (t[i, j] = ..., extents = t's shape), else null.
+const Store* whole_tile_store(const Parallel* p) {
+  Stmt b = p->body;
+  if (auto seq = b->as<Seq>(); seq && seq->stmts.size() == 1)
+    b = seq->stmts[0];
+  auto st = b->as<Store>();
+  if (!st || st->op != StoreOp::Assign || st->buffer->scope == MemScope::Global ||
+      st->buffer->dtype != DType::f32() || st->indices.size() != p->vars.size() ||
+      st->buffer->rank() != p->vars.size())
+    return nullptr;
+  for (size_t d = 0; d < p->vars.size(); ++d) {
+    auto v = st->indices[d]->as<VarRef>();
+    if (!v || v->var != p->vars[d] || !passes::same_expr(p->extents[d], st->buffer->shape[d]))
+      return nullptr;
+  }
+  return st;
+}
+} // namespace
+
+// A parallel that fills an f32 tile t followed at once by a reduce of t over its last dim
+// (rmsnorm's sq = x * x; sum, layernorm's squared deviations) is emitted as one loop that
+// accumulates the parallel's value directly: t is never stored or read back. Only when every
+// use of t is such a pair (then t itself is not declared either).
+void CEmitter::find_fused_reductions(const Stmt& body) {
+  class Scan : public IRVisitor {
+  public:
+    std::map<const Buffer*, int> reads, writes, pairs;
+    std::vector<std::pair<const Parallel*, Stmt>> found; // the parallel, its reduce
+
+  protected:
+    void visit_Seq(const Seq* n) override {
+      for (size_t i = 0; i + 1 < n->stmts.size(); ++i) {
+        auto p = n->stmts[i]->as<Parallel>();
+        auto r = n->stmts[i + 1]->as<Reduce>();
+        if (!p || !r)
+          continue;
+        const Store* st = whole_tile_store(p);
+        // The value must not read the reduce's destination: fused, dst[i] is updated after
+        // point i's loop, before later points read it.
+        class DstReads : public IRVisitor {
+        public:
+          const Buffer* dst = nullptr;
+          bool found = false;
+
+        protected:
+          void visit_Load(const Load* l) override {
+            found |= l->buffer.get() == dst;
+            IRVisitor::visit_Load(l);
+          }
+        } dst_reads;
+        dst_reads.dst = r->dst.get();
+        if (st)
+          dst_reads.visit(st->value);
+        if (st && !dst_reads.found && r->src == st->buffer &&
+            r->dim + 1 == static_cast<int>(r->src->rank()) &&
+            r->dst->scope != MemScope::Global && r->dst->dtype == DType::f32() &&
+            !c_touches_global(p->body)) {
+          found.emplace_back(p, n->stmts[i + 1]);
+          ++pairs[st->buffer.get()];
+        }
+      }
+      IRVisitor::visit_Seq(n);
+    }
+    void visit_Load(const Load* n) override {
+      ++reads[n->buffer.get()];
+      IRVisitor::visit_Load(n);
+    }
+    void visit_Copy(const Copy* n) override {
+      ++reads[n->src.buffer.get()];
+      ++writes[n->dst.buffer.get()];
+      IRVisitor::visit_Copy(n);
+    }
+    void visit_Reduce(const Reduce* n) override {
+      ++reads[n->src.get()];
+      ++writes[n->dst.get()];
+      IRVisitor::visit_Reduce(n);
+    }
+    void visit_Store(const Store* n) override {
+      ++writes[n->buffer.get()];
+      IRVisitor::visit_Store(n);
+    }
+    void visit_Fill(const Fill* n) override {
+      ++writes[n->dst.get()];
+      IRVisitor::visit_Fill(n);
+    }
+    void visit_Gemm(const Gemm* n) override {
+      ++reads[n->a.get()], ++reads[n->b.get()], ++reads[n->c.get()], ++writes[n->c.get()];
+      IRVisitor::visit_Gemm(n);
+    }
+    void visit_AtomicAdd(const AtomicAdd* n) override {
+      ++reads[n->src.buffer.get()];
+      IRVisitor::visit_AtomicAdd(n);
+    }
+  } scan;
+  scan.visit(body);
+  for (const auto& [p, rs] : scan.found) {
+    const Reduce* r = rs->as<Reduce>();
+    const Buffer* t = r->src.get();
+    if (scan.reads[t] == scan.pairs[t] && scan.writes[t] == scan.pairs[t]) {
+      fused_[p] = rs;
+      fused_reduces_.insert(r);
+      elided_.insert(t);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -205,8 +348,20 @@ void CEmitter::stmt(const Stmt& s) {
   }
   default: break;
   }
+  if (s->kind == StmtKind::Alloc && elided_.count(s->as<Alloc>()->buffer.get())) {
+    op_comment(s);
+    line("/* not stored: only the fused reduction below reads it */");
+    return;
+  }
+  if (s->kind == StmtKind::Reduce && fused_reduces_.count(s->as<Reduce>()))
+    return; // emitted with its parallel
   if (s->kind != StmtKind::Store && s->kind != StmtKind::LetStmt && s->kind != StmtKind::Combine)
     op_comment(s);
+  if (s->kind == StmtKind::Parallel)
+    if (auto it = fused_.find(s->as<Parallel>()); it != fused_.end()) {
+      op_comment(it->second);
+      return emit_fused_reduce(s->as<Parallel>(), it->second->as<Reduce>());
+    }
   switch (s->kind) {
   case StmtKind::Seq: return;
   case StmtKind::Alloc: return emit_alloc(s->as<Alloc>());
@@ -293,6 +448,8 @@ void CEmitter::emit_block_function() {
       line("(void)" + name(g.index->name) + ";");
   line();
   stmt(k_.body);
+  if (streamed_)
+    line(need("tg_stream_fence") + "(); /* this block's streaming stores before the next */");
   close();
 }
 

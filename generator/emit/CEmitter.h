@@ -7,6 +7,7 @@
 #include "emit/Emitter.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ private:
   void emit_for(const ir::For* n);
   void emit_if(const ir::IfThenElse* n);
   void emit_atomic_add(const ir::AtomicAdd* n);
+  void emit_fused_reduce(const ir::Parallel* p, const ir::Reduce* r);
+  void find_fused_reductions(const ir::Stmt& body);
+  void emit_copy_rows(const ir::Copy* n, const std::vector<ir::Expr>& si,
+                      const std::vector<ir::Expr>& di);
 
   // Expressions and accesses.
   std::string print_load(const ir::Load* l, int& prec) override;
@@ -81,6 +86,17 @@ private:
   int64_t footprint_ = 0;                          // bytes of all of the above
   std::map<std::string, std::string> gemm_helpers_; // name -> source, printed sorted
   std::map<std::string, ir::VarPtr> gen_vars_;      // generated loop/offset names
+  // Global tensors declared `access: write` that the body never reads: their whole-row tile
+  // writes may bypass the caches (emit_copy_rows); streamed_ says one did (fence at the end).
+  std::set<const ir::Buffer*> write_only_;
+  bool streamed_ = false;
+  // Parallel -> the reduce it is emitted with; the reduces and tiles that fusion removes.
+  std::map<const ir::Parallel*, ir::Stmt> fused_;
+  std::set<const ir::Reduce*> fused_reduces_;
+  std::set<const ir::Buffer*> elided_;
 };
+
+// Whether a statement reads or writes a global tensor (such loops are not `omp simd`).
+bool c_touches_global(const ir::Stmt& body);
 
 } // namespace tilegen::emit

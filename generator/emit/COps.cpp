@@ -5,9 +5,11 @@
 
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
+#include "ir/Substitute.h"
 #include "support/InternalError.h"
 
 #include <cmath>
+#include <functional>
 
 namespace tilegen::emit {
 
@@ -126,9 +128,7 @@ void CEmitter::emit_copy(const Copy* n) {
   if (dst_g)
     span_check(dst, doff);
   open("if (" + fast + ")");
-  open_loops(vars, src.extents, true);
-  body(false);
-  close_loops(r);
+  emit_copy_rows(n, si, di);
   open_else();
   line(std::string("/* ragged edge: ") + (src_g ? "out-of-bounds reads give the pad value" : "") +
        (src_g && dst_g ? ", " : "") + (dst_g ? "out-of-bounds writes are dropped" : "") + " */");
@@ -139,6 +139,77 @@ void CEmitter::emit_copy(const Copy* n) {
   close_loops(r);
   close();
   close();
+}
+
+// The fast path of a copy between a global tensor and a tile, one row (the innermost tile
+// dim) at a time: the row's address is computed once per row (a pointer `tg_row`), so the
+// inner loop indexes with its own counter only (no 64-bit index arithmetic per element). A
+// write of a whole row of an output that the kernel never reads goes through
+// tg_stream_row_<type>: streaming stores when the tensor is larger than the caches
+// (tg_stream_ok), converted in registers (docs/c-backend.md, "Memory-bound kernels").
+void CEmitter::emit_copy_rows(const Copy* n, const std::vector<Expr>& si,
+                              const std::vector<Expr>& di) {
+  const Region &src = n->src, &dst = n->dst;
+  const size_t r = src.tile_rank();
+  const bool src_g = src.buffer->scope == MemScope::Global;
+  const Region& g = src_g ? src : dst;
+  const auto& gi = src_g ? si : di;
+  const auto& oi = src_g ? di : si;
+  const BufferPtr& ob = src_g ? dst.buffer : src.buffer;
+
+  std::vector<std::string> vars;
+  for (size_t i = 0; i < r; ++i)
+    vars.push_back(idx_name("tg_i", i));
+  const std::string inner = vars.back();
+  // The row's first element: the innermost tile index at 0.
+  auto at_row_start = [&](const std::vector<Expr>& idx, const BufferPtr& b) {
+    std::vector<Expr> z = idx;
+    z[b->rank() - 1] = simplify(substitute(z[b->rank() - 1], VarMap{{gen_vars_.at(inner).get(),
+                                                                         make_i64(0)}}));
+    return z;
+  };
+  const DType gt = g.buffer->dtype;
+  const bool stream = !src_g && write_only_.count(g.buffer.get()) && ob->dtype == DType::f32() &&
+                      (gt == DType::f32() || gt == DType::f16() || gt == DType::bf16());
+  if (stream) {
+    Expr elems = g.buffer->shape[0];
+    for (size_t d = 1; d < g.buffer->rank(); ++d)
+      elems = Binary::make(BinaryOp::Mul, elems, g.buffer->shape[d]);
+    elems = simplify(Binary::make(BinaryOp::Mul, elems, make_i64(gt.bytes())));
+    line("const int tg_nt = " + need("tg_stream_ok") + "(" + expr(elems, kAssign) + ");");
+    streamed_ = true;
+  }
+  std::vector<std::string> outer(vars.begin(), vars.end() - 1);
+  std::vector<Expr> outer_ext(src.extents.begin(), src.extents.end() - 1);
+  open_loops(outer, outer_ext, false);
+  const std::string cq = src_g ? "const " : "";
+  const std::string st = storage_type_name(gt);
+  line(cq + st + "* tg_row = &" + name(g.buffer->name) + "[" +
+       global_index(g.buffer, at_row_start(gi, g.buffer)) + "];");
+  const Expr extent = src.extents.back();
+  auto row = make_buffer("tg_row", MemScope::Global, gt, {extent});
+  const std::vector<Expr> ri{ref(inner)};
+  if (stream) {
+    line(need("tg_stream_row_" + std::string(gt.name())) + "(tg_row, &" +
+         access(ob, at_row_start(oi, ob)) + ", " + expr(extent, kAssign) + ", tg_nt);");
+  } else if (src_g && gt == DType::f16() && ob->dtype == DType::f32()) {
+    // f16 rows convert with F16C (gcc leaves the scalar helper at ~10 vector ops per vector)
+    line(need("tg_load_row_f16") + "(&" + access(ob, at_row_start(oi, ob)) + ", tg_row, " +
+         expr(extent, kAssign) + ");");
+  } else {
+    const bool saved = guard_loads_;
+    guard_loads_ = false;
+    line("#pragma omp simd");
+    open("for (int64_t " + inner + " = 0; " + inner + " < " + expr(extent, kRel + 1) + "; ++" +
+         inner + ")");
+    if (src_g)
+      line(access(ob, oi) + " = " + store_value(ob, Load::make(row, ri)) + ";");
+    else
+      line(access(row, ri) + " = " + store_value(row, Load::make(ob, oi)) + ";");
+    close();
+    guard_loads_ = saved;
+  }
+  close_loops(outer.size());
 }
 
 void CEmitter::emit_gemm(const Gemm* n) {
@@ -170,6 +241,60 @@ void CEmitter::emit_gemm(const Gemm* n) {
   line("_Alignas(64) " + tb + " tg_pack[" + std::to_string(g.k) + " * " + std::to_string(g.n) +
        "];");
   line(fn + "(" + args + ", tg_pack);");
+  close();
+}
+
+namespace {
+std::string reduce_identity(ReduceOp op, DType t, const std::function<std::string(double)>& f) {
+  switch (op) {
+  case ReduceOp::Sum: return t.is_float() ? f(0.0) : "0";
+  case ReduceOp::Max:
+    return t.is_float() ? f(-INFINITY)
+                        : (t == DType::i64() ? "INT64_MIN" : t == DType::i32() ? "INT32_MIN" : "INT8_MIN");
+  case ReduceOp::Min:
+    return t.is_float() ? f(INFINITY)
+                        : (t == DType::i64() ? "INT64_MAX" : t == DType::i32() ? "INT32_MAX" : "INT8_MAX");
+  }
+  return "0";
+}
+} // namespace
+
+// A parallel t[i.., j] = v fused with the reduce of t over j that follows it (CEmitter::
+// find_fused_reductions): for each point of the kept dims, one simd reduction loop over j
+// that accumulates v directly (the same values in the same order as through t).
+void CEmitter::emit_fused_reduce(const Parallel* p, const Reduce* r) {
+  const Store* st = p->body->as<Store>();
+  if (!st)
+    st = p->body->as<Seq>()->stmts[0]->as<Store>();
+  const DType t = r->dst->dtype;
+  int prec = 0;
+  const std::string identity =
+      reduce_identity(r->op, t, [&](double v) { return print_float(v, t, prec); });
+  std::vector<std::string> vars;
+  std::vector<Expr> didx;
+  for (const auto& v : p->vars)
+    vars.push_back(name(v->name));
+  for (size_t d = 0; d + 1 < p->vars.size(); ++d)
+    didx.push_back(VarRef::make(p->vars[d]));
+  open("");
+  std::vector<std::string> outer(vars.begin(), vars.end() - 1);
+  std::vector<Expr> outer_ext(p->extents.begin(), p->extents.end() - 1);
+  open_loops(outer, outer_ext, false);
+  const std::string dref = access(r->dst, didx);
+  line(type_name(t) + " tg_acc = " + (r->clear ? identity : dref) + ";");
+  line(std::string("#pragma omp simd reduction(") +
+       (r->op == ReduceOp::Sum ? "+" : r->op == ReduceOp::Max ? "max" : "min") + ":tg_acc)");
+  const std::string j = vars.back();
+  open("for (int64_t " + j + " = 0; " + j + " < " + expr(p->extents.back(), kRel + 1) + "; ++" + j + ")");
+  line("const " + type_name(t) + " tg_x = " + store_value(st->buffer, st->value) + ";");
+  switch (r->op) {
+  case ReduceOp::Sum: line("tg_acc = tg_acc + tg_x;"); break;
+  case ReduceOp::Max: line("tg_acc = tg_x > tg_acc ? tg_x : tg_acc;"); break;
+  case ReduceOp::Min: line("tg_acc = tg_x < tg_acc ? tg_x : tg_acc;"); break;
+  }
+  close();
+  line(dref + " = tg_acc;");
+  close_loops(outer.size());
   close();
 }
 
@@ -246,8 +371,7 @@ void CEmitter::emit_reduce(const Reduce* n) {
   close();
 }
 
-namespace {
-bool touches_global(const Stmt& body) {
+bool c_touches_global(const Stmt& body) {
   class Finder : public IRVisitor {
   public:
     bool found = false;
@@ -258,7 +382,6 @@ bool touches_global(const Stmt& body) {
   f.visit(body);
   return f.found;
 }
-} // namespace
 
 void CEmitter::emit_parallel(const Parallel* n) {
   std::vector<std::string> vars;
@@ -266,7 +389,7 @@ void CEmitter::emit_parallel(const Parallel* n) {
     vars.push_back(name(v->name));
   // Points are independent (docs/ir.md, Parallel): the innermost loop is a simd loop, unless
   // it touches global memory, whose bounds checks must stay real branches (see emit_copy).
-  open_loops(vars, n->extents, !touches_global(n->body));
+  open_loops(vars, n->extents, !c_touches_global(n->body));
   const bool saved = guard_loads_;
   guard_loads_ = true;
   stmt(n->body);

@@ -309,6 +309,117 @@ static inline float tg_erf_f32(float x) {
   return tg_select_f32((z < 0x1.88p-1f) | (x != x), small, big);
 }
 )"},
+      // ---- Streaming (non-temporal) stores of whole rows of an output tile (docs/c-backend.md,
+      // "Memory-bound kernels"). A row is converted in registers and written 64 bytes at a
+      // time with the widest streaming store of the target, so it goes to memory without the
+      // read for ownership of a cached store. The scalar conversions above stay the reference:
+      // the same helpers convert each element, only the store instruction differs.
+      {"tg_stream_line", {}, R"(#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+/* Outputs of at least this many bytes are written with streaming stores: they do not fit the
+   caches, so a consumer would not find them there anyway (docs/c-backend.md). */
+static inline int tg_stream_ok(int64_t bytes) { return bytes >= ((int64_t)8 << 20); }
+/* dst (64-byte aligned) := the 64 bytes at src, bypassing the caches where the target can. */
+static inline void tg_stream_line(void* dst, const void* src) {
+#if defined(__AVX512F__)
+  _mm512_stream_si512((__m512i*)dst, _mm512_loadu_si512(src));
+#elif defined(__AVX__)
+  _mm256_stream_si256((__m256i*)dst, _mm256_loadu_si256((const __m256i*)src));
+  _mm256_stream_si256((__m256i*)dst + 1, _mm256_loadu_si256((const __m256i*)src + 1));
+#elif defined(__SSE2__)
+  for (int q = 0; q < 4; ++q)
+    _mm_stream_si128((__m128i*)dst + q, _mm_loadu_si128((const __m128i*)src + q));
+#else
+  memcpy(dst, src, 64);
+#endif
+}
+/* Orders this thread's streaming stores before what follows (the end of a block). */
+static inline void tg_stream_fence(void) {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+)"},
+      {"tg_stream_ok", {"tg_stream_line"}, ""},
+      {"tg_stream_fence", {"tg_stream_line"}, ""},
+      {"tg_load_row_f16", {"tg_f16_to_f32", "tg_stream_line"}, R"(/* dst[0, n) := f32 of the f16 bits src[0, n): vcvtph2ps (F16C) where the target has it,
+   exact for every value like tg_f16_to_f32 (a signaling NaN arrives quiet: the same NaN once
+   stored, since every store of a NaN gives the canonical quiet NaN). */
+static inline void tg_load_row_f16(float* dst, const uint16_t* src, int64_t n) {
+#if defined(__AVX512F__)
+  const int64_t nv = n - n % 16;
+  for (int64_t i = 0; i < nv; i += 16)
+    _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(src + i))));
+#elif defined(__F16C__)
+  const int64_t nv = n - n % 8;
+  for (int64_t i = 0; i < nv; i += 8)
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(src + i))));
+#else
+  const int64_t nv = 0;
+#endif
+  for (int64_t j = nv; j < n; ++j)
+    dst[j] = tg_f16_to_f32(src[j]);
+}
+)"},
+      {"tg_stream_row_f32", {"tg_stream_line"}, R"(/* dst[0, n) := src[0, n); streaming stores for the 64-byte lines inside dst when nt. */
+static inline void tg_stream_row_f32(float* dst, const float* src, int64_t n, int nt) {
+  int64_t i = 0;
+  if (nt) {
+    while (i < n && ((uintptr_t)(dst + i) & 63u) != 0) {
+      dst[i] = src[i];
+      ++i;
+    }
+    for (; i + 16 <= n; i += 16)
+      tg_stream_line(dst + i, src + i);
+  }
+  #pragma omp simd
+  for (int64_t j = i; j < n; ++j)
+    dst[j] = src[j];
+}
+)"},
+      {"tg_stream_row_bf16", {"tg_stream_line", "tg_f32_to_bf16"}, R"(/* dst[0, n) := bf16 of src[0, n) (tg_f32_to_bf16); streaming stores when nt. */
+static inline void tg_stream_row_bf16(uint16_t* dst, const float* src, int64_t n, int nt) {
+  int64_t i = 0;
+  if (nt) {
+    while (i < n && ((uintptr_t)(dst + i) & 63u) != 0) {
+      dst[i] = tg_f32_to_bf16(src[i]);
+      ++i;
+    }
+    for (; i + 32 <= n; i += 32) {
+      _Alignas(64) uint16_t t[32];
+      #pragma omp simd
+      for (int j = 0; j < 32; ++j)
+        t[j] = tg_f32_to_bf16(src[i + j]);
+      tg_stream_line(dst + i, t);
+    }
+  }
+  #pragma omp simd
+  for (int64_t j = i; j < n; ++j)
+    dst[j] = tg_f32_to_bf16(src[j]);
+}
+)"},
+      {"tg_stream_row_f16", {"tg_stream_line", "tg_f32_to_f16"}, R"(/* dst[0, n) := f16 of src[0, n) (tg_f32_to_f16); streaming stores when nt. */
+static inline void tg_stream_row_f16(uint16_t* dst, const float* src, int64_t n, int nt) {
+  int64_t i = 0;
+  if (nt) {
+    while (i < n && ((uintptr_t)(dst + i) & 63u) != 0) {
+      dst[i] = tg_f32_to_f16(src[i]);
+      ++i;
+    }
+    for (; i + 32 <= n; i += 32) {
+      _Alignas(64) uint16_t t[32];
+      #pragma omp simd
+      for (int j = 0; j < 32; ++j)
+        t[j] = tg_f32_to_f16(src[i + j]);
+      tg_stream_line(dst + i, t);
+    }
+  }
+  #pragma omp simd
+  for (int64_t j = i; j < n; ++j)
+    dst[j] = tg_f32_to_f16(src[j]);
+}
+)"},
   };
   return table;
 }
@@ -413,7 +524,8 @@ std::string c_helper_source(const std::set<std::string>& used) {
   std::set<std::string> done;
   for (const auto& h : fixed_helpers())
     if (want.count(h.name)) {
-      out += std::string(h.text) + "\n";
+      if (*h.text) // "": defined in the text of its dependency
+        out += std::string(h.text) + "\n";
       done.insert(h.name);
     }
   for (const auto& name : want) // sorted: deterministic

@@ -46,6 +46,68 @@ std::string bytes_str(int64_t b) {
                                                   : std::to_string(b) + " B";
 }
 
+// Copies between a global tensor and an on-chip tile of a kernel without gemm: the streamed
+// accesses the streaming rule (below, docs/spec.md "The tile-resolution rule") measures.
+class StreamCollector : public IRVisitor {
+public:
+  bool has_gemm = false;
+  std::vector<const Copy*> copies; // one side global, the other on-chip
+
+protected:
+  void visit_Gemm(const Gemm* n) override {
+    has_gemm = true;
+    IRVisitor::visit_Gemm(n);
+  }
+  void visit_Copy(const Copy* n) override {
+    const bool sg = n->src.buffer->scope == MemScope::Global;
+    const bool dg = n->dst.buffer->scope == MemScope::Global;
+    if (sg != dg && n->src.tile_rank() > 0)
+      copies.push_back(n);
+    IRVisitor::visit_Copy(n);
+  }
+};
+
+// The representative extent of a runtime dim for the streaming rule: 4096 (the GPU
+// recommender's ladder top, docs/recommend.md), within the dim's declared min and max.
+int64_t representative_dim(const DimParam& d) {
+  int64_t v = 4096;
+  if (d.max && *d.max < v)
+    v = *d.max;
+  if (d.min && *d.min > v)
+    v = *d.min;
+  if (d.multiple_of && *d.multiple_of > 0 && v % *d.multiple_of != 0)
+    v = (v / *d.multiple_of + 1) * *d.multiple_of;
+  return v;
+}
+
+// What one configuration costs a streaming kernel per row of the representative shape:
+// `waste`, the padded elements of ragged tiles (computed and then dropped: the guarded path),
+// and `passes`, the most tiles a streamed row takes (a row in one tile is read from memory
+// once and, in a two-pass spec, the second pass finds it in the tile).
+struct StreamCost {
+  int64_t waste = 0, passes = 0;
+  bool operator<(const StreamCost& o) const {
+    return waste != o.waste ? waste < o.waste : passes < o.passes;
+  }
+  bool operator==(const StreamCost& o) const { return waste == o.waste && passes == o.passes; }
+};
+
+std::optional<StreamCost> stream_cost(const std::vector<const Copy*>& copies, const VarMap& m,
+                                      const VarMap& rep) {
+  StreamCost c;
+  for (const Copy* cp : copies) {
+    const Region& g = cp->src.buffer->scope == MemScope::Global ? cp->src : cp->dst;
+    auto e = fold_with(cp->src.extents.back(), m);
+    auto d = fold_with(g.buffer->shape.back(), rep);
+    if (!e || !d || *e <= 0 || *d <= 0)
+      continue; // not a constant tile along a known row: the rule has nothing to say
+    const int64_t tiles = (*d + *e - 1) / *e;
+    c.waste += tiles * *e - *d;
+    c.passes = std::max(c.passes, tiles);
+  }
+  return c;
+}
+
 // The configurations are visited as a mixed-radix counter; this cap keeps a typo such as
 // `range: [1, 100000]` on five constants from hanging the build.
 constexpr size_t kMaxConfigurations = 1u << 20;
@@ -278,11 +340,36 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
   const auto buffers = allocated_buffers(k.body);
   const int64_t budget = target.tile_budget_bytes;
 
+  // Streaming kernels on C targets (no gemm, a copy between a global tensor and a tile): every global
+  // element is used a bounded number of times, so a larger tile buys no reuse. The rule then
+  // ranks by StreamCost at the representative shape and, among equals, prefers footprints
+  // within a quarter of the budget (the tiles stay in the inner caches while the stream goes
+  // by), the largest of those, else the smallest footprint.
+  StreamCollector streams;
+  streams.visit(k.body);
+  const bool streaming = target.backend == Backend::C && !streams.has_gemm && !streams.copies.empty();
+  const int64_t stream_budget = budget / 4;
+  VarMap rep_base = inst;
+  for (const auto& d : k.dims)
+    if (d.var->kind != VarKind::ValueParam)
+      rep_base[d.var.get()] = make_i64(representative_dim(d));
+
   // Per requirement: how many configurations satisfy it (for the notes).
   std::vector<size_t> req_ok(k.requirements.size(), 0);
   size_t feasible = 0, req_feasible = 0;
   std::optional<std::vector<int64_t>> best, smallest_req_ok;
   int64_t best_fp = -1, smallest_fp = std::numeric_limits<int64_t>::max();
+  std::optional<StreamCost> best_cost;
+  auto stream_better = [&](const StreamCost& c, int64_t fp) {
+    if (!best_cost || c < *best_cost)
+      return true;
+    if (!(c == *best_cost))
+      return false;
+    const bool in = fp <= stream_budget, best_in = best_fp <= stream_budget;
+    if (in != best_in)
+      return in;
+    return in ? fp > best_fp : fp < best_fp; // strict: ties keep the earliest
+  };
 
   std::vector<size_t> digit(tcs.size(), 0);
   std::vector<int64_t> vals(tcs.size());
@@ -321,7 +408,17 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
       }
       if (fp <= budget) {
         ++feasible;
-        if (fp > best_fp) { // strict: ties keep the earliest
+        if (streaming) {
+          VarMap rep = rep_base;
+          for (size_t i = 0; i < tcs.size(); ++i)
+            rep[tcs[i].var.get()] = make_i64(vals[i]);
+          const auto cost = stream_cost(streams.copies, m, rep);
+          if (cost && stream_better(*cost, fp)) {
+            best_cost = cost;
+            best_fp = fp;
+            best = vals;
+          }
+        } else if (fp > best_fp) { // strict: ties keep the earliest
           best_fp = fp;
           best = vals;
         }
@@ -378,9 +475,16 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
   c.summary = (tcs.empty() ? std::string("no tile constants") : config_str(tcs, *best)) +
               ": footprint " + std::to_string(best_fp) + " B of " + std::to_string(budget) +
               " B budget";
-  c.reason = "largest footprint of " + std::to_string(feasible) +
-             " feasible configuration" + (feasible == 1 ? "" : "s") + " (of " +
-             std::to_string(total) + "; ties go to the earliest)";
+  const std::string of = std::to_string(feasible) + " feasible configuration" +
+                         (feasible == 1 ? "" : "s") + " (of " + std::to_string(total) + "; ";
+  if (streaming && best_cost)
+    c.reason = "streaming rule (no gemm): " + std::to_string(best_cost->passes) +
+               (best_cost->passes == 1 ? " tile" : " tiles") + " and " +
+               std::to_string(best_cost->waste) + " padded elements per row at the representative shape, then " +
+               (best_fp <= stream_budget ? "the largest footprint within " : "the smallest footprint over ") +
+               std::to_string(stream_budget) + " B, of " + of + "ties go to the earliest)";
+  else
+    c.reason = "largest footprint of " + of + "ties go to the earliest)";
   return c;
 }
 

@@ -39,6 +39,18 @@ namespace tgtest {
                                         static_cast<const CT*>(W), static_cast<CT*>(Y), M, N,    \
                                         eps, s);                                                 \
     },                                                                                           \
+    .layernorm = [](const tg_launch* l, const void* X, const void* W, const void* Bi, void* Y,  \
+                    int64_t M, int64_t N, float eps) {                                           \
+      return LIB##_layernorm_bias_##TY(l, static_cast<const CT*>(X), static_cast<const CT*>(W), \
+                                       static_cast<const CT*>(Bi), static_cast<CT*>(Y), M, N,    \
+                                       eps);                                                     \
+    },                                                                                           \
+    .layernorm_query = [](const tg_launch* l, const void* X, const void* W, const void* Bi,      \
+                          void* Y, int64_t M, int64_t N, float eps, tg_selection* s) {           \
+      return LIB##_layernorm_bias_##TY##_query(                                                  \
+          l, static_cast<const CT*>(X), static_cast<const CT*>(W), static_cast<const CT*>(Bi),   \
+          static_cast<CT*>(Y), M, N, eps, s);                                                    \
+    },                                                                                           \
     .gemm_bias_gelu = [](const tg_launch* l, const void* A, const void* B, const void* bias,     \
                          void* C, int64_t M, int64_t N, int64_t K) {                             \
       return LIB##_gemm_bias_gelu_##TY(l, static_cast<const CT*>(A), static_cast<const CT*>(B), \

@@ -29,6 +29,11 @@ struct KernelSet {
                        int64_t N, float eps);
   tg_status (*rmsnorm_query)(const tg_launch*, const void* X, const void* W, void* Y, int64_t M,
                              int64_t N, float eps, tg_selection* out);
+  // tests/kernels/layernorm_bias.yaml (not a shipped kernel: the C streaming tile rule's case)
+  tg_status (*layernorm)(const tg_launch*, const void* X, const void* W, const void* Bias,
+                         void* Y, int64_t M, int64_t N, float eps);
+  tg_status (*layernorm_query)(const tg_launch*, const void* X, const void* W, const void* Bias,
+                               void* Y, int64_t M, int64_t N, float eps, tg_selection* out);
   tg_status (*gemm_bias_gelu)(const tg_launch*, const void* A, const void* B, const void* bias,
                               void* C, int64_t M, int64_t N, int64_t K);
   tg_status (*gemm_bias_gelu_query)(const tg_launch*, const void* A, const void* B,

@@ -251,9 +251,12 @@ TEST_P(GemmFp8Test, RandomSizes) {
 struct RowSize {
   int64_t M, N;
 };
-// BM 4/8 and BN 512..2048 on C: ragged rows and columns, several column chunks, empty M and N.
+// BM 1..8 and BN 512..4096 on C: ragged rows and columns, several column chunks, empty M and
+// N; 1030 x 4100 is over the 8 MiB at which whole-row tile writes stream (tg_stream_ok), with
+// rows that do not start on a 64-byte line.
 constexpr RowSize kRowSizes[] = {{1, 1},    {7, 7},    {129, 129}, {1000, 129}, {3, 1000},
-                                 {5, 2049}, {2, 4100}, {1001, 33}, {0, 7},      {7, 0}};
+                                 {5, 2049}, {2, 4100}, {1001, 33}, {0, 7},      {7, 0},
+                                 {1030, 4100}};
 
 using SoftmaxTest = KernelTest;
 
@@ -292,6 +295,31 @@ TEST_P(RmsNormTest, RandomSizes) {
     ASSERT_EQ(ks().rmsnorm(l, X.data(), W.data(), Y.data(), M, N, eps), TG_OK);
     EXPECT_TRUE(X.guards_intact() && W.guards_intact());
     check("rmsnorm", sizes, Y, ref::rmsnorm(x, w, M, N, static_cast<double>(eps)), N);
+  }
+}
+
+// tests/kernels/layernorm_bias.yaml: a spec with no C tile pins (the streaming rule picks BN
+// 4096 on every C target), so these sizes cover one-tile rows, several chunks and ragged tiles.
+using LayerNormTest = KernelTest;
+
+TEST_P(LayerNormTest, RandomSizes) {
+  int n = 0;
+  const float eps = 1e-5f;
+  for (const auto& [M, N] : kRowSizes) {
+    std::string sizes = fmt("M=%" PRId64 " N=%" PRId64, M, N);
+    SCOPED_TRACE(sizes);
+    std::mt19937_64 rng(seed_of(std::string("layernorm/") + dt_name(dt()) + "/" + sizes));
+    GuardedBuffer X(dt(), M * N), W(dt(), N), Bias(dt(), N), Y(dt(), M * N);
+    auto x = fill_random(X, rng, 1.0, 3.0); // a mean far from 0: the two-pass variance matters
+    auto w = fill_random(W, rng), b = fill_random(Bias, rng);
+    tg_selection sel{};
+    const tg_launch* l = launch(n++);
+    expect_selection(
+        ks().layernorm_query(l, X.data(), W.data(), Bias.data(), Y.data(), M, N, eps, &sel), sel,
+        dt_name(dt()));
+    ASSERT_EQ(ks().layernorm(l, X.data(), W.data(), Bias.data(), Y.data(), M, N, eps), TG_OK);
+    EXPECT_TRUE(X.guards_intact() && W.guards_intact() && Bias.guards_intact());
+    check("layernorm", sizes, Y, ref::layernorm(x, w, b, M, N, static_cast<double>(eps)), N);
   }
 }
 
@@ -346,6 +374,7 @@ TGK_INSTANTIATE(GemmTest);
 TGK_INSTANTIATE(GemmBiasGeluTest);
 TGK_INSTANTIATE(SoftmaxTest);
 TGK_INSTANTIATE(RmsNormTest);
+TGK_INSTANTIATE(LayerNormTest);
 TGK_INSTANTIATE(FlashAttentionTest);
 INSTANTIATE_TEST_SUITE_P(Kernels, GemmFp8Test, testing::ValuesIn(fp8_params()), param_name);
 

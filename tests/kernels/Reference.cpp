@@ -73,6 +73,22 @@ Vec rmsnorm(const Vec& X, const Vec& W, int64_t M, int64_t N, double eps) {
   return Y;
 }
 
+Vec layernorm(const Vec& X, const Vec& W, const Vec& Bias, int64_t M, int64_t N, double eps) {
+  Vec Y(static_cast<size_t>(M * N));
+  for (int64_t i = 0; i < M; ++i) {
+    double s = 0, v = 0;
+    for (int64_t j = 0; j < N; ++j)
+      s += X[i * N + j];
+    const double mean = s / static_cast<double>(N);
+    for (int64_t j = 0; j < N; ++j)
+      v += (X[i * N + j] - mean) * (X[i * N + j] - mean);
+    const double r = 1.0 / std::sqrt(v / static_cast<double>(N) + eps);
+    for (int64_t j = 0; j < N; ++j)
+      Y[i * N + j] = (X[i * N + j] - mean) * r * W[j] + Bias[j];
+  }
+  return Y;
+}
+
 Vec flash_attention(const Vec& Q, const Vec& K, const Vec& V, int64_t B, int64_t H, int64_t S,
                     int64_t D, double sm_scale, bool causal) {
   Vec O(static_cast<size_t>(B * H * S * D), 0.0);

@@ -26,6 +26,8 @@ Vec softmax(const Vec& X, int64_t M, int64_t N);
 
 // Y[i, :] = X[i, :] / sqrt(mean(X[i, :]^2) + eps) * W[:]
 Vec rmsnorm(const Vec& X, const Vec& W, int64_t M, int64_t N, double eps);
+// Y = (X - mean) / sqrt(var + eps) * W + Bias per row (population variance).
+Vec layernorm(const Vec& X, const Vec& W, const Vec& Bias, int64_t M, int64_t N, double eps);
 
 // O[b, h, i, :] = sum_j softmax_j(sm_scale * Q[b, h, i, :] . K[b, h, j, :]) V[b, h, j, :]
 // over keys j < S (and j <= i if causal). Shapes [B, H, S, D].
