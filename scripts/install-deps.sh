@@ -17,6 +17,9 @@ packages=(
                                                  # gfx1100 (tests/hip, docs/hip.md)
   chromium libvulkan1                            # WGSL tests: headless Chromium, and SwiftShader's
                                                  # Vulkan ICD (shipped with chromium) for Dawn in Node
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross    # Arm targets: the cross compiler and its C library
+  qemu-user                                      # (a Recommends), qemu-aarch64 runs the result
+                                                 # (tests/arm, docs/c-backend.md "Arm")
 )
 # Node.js + npm validate the JSON Schema (ajv-cli); keep a preinstalled node if there is one.
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
