@@ -17,6 +17,12 @@ cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEGEN_BUILD
 cmake --build "$build" -j "$(nproc)" >/dev/null
 
 tilegen="$build/generator/tools/tilegen"
+# The C targets of this machine (add_tile_kernels' defaults, bench/CMakeLists.txt) and, on x86,
+# OpenBLAS pinned to its AVX-512 kernels; on aarch64 OpenBLAS detects the core itself.
+case "$(uname -m)" in
+  aarch64|arm64) c_targets=c,c_neon,c_sve; blas_env=() ;;
+  *) c_targets=c,c_avx2,c_avx512; blas_env=(OPENBLAS_CORETYPE=SkylakeX) ;;
+esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Generator time: every shipped spec, every C target, fresh output dir each time; best of 5.
@@ -24,7 +30,7 @@ best=""
 for i in 1 2 3 4 5; do
   rm -rf "$tmp/out"
   t0=$(date +%s.%N)
-  "$tilegen" generate --lib all_kernels --targets c,c_avx2,c_avx512 --out "$tmp/out" \
+  "$tilegen" generate --lib all_kernels --targets "$c_targets" --out "$tmp/out" \
     "$here"/kernels/*.yaml
   t1=$(date +%s.%N)
   best=$(awk -v a="$t0" -v b="$t1" -v best="$best" \
@@ -35,11 +41,13 @@ nlines=$(cat "$tmp/out"/* | wc -l)
 
 echo "date: $(date -u +%Y-%m-%d)  commit: $(git -C "$here" rev-parse --short HEAD)$(git -C "$here" diff --quiet || echo +dirty)"
 echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; $(cc --version | head -1)"
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //' || true)
+[ -n "$cpu" ] || cpu=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1) # aarch64
+echo "machine: $cpu ($(uname -m)), $(nproc) cores; $(cc --version | head -1)"
 echo
 printf '| benchmark | tilegen | baseline | ratio | check |\n|---|---|---|---|---|\n'
-printf '| generator: kernels/*.yaml x {c, c_avx2, c_avx512} -> %s files, %s lines | %.3f s (best of 5) | aim < 1 s | — | — |\n' \
-  "$nfiles" "$nlines" "$best"
-OPENBLAS_CORETYPE=SkylakeX OMP_PROC_BIND=spread "$build/bench/bench_cpu" "$threads" 15 | tail -n +3
+printf '| generator: kernels/*.yaml x {%s} -> %s files, %s lines | %.3f s (best of 5) | aim < 1 s | — | — |\n' \
+  "${c_targets//,/, }" "$nfiles" "$nlines" "$best"
+env "${blas_env[@]}" OMP_PROC_BIND=spread "$build/bench/bench_cpu" "$threads" 15 | tail -n +3
 echo
 echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -180,6 +180,18 @@ function(_tilegen_cuda_arch target out)
   endif()
 endfunction()
 
+# _tilegen_cpu_arch(<out>): the CPU architecture of CMAKE_SYSTEM_PROCESSOR in the target table's
+# words (Target::cpu_arch): "x86", "aarch64", or "" for others (only the portable `c` there).
+function(_tilegen_cpu_arch out)
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|x64|x86|i[3-6]86)$")
+    set(${out} "x86" PARENT_SCOPE)
+  elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
+    set(${out} "aarch64" PARENT_SCOPE)
+  else()
+    set(${out} "" PARENT_SCOPE)
+  endif()
+endfunction()
+
 # _tilegen_plan_targets(<lib> <out_targets> <out_cuda> ARGS...): the TARGETS of a call of
 # add_tile_kernels (its ARGS), defaulted when absent, and the CUDA targets among them.
 function(_tilegen_plan_targets lib out_targets out_cuda)
@@ -192,10 +204,14 @@ function(_tilegen_plan_targets lib out_targets out_cuda)
   get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
   set(targets "${arg_TARGETS}")
   if(NOT targets)
-    # The host's C targets ...
+    # The target processor's C targets (the processor of the toolchain: a cross build to
+    # aarch64 gets the Arm ones) ...
     set(targets c)
-    if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|x64)$")
+    _tilegen_cpu_arch(cpu_arch)
+    if(cpu_arch STREQUAL "x86" AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|x64)$")
       list(APPEND targets c_avx2 c_avx512)
+    elseif(cpu_arch STREQUAL "aarch64")
+      list(APPEND targets c_neon c_sve)
     endif()
     # ... and, in a CUDA project, the CUDA targets CMAKE_CUDA_ARCHITECTURES names.
     if("CUDA" IN_LIST languages)
@@ -655,6 +671,12 @@ function(_tilegen_add_tile_kernels lib)
       list(GET fields 1 t)
       list(GET fields 2 _tg_hiparch_${t})
       list(GET fields 3 _tg_hipcc_${t})
+    elseif(kind STREQUAL "gcc_flags") # flags only GCC gets (workarounds of GCC bugs)
+      list(GET fields 1 t)
+      list(SUBLIST fields 2 -1 _tg_gccflags_${t})
+    elseif(kind STREQUAL "cpu_arch") # C targets of one CPU architecture
+      list(GET fields 1 t)
+      list(GET fields 2 _tg_cpu_arch_${t})
     elseif(kind STREQUAL "flags")
       list(GET fields 1 t)
       set(_tg_flags_${t} "")
@@ -682,6 +704,8 @@ function(_tilegen_add_tile_kernels lib)
   _tilegen_target_backends("${tool_exe}" names backends)
   set(cuda_targets "")
   set(hip_targets "")
+  set(skipped_arch "")
+  _tilegen_cpu_arch(host_cpu_arch)
   foreach(t IN LISTS arg_TARGETS)
     list(FIND names "${t}" i)
     if(i GREATER_EQUAL 0)
@@ -701,12 +725,27 @@ function(_tilegen_add_tile_kernels lib)
         continue()
       endif()
     endif()
+    if(_tg_files_${t} AND _tg_cpu_arch_${t} AND NOT _tg_cpu_arch_${t} STREQUAL host_cpu_arch)
+      # Another CPU architecture's variants (its compiler's flags): generated, not compiled;
+      # the dispatch code leaves their rows out on this architecture.
+      list(REMOVE_ITEM variants ${_tg_files_${t}})
+      list(APPEND skipped_arch ${t})
+      continue()
+    endif()
     if(_tg_files_${t})
       # Variants are hot loops: -O3 whatever the build type, plus the target's ISA flags.
-      set_source_files_properties(${_tg_files_${t}} PROPERTIES
-        COMPILE_OPTIONS "-O3;${_tg_flags_${t}}")
+      set(_tg_opts -O3 ${_tg_flags_${t}})
+      foreach(f IN LISTS _tg_gccflags_${t})
+        list(APPEND _tg_opts "$<$<C_COMPILER_ID:GNU>:${f}>")
+      endforeach()
+      set_source_files_properties(${_tg_files_${t}} PROPERTIES COMPILE_OPTIONS "${_tg_opts}")
     endif()
   endforeach()
+  if(skipped_arch)
+    string(REPLACE ";" " " skipped_arch "${skipped_arch}")
+    message(STATUS "add_tile_kernels(${lib}): ${skipped_arch}: variants for another CPU "
+                   "architecture than ${CMAKE_SYSTEM_PROCESSOR}, generated but not compiled")
+  endif()
 
   if(arg_TORCH AND NOT header)
     message(FATAL_ERROR "add_tile_kernels(${lib}): TORCH needs C or CUDA targets (the "

@@ -17,6 +17,9 @@ packages=(
                                                  # gfx1100 (tests/hip, docs/hip.md)
   chromium libvulkan1                            # WGSL tests: headless Chromium, and SwiftShader's
                                                  # Vulkan ICD (shipped with chromium) for Dawn in Node
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross    # Arm targets: the cross compiler and its C library
+  qemu-user                                      # (a Recommends), qemu-aarch64 runs the result
+                                                 # (tests/arm, docs/c-backend.md "Arm")
 )
 # Node.js + npm validate the JSON Schema (ajv-cli); keep a preinstalled node if there is one.
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
@@ -32,7 +35,19 @@ if ((${#missing[@]})); then
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Packages this architecture has none of (ROCm's on arm64, say) are named and skipped: the
+  # tests that need them skip themselves (bench/run_cpu.sh runs natively on aarch64).
+  available=()
+  for p in "${missing[@]}"; do
+    if apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [^(]'; then
+      available+=("$p")
+    else
+      echo "install-deps: no $p for $(dpkg --print-architecture): skipped"
+    fi
+  done
+  if ((${#available[@]})); then
+    $SUDO apt-get install -y -qq --no-install-recommends "${available[@]}" >/dev/null
+  fi
 else
   echo "install-deps: everything is installed"
 fi

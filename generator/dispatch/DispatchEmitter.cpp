@@ -55,6 +55,33 @@ bool has_rows_of(const Library& lib, Backend b) {
 bool has_gpu_rows(const Library& lib) { return has_rows_of(lib, Backend::CUDA); }
 // HIP rows (the HIP runtime layer, docs/hip.md).
 bool has_hip_rows(const Library& lib) { return has_rows_of(lib, Backend::HIP); }
+// C rows of one CPU architecture (Target::cpu_arch): compiled only under their guard, so the
+// tables' sizes come from sizeof (the rows of the architecture being compiled).
+bool has_arch_rows(const Library& lib) {
+  for (const Target* t : c_library_targets(lib))
+    if (!t->cpu_arch.empty())
+      return true;
+  return false;
+}
+// The #if/#endif lines around consecutive rows of one CPU architecture: enter(t) before the
+// lines of target t, close() after the last.
+struct ArchGuard {
+  std::string open; // the cpu_arch whose #if is open ("" = none)
+  std::string enter(const Target& t) {
+    if (t.cpu_arch == open)
+      return "";
+    std::string out = close();
+    if (!t.cpu_arch.empty())
+      out += "#if " + cpu_arch_guard(t.cpu_arch) + "\n";
+    open = t.cpu_arch;
+    return out;
+  }
+  std::string close() {
+    std::string out = open.empty() ? "" : "#endif\n";
+    open.clear();
+    return out;
+  }
+};
 // Metal rows (docs/metal.md): selected like GPU rows, by the device's Apple GPU family (x 10,
 // in the rows' `cc`) from tg_metal_device_family; their variant functions are the launchers of
 // <lib>_metal.c, called directly. No shape classes, no _desc twin (that is CUDA's).
@@ -259,9 +286,11 @@ void emit_tables(std::ostream& os, const Library& lib, const KernelEntry& e, con
   os << "/* ---- " << n.pub << " (" << spec_where(e) << ") ---- */\n\n";
   std::vector<const Target*> targets = c_library_targets(lib);
   size_t rows = 0;
+  ArchGuard guard;
   for (size_t i = 0; i < e.instances.size(); ++i)
     for (const Target* t : targets) {
       rows += t->is_gpu() && !n.classes.empty() ? n.classes.size() : 1;
+      os << guard.enter(*t);
       for (const std::string& cls : variant_classes(e, n, i, *t)) {
         std::string fn = variant_function_name(lib.name, k, e.instances[i], *t, cls);
         os << "int " << fn << "(const tg_launch* launch, const tg_variant_args* args);\n";
@@ -270,13 +299,15 @@ void emit_tables(std::ostream& os, const Library& lib, const KernelEntry& e, con
              << std::string(fn.size() + 10, ' ') << "tg_gpu_launch_desc* out);\n";
       }
     }
-  os << "\n";
+  os << guard.close() << "\n";
+  const bool arch_rows = has_arch_rows(lib);
 
   size_t nkey = e.instances.empty() ? 0 : instance_key(k, e.instances[0]).size();
   std::string P = upper(n.prefix);
   os << "#define " << P << "_N_INSTANCES " << e.instances.size() << "\n";
   os << "#define " << P << "_N_KEYS " << nkey << "\n";
-  os << "#define " << P << "_N_VARIANTS " << rows << "\n";
+  if (!arch_rows)
+    os << "#define " << P << "_N_VARIANTS " << rows << "\n";
   if (!n.classes.empty())
     os << "#define " << P << "_N_CLASSES " << n.classes.size() << "\n";
   os << "static const char* const " << n.prefix << "_instances[" << P << "_N_INSTANCES] = {";
@@ -311,10 +342,15 @@ void emit_tables(std::ostream& os, const Library& lib, const KernelEntry& e, con
   os << "/* instance, instance name, target, symbol, backend, arch, preference, features, fn,\n"
      << " * cc, arch_specific, desc, shape class (GPU rows; classes that chose the same tiles\n"
      << " * share a variant) */\n";
-  os << "static const tg_variant_entry " << n.prefix << "_variants[" << P << "_N_VARIANTS] = {\n";
+  if (arch_rows)
+    os << "/* Rows of one CPU architecture are compiled only there: " << P
+       << "_N_VARIANTS counts those present. */\n";
+  os << "static const tg_variant_entry " << n.prefix << "_variants["
+     << (arch_rows ? "" : P + "_N_VARIANTS") << "] = {\n";
   for (size_t i = 0; i < e.instances.size(); ++i)
     for (const Target* t : targets) {
       size_t n_rows = t->is_gpu() && !n.classes.empty() ? n.classes.size() : 1;
+      os << guard.enter(*t);
       for (size_t c = 0; c < n_rows; ++c) {
         std::string cls = t->is_gpu() && !n.classes.empty() ? serving_class(e, n, i, *t, c)
                                                             : passes::kLargeClass;
@@ -341,7 +377,10 @@ void emit_tables(std::ostream& os, const Library& lib, const KernelEntry& e, con
         os << "\n";
       }
     }
-  os << "};\n";
+  os << guard.close() << "};\n";
+  if (arch_rows)
+    os << "#define " << P << "_N_VARIANTS (sizeof " << n.prefix << "_variants / sizeof "
+       << n.prefix << "_variants[0])\n";
   os << "static tg_select_cache " << n.prefix << "_cache[" << P << "_N_INSTANCES"
      << (n.classes.empty() ? "" : " * " + P + "_N_CLASSES") << "];\n\n";
   if (!n.classes.empty())
@@ -693,16 +732,32 @@ std::string emit_dispatch_source(const Library& lib) {
   if (metal)
     os << "#include \"tilegen/metal.h\"\n";
   os << "\n#include <stddef.h>\n#include <stdio.h>\n\n";
+  // A library whose every row is for some CPU architecture (no `c`, no GPU rows) has none
+  // elsewhere: say so where its dispatch code is compiled there, not with an empty table.
+  std::vector<std::string> guards;
+  bool portable = false;
+  for (const Target* t : c_library_targets(lib)) {
+    if (t->cpu_arch.empty())
+      portable = true;
+    else if (std::string g = "(" + cpu_arch_guard(t->cpu_arch) + ")";
+             std::find(guards.begin(), guards.end(), g) == guards.end())
+      guards.push_back(g);
+  }
+  if (!portable && !guards.empty())
+    os << "#if !(" << join(guards, " || ") << ")\n#error \"" << lib.name
+       << ": every variant of this library is for another CPU architecture; generate it with "
+          "the portable target c too\"\n#endif\n\n";
   os << "/* Runtime features each target's variants need (targets/Targets.cpp). */\n";
+  ArchGuard guard;
   for (const Target* t : c_library_targets(lib)) {
     std::vector<std::string> f;
     for (const auto& name : t->runtime_features)
       f.push_back("\"" + name + "\"");
     f.push_back("NULL");
-    os << "static const char* const tg_features_" << t->name << "[] = {" << join(f, ", ")
-       << "};\n";
+    os << guard.enter(*t) << "static const char* const tg_features_" << t->name << "[] = {"
+       << join(f, ", ") << "};\n";
   }
-  os << "\n";
+  os << guard.close() << "\n";
   for (const auto& e : lib.kernels) {
     Names n;
     n.pub = public_function_name(lib.name, *e.kernel);

@@ -150,6 +150,15 @@ struct Target {
 
   // Build: extra flags CMake passes to the compiler for this target's variant sources.
   std::vector<std::string> compile_flags;
+  // C targets of one CPU architecture ("x86", "aarch64"; "" for the portable `c` and every
+  // non-C row). Their flags are that architecture's compiler's only, so a library is built for
+  // one architecture at a time: the dispatch code compiles their rows only under
+  // cpu_arch_guard() and add_tile_kernels compiles their variants only where
+  // CMAKE_SYSTEM_PROCESSOR is that architecture (docs/c-backend.md, "Arm").
+  std::string cpu_arch;
+  // Flags only GCC gets after compile_flags (add_tile_kernels: $<C_COMPILER_ID:GNU>):
+  // workarounds of GCC bugs that clang's driver would reject.
+  std::vector<std::string> gcc_flags;
 
   // GPU targets only (backend CUDA/HIP); cc == 0 elsewhere.
   GpuFacts gpu;
@@ -181,5 +190,8 @@ std::vector<Target> metal_targets();
 // carry their schedule overrides, so the front end accepts these names.
 const std::vector<std::string>& planned_target_names();
 const Target* find_target(std::string_view name); // nullptr if unknown
+// The C preprocessor condition under which code for CPU architecture `cpu_arch` (a row's
+// Target::cpu_arch, not empty) compiles: "defined(__aarch64__)", ...
+std::string cpu_arch_guard(const std::string& cpu_arch);
 
 } // namespace tilegen

@@ -2,6 +2,8 @@
 // (1 MiB on recent x86 cores; half of it so that the streamed operands stay resident too).
 #include "targets/Target.h"
 
+#include "support/InternalError.h"
+
 namespace tilegen {
 
 const char* backend_name(Backend b) {
@@ -35,17 +37,50 @@ std::vector<Target> c_targets() {
       {"c", Backend::C, "portable C11 + OpenMP, any CPU (the fallback of every library)",
        /*runtime_features=*/{}, /*fallbacks=*/{}, /*preference=*/0,
        /*tile_budget_bytes=*/256 * 1024, /*vector_bytes=*/16, /*max_threads=*/1,
-       /*compile_flags=*/{"-fno-trapping-math"}},
+       /*compile_flags=*/{"-fno-trapping-math"}, /*cpu_arch=*/"", /*gcc_flags=*/{}},
       {"c_avx2", Backend::C, "C for x86-64 with AVX2 + FMA + F16C",
        {"avx2", "fma", "f16c"}, {"c"}, 10,
        256 * 1024, 32, 1,
-       {"-mavx2", "-mfma", "-mf16c", "-fno-trapping-math"}},
+       {"-mavx2", "-mfma", "-mf16c", "-fno-trapping-math"}, "x86", {}},
       {"c_avx512", Backend::C, "C for x86-64 with AVX-512 (F, BW, VL, DQ)",
        {"avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512dq"}, {"c_avx2", "c"}, 20,
        512 * 1024, 64, 1,
        {"-mavx2", "-mfma", "-mf16c", "-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq",
-        "-mprefer-vector-width=512", "-fno-trapping-math"}},
+        "-mprefer-vector-width=512", "-fno-trapping-math"}, "x86", {}},
+      // Arm (docs/c-backend.md, "Arm"). Plain Armv8.0 Advanced SIMD is no row of its own: it is
+      // mandatory on AArch64, so `c` compiled there already vectorizes with it. c_neon adds what
+      // Armv8.2-A cores (Cortex-A55/A76 and later, Neoverse N1/V1/N2/V2, Graviton2-4, Apple M)
+      // have over Armv8.0 ones (Cortex-A53/A72, Graviton1), FP16 arithmetic included: a flag of
+      // this row rather than a feature of its own, checked at run time as fphp + asimdhp, so an
+      // Armv8.0 core takes `c`. Budgets: 1 MiB private L2 on Neoverse N1/V1 (half of it, as on
+      // x86) but 256 KiB on the small cores, hence c's budget for c_neon.
+      {"c_neon", Backend::C, "C for AArch64 Armv8.2-A: Advanced SIMD with FP16 arithmetic",
+       {"asimd", "fphp", "asimdhp"}, {"c"}, 10,
+       256 * 1024, 16, 1,
+       {"-march=armv8.2-a+fp16", "-fno-trapping-math"}, "aarch64", {}},
+      // SVE, vector-length agnostic: one variant is right at every vector length (128-bit
+      // Graviton4 / Grace / Neoverse V2, 256-bit Graviton3 / Neoverse V1, 512-bit A64FX), where
+      // -msve-vector-bits=256 code would compute wrong results on the other lengths unless the
+      // runtime checked the length too. vector_bytes 32 (Graviton3) only guides micro-tile widths.
+      // GCC only: -fno-tree-forwprop. gcc 12.2 (Debian's aarch64 cross compiler) stops with an
+      // internal compiler error (expand_insn, optabs.cc:8029) when it vectorizes gemm_bias_gelu's
+      // epilogue (tg_erf_f32 -> tg_select_f32's bit masks) for SVE; without forward propagation
+      // it vectorizes the same loops (687 of the shipped kernels' c_sve variants, as before) and
+      // compiles them all. clang rejects the flag, hence gcc_flags.
+      {"c_sve", Backend::C, "C for AArch64 with SVE (vector-length agnostic), Armv8.2-A + FP16",
+       {"asimd", "fphp", "asimdhp", "sve"}, {"c_neon", "c"}, 20,
+       512 * 1024, 32, 1,
+       {"-march=armv8.2-a+fp16+sve", "-fno-trapping-math"}, "aarch64", {"-fno-tree-forwprop"}},
   };
+}
+
+std::string cpu_arch_guard(const std::string& cpu_arch) {
+  if (cpu_arch == "x86") // as runtime/src/cpu.c's x86 probes
+    return "defined(__x86_64__) || defined(__i386__)";
+  if (cpu_arch == "aarch64")
+    return "defined(__aarch64__)";
+  TG_ASSERT(false, "no preprocessor guard for CPU architecture '" + cpu_arch + "'");
+  return "0";
 }
 
 const std::vector<Target>& all_targets() {

@@ -582,6 +582,8 @@ int Driver::targets() {
     std::string name = t.name, backend = backend_name(t.backend);
     std::string feats = t.runtime_features.empty() ? "-" : join(t.runtime_features, ",");
     std::string flags = t.compile_flags.empty() ? "-" : join(t.compile_flags, " ");
+    if (!t.gcc_flags.empty())
+      flags += " (gcc: " + join(t.gcc_flags, " ") + ")";
     name.resize(std::max<size_t>(name.size() + 1, 12), ' ');
     backend.resize(std::max<size_t>(backend.size() + 1, 9), ' ');
     std::string pref = std::to_string(t.preference);
@@ -693,6 +695,17 @@ int Driver::outputs(const Options& o) {
         for (const auto& f : t->compile_flags)
           out_ << " " << field(f);
         out_ << "\n";
+        // C targets of one CPU architecture: compiled only where CMAKE_SYSTEM_PROCESSOR is it
+        // (cmake/TileGen.cmake; the dispatch code leaves their rows out elsewhere)
+        if (!t->cpu_arch.empty())
+          out_ << "cpu_arch " << field(t->name) << " " << field(t->cpu_arch) << "\n";
+        // Flags only GCC gets (workarounds of GCC bugs; add_tile_kernels: $<C_COMPILER_ID:GNU>)
+        if (!t->gcc_flags.empty()) {
+          out_ << "gcc_flags " << field(t->name);
+          for (const auto& f : t->gcc_flags)
+            out_ << " " << field(f);
+          out_ << "\n";
+        }
         // HIP targets: the offload arch ("-" for the portable row, built for every gfx arch of
         // the library) and the compiler of its code objects (cmake/TileGen.cmake, docs/hip.md)
         if (t->backend == Backend::HIP)

@@ -37,9 +37,42 @@ static const feature features[] = {
     {"avx512f", probe_avx512f},   {"avx512bw", probe_avx512bw}, {"avx512vl", probe_avx512vl},
     {"avx512dq", probe_avx512dq},
 };
+#elif defined(__aarch64__) && defined(__linux__)
+/* Linux reports what the CPU (and the kernel) support in the auxiliary vector: the bits
+ * /proc/cpuinfo lists under the same names. Values from the kernel's <asm/hwcap.h>, spelled
+ * here for C libraries whose headers predate them. */
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMD
+#define HWCAP_ASIMD (1UL << 1)
+#endif
+#ifndef HWCAP_FPHP
+#define HWCAP_FPHP (1UL << 9)
+#endif
+#ifndef HWCAP_ASIMDHP
+#define HWCAP_ASIMDHP (1UL << 10)
+#endif
+#ifndef HWCAP_SVE
+#define HWCAP_SVE (1UL << 22)
+#endif
+#ifndef HWCAP2_SVE2
+#define HWCAP2_SVE2 (1UL << 1)
+#endif
+static int hwcap(unsigned long bit) { return (getauxval(AT_HWCAP) & bit) != 0; }
+static int probe_asimd(void) { return hwcap(HWCAP_ASIMD); }
+static int probe_fphp(void) { return hwcap(HWCAP_FPHP); }       /* FP16 scalar arithmetic */
+static int probe_asimdhp(void) { return hwcap(HWCAP_ASIMDHP); } /* FP16 vector arithmetic */
+static int probe_sve(void) { return hwcap(HWCAP_SVE); }
+static int probe_sve2(void) { return (getauxval(AT_HWCAP2) & HWCAP2_SVE2) != 0; }
+/* "neon": the name before asimd (Advanced SIMD), kept for TILEGEN_CPU_DISABLE users. */
+static const feature features[] = {
+    {"asimd", probe_asimd}, {"neon", probe_asimd}, {"fphp", probe_fphp},
+    {"asimdhp", probe_asimdhp}, {"sve", probe_sve}, {"sve2", probe_sve2},
+};
 #elif defined(__aarch64__)
-static int probe_neon(void) { return 1; } /* NEON is mandatory on AArch64 */
-static const feature features[] = {{"neon", probe_neon}};
+/* Other AArch64 systems: Advanced SIMD is mandatory; the rest is not probed (yet), so the
+ * c_neon/c_sve rows do not run there and `c` does. */
+static int probe_asimd(void) { return 1; }
+static const feature features[] = {{"asimd", probe_asimd}, {"neon", probe_asimd}};
 #else
 static const feature features[] = {{"", 0}};
 #endif

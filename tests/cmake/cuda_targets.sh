@@ -68,7 +68,7 @@ grep -q "CMAKE_CUDA_ARCHITECTURES entries without a" "$d/default.log" ||
 "$NINJA" -C "$d/default" >"$d/default-build.log" 2>&1 ||
   { tail -50 "$d/default-build.log"; fail "build without TARGETS"; }
 host_c="c"
-case "$(uname -m)" in x86_64|amd64) host_c="c, c_avx2, c_avx512" ;; esac
+case "$(uname -m)" in x86_64|amd64) host_c="c, c_avx2, c_avx512" ;; aarch64|arm64) host_c="c, c_neon, c_sve" ;; esac
 grep -q " \* Targets: sm_86, sm_89, $host_c\." "$d/default/cudak_tilegen/cudak.h" ||
   { grep "Targets:" "$d/default/cudak_tilegen/cudak.h"; fail "default targets"; }
 "$NINJA" -C "$d/default" -t commands cuda_main >"$d/default-commands.txt"

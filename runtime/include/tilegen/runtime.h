@@ -56,11 +56,13 @@ typedef struct tg_selection {
   char reason[256];        /* one sentence: why this variant (or why none) */
 } tg_selection;
 
-/* CPU feature names the runtime understands: "avx2", "fma", "f16c", "avx512f", "avx512bw",
- * "avx512vl", "avx512dq", "neon". Detected once, cached. Returns 1 if present.
+/* CPU feature names the runtime understands: on x86 "avx2", "fma", "f16c", "avx512f",
+ * "avx512bw", "avx512vl", "avx512dq"; on AArch64 Linux (getauxval) "asimd" (alias "neon"),
+ * "fphp", "asimdhp", "sve", "sve2". A name of the other architecture is absent. Detected once,
+ * cached. Returns 1 if present.
  * The environment variable TILEGEN_CPU_DISABLE (comma-separated names, read once) makes the
  * runtime treat those features as absent, e.g. TILEGEN_CPU_DISABLE=avx512f to exercise the
- * c_avx2 variants on an AVX-512 machine. */
+ * c_avx2 variants on an AVX-512 machine, or TILEGEN_CPU_DISABLE=sve for c_neon on an SVE one. */
 int tg_cpu_has(const char* feature);
 
 /* Worker threads a CPU variant should use for `launch`: launch->num_threads if positive, at

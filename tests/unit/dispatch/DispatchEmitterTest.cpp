@@ -101,7 +101,10 @@ TEST(DispatchEmitter, SourceHasTableAndChecks) {
   std::string c = dispatch::emit_dispatch_source(fixture::make_fixture_library(k));
   EXPECT_TRUE(contains(c, "static const char* const tg_features_c_avx2[] = {\"avx2\", \"fma\", "
                           "\"f16c\", NULL};"));
-  EXPECT_TRUE(contains(c, "#define MIX_F32_N_VARIANTS 12"));
+  // c_avx2/c_avx512 rows compile on x86 only: the count is the table's size there.
+  EXPECT_TRUE(contains(c, "#define MIX_F32_N_VARIANTS (sizeof mix_f32_variants / sizeof "
+                          "mix_f32_variants[0])"))
+      << c;
   EXPECT_TRUE(contains(c, "    {3, \"f32_causal1_D128\", \"c_avx512\", "
                           "\"tgv_fixlib__mix__f32_causal1_D128__c_avx512\", TG_BACKEND_CPU, \"\", "
                           "20, tg_features_c_avx512, tgv_fixlib__mix__f32_causal1_D128__c_avx512, 0, 0, NULL, 0},"))
@@ -123,7 +126,8 @@ TEST(DispatchEmitter, GpuRows) {
   ir::Kernel k = fixture::make_fixture_kernel();
   std::string c = dispatch::emit_dispatch_source(fixture::make_fixture_gpu_library(k));
   EXPECT_TRUE(contains(c, "#include \"tilegen/cuda.h\""));
-  EXPECT_TRUE(contains(c, "#define MIX_F32_N_VARIANTS 16"));
+  EXPECT_TRUE(contains(c, "#define MIX_F32_N_VARIANTS (sizeof mix_f32_variants / sizeof "
+                          "mix_f32_variants[0])"));
   // Both functions of a CUDA variant are declared; a C variant has no _desc.
   EXPECT_TRUE(contains(c, "int tgv_gfixlib__mix__f32_causal0_D64__sm_80(const tg_launch* launch, "
                           "const tg_variant_args* args);\n"
@@ -225,6 +229,53 @@ TEST(DispatchEmitter, WgslTargetsAreNotPartOfTheCLibrary) {
   lib.targets.push_back(&wgsl);
   EXPECT_EQ(dispatch::emit_dispatch_source(lib), plain_c);
   EXPECT_EQ(dispatch::emit_header(lib), plain_h);
+}
+
+// C rows of one CPU architecture (Target::cpu_arch) are compiled only there, so a library of
+// x86 and Arm targets builds on both: features, prototypes and rows under #if, the row count
+// from sizeof; the portable row unguarded.
+TEST(DispatchEmitter, CpuArchitectureRowsAreGuarded) {
+  ir::Kernel k = fixture::make_fixture_kernel();
+  dispatch::Library lib;
+  lib.name = "alib";
+  for (const char* t : {"c", "c_avx2", "c_neon", "c_sve"})
+    lib.targets.push_back(find_target(t));
+  lib.kernels.push_back({&k, fixture::fixture_instances(), "fixture.yaml", {}});
+  std::string c = dispatch::emit_dispatch_source(lib);
+  EXPECT_TRUE(contains(c, "static const char* const tg_features_c[] = {NULL};\n#if "
+                          "defined(__x86_64__) || defined(__i386__)\nstatic const char* const "
+                          "tg_features_c_avx2[] = {\"avx2\", \"fma\", \"f16c\", NULL};\n#endif\n"
+                          "#if defined(__aarch64__)\nstatic const char* const tg_features_c_neon[] = "
+                          "{\"asimd\", \"fphp\", \"asimdhp\", NULL};\nstatic const char* const "
+                          "tg_features_c_sve[] = {\"asimd\", \"fphp\", \"asimdhp\", \"sve\", "
+                          "NULL};\n#endif\n\n"))
+      << c;
+  EXPECT_TRUE(contains(c, "int tgv_alib__mix__f32_causal0_D64__c(const tg_launch* launch, const "
+                          "tg_variant_args* args);\n#if defined(__x86_64__) || defined(__i386__)\n"
+                          "int tgv_alib__mix__f32_causal0_D64__c_avx2(const tg_launch* launch, "
+                          "const tg_variant_args* args);\n#endif\n#if defined(__aarch64__)\nint "
+                          "tgv_alib__mix__f32_causal0_D64__c_neon("));
+  EXPECT_TRUE(contains(c, "static const tg_variant_entry mix_f32_variants[] = {\n"));
+  EXPECT_TRUE(contains(c, "#if defined(__aarch64__)\n    {0, \"f32_causal0_D64\", \"c_neon\", "
+                          "\"tgv_alib__mix__f32_causal0_D64__c_neon\", TG_BACKEND_CPU, \"\", 10, "
+                          "tg_features_c_neon, tgv_alib__mix__f32_causal0_D64__c_neon, 0, 0, NULL, "
+                          "0},\n    {0, \"f32_causal0_D64\", \"c_sve\", "
+                          "\"tgv_alib__mix__f32_causal0_D64__c_sve\", TG_BACKEND_CPU, \"\", 20, "
+                          "tg_features_c_sve, tgv_alib__mix__f32_causal0_D64__c_sve, 0, 0, NULL, "
+                          "0},\n#endif\n    {1, \"f32_causal0_D128\", \"c\", "))
+      << c;
+  EXPECT_TRUE(contains(c, "};\n#define MIX_F32_N_VARIANTS (sizeof mix_f32_variants / sizeof "
+                          "mix_f32_variants[0])\n"));
+  EXPECT_FALSE(contains(c, "#error")) << "the portable c row runs anywhere";
+
+  // Without `c`, no row is left on a third architecture: the dispatch source says so there.
+  lib.targets = {find_target("c_avx2"), find_target("c_neon")};
+  c = dispatch::emit_dispatch_source(lib);
+  EXPECT_TRUE(contains(c, "#if !((defined(__x86_64__) || defined(__i386__)) || "
+                          "(defined(__aarch64__)))\n#error \"alib: every variant of this library "
+                          "is for another CPU architecture; generate it with the portable target "
+                          "c too\"\n#endif\n"))
+      << c;
 }
 
 TEST(DispatchEmitter, Deterministic) {

@@ -362,4 +362,35 @@ TEST(DriverUsage, TargetsAndFlags) {
   EXPECT_EQ(g.driver.target_flags("nope"), 2);
 }
 
+// The Arm rows (docs/c-backend.md "Arm"): features the runtime probes with getauxval, the flags
+// of aarch64 gcc/clang, the fallback chain to c, and one CPU architecture per C row.
+TEST(DriverUsage, ArmTargets) {
+  const Target* neon = find_target("c_neon");
+  const Target* sve = find_target("c_sve");
+  ASSERT_TRUE(neon && sve);
+  EXPECT_EQ(neon->runtime_features, (std::vector<std::string>{"asimd", "fphp", "asimdhp"}));
+  EXPECT_EQ(sve->runtime_features,
+            (std::vector<std::string>{"asimd", "fphp", "asimdhp", "sve"}));
+  EXPECT_EQ(neon->fallbacks, (std::vector<std::string>{"c"}));
+  EXPECT_EQ(sve->fallbacks, (std::vector<std::string>{"c_neon", "c"}));
+  EXPECT_GT(sve->preference, neon->preference);
+  EXPECT_GT(neon->preference, find_target("c")->preference);
+  EXPECT_EQ(neon->compile_flags[0], "-march=armv8.2-a+fp16");
+  EXPECT_EQ(sve->compile_flags[0], "-march=armv8.2-a+fp16+sve");
+  for (const auto& t : all_targets()) {
+    if (t.backend != Backend::C)
+      EXPECT_EQ(t.cpu_arch, "") << t.name;
+    else if (t.name == "c")
+      EXPECT_EQ(t.cpu_arch, "");
+    else
+      EXPECT_EQ(t.cpu_arch, t.name == "c_neon" || t.name == "c_sve" ? "aarch64" : "x86") << t.name;
+  }
+  EXPECT_EQ(cpu_arch_guard("aarch64"), "defined(__aarch64__)");
+  DriverRun r;
+  EXPECT_EQ(r.driver.targets(), 0);
+  EXPECT_NE(r.out.str().find("c_sve       c        20    asimd,fphp,asimdhp,sve"), std::string::npos)
+      << r.out.str();
+  EXPECT_NE(r.out.str().find("(falls back to c_neon, c)"), std::string::npos);
+}
+
 } // namespace
