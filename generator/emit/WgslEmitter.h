@@ -96,7 +96,7 @@ private:
   // Expressions and accesses (WgslEmitter.cpp).
   std::string type_name(ir::DType t) const override;
   std::string storage_type_name(ir::DType t) const override;
-  std::string float_suffix(ir::DType t) const override { return "f"; }
+  std::string float_suffix(ir::DType) const override { return "f"; }
   std::string inf_literal(ir::DType t) const override;
   std::string nan_literal(ir::DType t) const override;
   std::string math_name(ir::Intrinsic fn, ir::DType t) const override;

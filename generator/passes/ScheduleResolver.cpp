@@ -6,6 +6,7 @@
 #include "ir/Simplify.h"
 #include "support/InternalError.h"
 
+#include <algorithm>
 #include <limits>
 #include <sstream>
 
@@ -357,18 +358,25 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
   // Per requirement: how many configurations satisfy it (for the notes).
   std::vector<size_t> req_ok(k.requirements.size(), 0);
   size_t feasible = 0, req_feasible = 0;
-  std::optional<std::vector<int64_t>> best, smallest_req_ok;
-  int64_t best_fp = -1, smallest_fp = std::numeric_limits<int64_t>::max();
-  std::optional<StreamCost> best_cost;
-  auto stream_better = [&](const StreamCost& c, int64_t fp) {
-    if (!best_cost || c < *best_cost)
-      return true;
-    if (!(c == *best_cost))
-      return false;
-    const bool in = fp <= stream_budget, best_in = best_fp <= stream_budget;
-    if (in != best_in)
-      return in;
-    return in ? fp > best_fp : fp < best_fp; // strict: ties keep the earliest
+  std::optional<std::vector<int64_t>> smallest_req_ok;
+  int64_t smallest_fp = std::numeric_limits<int64_t>::max();
+  // The feasible configurations (within the budget, every requirement met; streaming: with a
+  // cost), ranked after the loop: a stable sort on a strict order, so ties keep the earliest.
+  struct Feasible {
+    std::vector<int64_t> vals;
+    int64_t fp = 0;
+    StreamCost cost;
+  };
+  std::vector<Feasible> ranked;
+  auto better = [&](const Feasible& a, const Feasible& b) {
+    if (!streaming)
+      return a.fp > b.fp;
+    if (!(a.cost == b.cost))
+      return a.cost < b.cost;
+    const bool ain = a.fp <= stream_budget, bin = b.fp <= stream_budget;
+    if (ain != bin)
+      return ain;
+    return ain ? a.fp > b.fp : a.fp < b.fp;
   };
 
   std::vector<size_t> digit(tcs.size(), 0);
@@ -412,15 +420,10 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
           VarMap rep = rep_base;
           for (size_t i = 0; i < tcs.size(); ++i)
             rep[tcs[i].var.get()] = make_i64(vals[i]);
-          const auto cost = stream_cost(streams.copies, m, rep);
-          if (cost && stream_better(*cost, fp)) {
-            best_cost = cost;
-            best_fp = fp;
-            best = vals;
-          }
-        } else if (fp > best_fp) { // strict: ties keep the earliest
-          best_fp = fp;
-          best = vals;
+          if (const auto cost = stream_cost(streams.copies, m, rep))
+            ranked.push_back({vals, fp, *cost});
+        } else {
+          ranked.push_back({vals, fp, {}});
         }
       }
     }
@@ -433,7 +436,8 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
     }
   }
 
-  if (!best) {
+  std::stable_sort(ranked.begin(), ranked.end(), better);
+  if (ranked.empty()) {
     std::string names;
     for (size_t i = 0; i < tcs.size(); ++i)
       names += (i ? ", " : "") + tcs[i].var->name;
@@ -465,6 +469,10 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
     return std::nullopt;
   }
 
+  const std::vector<int64_t>* best = &ranked.front().vals;
+  const int64_t best_fp = ranked.front().fp;
+  const std::optional<StreamCost> best_cost =
+      streaming ? std::optional<StreamCost>(ranked.front().cost) : std::nullopt;
   ScheduleChoice c;
   for (size_t i = 0; i < tcs.size(); ++i)
     c.values.emplace_back(tcs[i].var->name, (*best)[i]);
@@ -485,6 +493,8 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
                std::to_string(stream_budget) + " B, of " + of + "ties go to the earliest)";
   else
     c.reason = "largest footprint of " + of + "ties go to the earliest)";
+  for (auto& f : ranked)
+    c.ranked.push_back(std::move(f.vals));
   return c;
 }
 

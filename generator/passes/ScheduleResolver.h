@@ -46,6 +46,10 @@ struct ScheduleChoice {
   std::string summary; // "BM=128 BN=128 BK=64: footprint 196608 B of 262144 B budget"
   std::string reason;  // "largest footprint of 12 feasible configurations (of 27)"
   std::string shape_class; // GPU targets: the class the choice is for ("large", "small_m")
+  // The rule's whole order: every feasible configuration (tile constants in declaration
+  // order), best first, so ranked.front() is `values`. Set by the tile-resolution rule (C,
+  // Metal, WGSL), which `tilegen tune` enumerates in this order; empty for GPU recommendations.
+  std::vector<std::vector<int64_t>> ranked;
 };
 
 // `instance_values`: flag (0/1) and value-param values by name. Returns nullopt after
