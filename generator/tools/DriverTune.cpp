@@ -294,9 +294,7 @@ int Driver::tune(const Options& o) {
     for (const auto& ip : plans) {
       const ir::Kernel& k = *ip.kernel;
       for (const auto& cp : ip.classes) {
-        std::vector<std::string> shapes;
-        for (size_t s : cp.shapes)
-          shapes.push_back(ip.shape_names[s]);
+        const std::vector<std::string> shapes = tune::class_shape_names(ip, cp);
         out_ << k.name << " " << ip.inst.name << " " << target->name << " class " << cp.name
              << " spec_hash " << tune::spec_hash(k) << "\n  shapes: " << join(shapes, "; ")
              << "\n";

@@ -63,14 +63,19 @@ std::string fixed(double v, int digits) {
 }
 
 
+std::vector<std::string> class_shape_names(const InstancePlan& ip, const ClassPlan& cp) {
+  std::vector<std::string> shapes;
+  for (size_t s : cp.shapes)
+    shapes.push_back(ip.shape_names[s]);
+  return shapes;
+}
+
 void print_tables(std::ostream& out, const std::vector<InstancePlan>& plans,
                   const std::vector<Candidate>& cands, const std::string& target) {
   for (const auto& ip : plans) {
     const ir::Kernel& k = *ip.kernel;
     for (const auto& cp : ip.classes) {
-      std::vector<std::string> shapes;
-      for (size_t s : cp.shapes)
-        shapes.push_back(ip.shape_names[s]);
+      const std::vector<std::string> shapes = class_shape_names(ip, cp);
       out << k.name << " " << ip.inst.name << " " << target << " class " << cp.name << " at "
           << join(shapes, "; ") << "\n";
       out << "  rank  configuration                          time (us)  status\n";

@@ -42,6 +42,9 @@ struct InstancePlan {
   std::string ref_dir;
 };
 
+// The names of a class's shapes ("M=64 N=256"), in its order.
+std::vector<std::string> class_shape_names(const InstancePlan& ip, const ClassPlan& cp);
+
 // The geometric mean over `shapes` of the medians of `c`.
 double geomean(const Candidate& c, const std::vector<size_t>& shapes);
 
