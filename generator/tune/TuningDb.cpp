@@ -261,12 +261,14 @@ std::string spec_hash(const ir::Kernel& k) {
 std::optional<std::vector<int64_t>> config_values(const TuningEntry& e, const ir::Kernel& k,
                                                   std::string& why_not) {
   std::vector<int64_t> values;
-  for (const auto& [name, v] : e.config)
+  for (const auto& entry : e.config) {
+    const std::string& name = entry.first; // (clang 14 cannot capture a structured binding)
     if (std::none_of(k.tile_consts.begin(), k.tile_consts.end(),
                      [&](const ir::TileConst& tc) { return tc.var->name == name; })) {
       why_not = "its config names '" + name + "', which is not a tile constant of the kernel";
       return std::nullopt;
     }
+  }
   for (const auto& tc : k.tile_consts) {
     auto it = std::find_if(e.config.begin(), e.config.end(),
                            [&](const auto& p) { return p.first == tc.var->name; });
