@@ -78,6 +78,10 @@ static void fill_i8(int8_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < 
 static void fill_i32(int32_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = lcg_r(&s) % 16; }
 static void fill_i64(int64_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = lcg_r(&s) % 16; }
 static void fill_bool(uint8_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = (uint8_t)(lcg_r(&s) & 1); }
+static void fill_u8(uint8_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = (uint8_t)(lcg_r(&s) & 255); }
+static void fill_u16(uint16_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = (uint16_t)(lcg_r(&s) & 255); }
+static void fill_u32(uint32_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = (uint32_t)(lcg_r(&s) & 255); }
+static void fill_u64(uint64_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = (uint64_t)(lcg_r(&s) & 255); }
 
 static double get_f32(const void* p, int64_t i) { return ((const float*)p)[i]; }
 static double get_f64(const void* p, int64_t i) { return ((const double*)p)[i]; }
@@ -89,6 +93,11 @@ static double get_i8(const void* p, int64_t i) { return ((const int8_t*)p)[i]; }
 static double get_i32(const void* p, int64_t i) { return ((const int32_t*)p)[i]; }
 static double get_i64(const void* p, int64_t i) { return (double)((const int64_t*)p)[i]; }
 static double get_bool(const void* p, int64_t i) { return ((const uint8_t*)p)[i]; }
+static double get_u8(const void* p, int64_t i) { return ((const uint8_t*)p)[i]; }
+static double get_u16(const void* p, int64_t i) { return ((const uint16_t*)p)[i]; }
+static double get_u32(const void* p, int64_t i) { return ((const uint32_t*)p)[i]; }
+/* exact below 2^53; wrapped u64 results above it compare as doubles */
+static double get_u64(const void* p, int64_t i) { return (double)((const uint64_t*)p)[i]; }
 
 /* 0 if `got` matches `want` within tol * (|want| + mean |want|); else prints the first
  * mismatch and returns 1. NaN matches NaN, infinities match themselves. */
@@ -170,6 +179,10 @@ std::string suffix(ir::DType t) {
   case ScalarKind::I32: return "i32";
   case ScalarKind::I64: return "i64";
   case ScalarKind::Bool: return "bool";
+  case ScalarKind::U8: return "u8";
+  case ScalarKind::U16: return "u16";
+  case ScalarKind::U32: return "u32";
+  case ScalarKind::U64: return "u64";
   }
   return "";
 }
@@ -187,6 +200,11 @@ std::string harness_source(const HarnessSpec& h, std::string& error) {
   os << "#include \"" << dispatch::header_file_name(h.ref_lib) << "\"\n#include \""
      << dispatch::header_file_name(h.cand_lib) << "\"\n\n";
 
+  for (const auto& t : k.tensors)
+    if (suffix(t->dtype).empty()) {
+      error = "tensor '" + t->name + "' has an element type the harness cannot fill";
+      return "";
+    }
   // Element counts of every tensor at every shape, folded here.
   std::vector<std::vector<int64_t>> counts;
   for (size_t s = 0; s < h.shapes.size(); ++s) {

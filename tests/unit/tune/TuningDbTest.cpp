@@ -1,6 +1,7 @@
 // generator/tune: the tuning database's reader and writer, merging, the spec hash, and the
 // candidate list of a C target (docs/tune.md).
 #include "tune/Candidates.h"
+#include "tune/TuneHarness.h"
 #include "tune/TuningDb.h"
 
 #include "passes/Pipeline.h"
@@ -213,4 +214,41 @@ TEST(Candidates, TunedConfigReplacesTheRulesChoice) {
   for (const auto& n : ik->notes)
     noted = noted || n.find("configuration of a test") != std::string::npos;
   EXPECT_TRUE(noted);
+}
+
+// Every element type has a fill and a read in the harness: unsigned tensors once produced
+// `fill_(` (no suffix), a harness that did not compile, so every configuration was rejected.
+TEST(TuneHarness, EveryTensorTypeHasAFillAndARead) {
+  const std::string spec = R"SPEC(kernel: widen
+summary: O = u32(B) + u32(H) + W, O64 = u64(W)
+params: {N: dim}
+tensors:
+  B: {type: u8, shape: [N]}
+  H: {type: u16, shape: [N]}
+  W: {type: u32, shape: [N]}
+  O: {type: u32, shape: [N], access: write}
+  O64: {type: u64, shape: [N], access: write}
+schedule: {BN: [64]}
+grid: {bx: "cdiv(N, BN)"}
+body:
+  - parallel: {i: BN}
+    body:
+      - "let j = bx * BN + i"
+      - "O[j] = u32(B[j]) + u32(H[j]) + W[j]"
+      - "O64[j] = u64(W[j])"
+)SPEC";
+  ir::Kernel k = kernel_of(spec);
+  HarnessSpec h;
+  h.kernel = &k;
+  h.instance = passes::Instance{"default", {}};
+  h.ref_lib = "ref";
+  h.cand_lib = "cand";
+  h.shapes = {{100}};
+  std::string error;
+  const std::string src = harness_source(h, error);
+  ASSERT_FALSE(src.empty()) << error;
+  for (const char* f : {"fill_u8((void*)", "fill_u16((void*)", "fill_u32((void*)", "get_u32,", "get_u64,"})
+    EXPECT_NE(src.find(f), std::string::npos) << f;
+  EXPECT_EQ(src.find("fill_((void*)"), std::string::npos);
+  EXPECT_EQ(src.find("get_,"), std::string::npos);
 }
