@@ -15,6 +15,7 @@ import concurrent.futures as cf
 import copy
 import json
 import os
+import platform
 import re
 import resource
 import shutil
@@ -30,6 +31,9 @@ import specgen  # noqa: E402
 
 SRC_ROOT = os.path.dirname(os.path.dirname(HERE))
 LIB = "fz"
+# The CPU family of this machine, in `tilegen outputs`' cpu_arch words (x86, aarch64).
+HOST_ARCH = {"x86_64": "x86", "amd64": "x86", "i686": "x86", "aarch64": "aarch64",
+             "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine().lower())
 CUDA_ARCH = {"sm_80": "80", "sm_86": "86", "sm_89": "89", "sm_90": "90", "sm_90a": "90a"}
 
 
@@ -102,6 +106,12 @@ class Context:
         self.nvcc_every = a.nvcc_every
         self.wgsl_npm = a.wgsl_npm
         self.targets = a.targets
+        # Cross compilers for the C variants of other CPU families (c_neon, c_sve on x86):
+        # where one is installed it compiles them (without linking); otherwise they are only
+        # generated (the dispatch source compiles them out).
+        self.cross_cc = {arch: cc for arch, cc in (("aarch64", "aarch64-linux-gnu-gcc"),
+                                                   ("x86", "x86_64-linux-gnu-gcc"))
+                         if arch != HOST_ARCH and shutil.which(cc)}
 
     def tg(self, args, cwd, binary=None):
         return run([binary or self.tilegen] + args, cwd=cwd, timeout=self.hard_timeout)
@@ -284,18 +294,24 @@ class Examiner:
                 self.add("outputs-mismatch", "outputs rejects a spec generate accepts: " + fnd.first_error(r.err),
                          "outputs", accepted, r.err[-2000:], "tilegen outputs --format=cmake")
             return None
-        listing, flags = [], {}
+        listing, flags, gcc_flags, cpu_arch = [], {}, {}, {}
         for line in r.out.splitlines():
             parts = line.split()
             if not parts:
                 continue
             if parts[0] == "flags":
                 flags[parts[1]] = parts[2:]
+            elif parts[0] == "gcc_flags":
+                gcc_flags[parts[1]] = parts[2:]
+            elif parts[0] == "cpu_arch":
+                cpu_arch[parts[1]] = parts[2]
             elif parts[0] == "variant":
                 listing.append(("variant", parts[1], parts[2]))
             elif parts[0] in ("header", "source", "wgsl", "wgsl_host"):
                 listing.append((parts[0], None, parts[1]))
         self.flags = flags
+        self.gcc_flags = gcc_flags
+        self.cpu_arch = cpu_arch
         listed = {f for _, _, f in listing}
         written = set(os.listdir(g1))
         if listed != written and self.want("outputs"):
@@ -332,16 +348,26 @@ class Examiner:
             self.cc(base + ["use_header.c", "-o", "use_header.o"], "gcc header", [], header)
             self.cc([ctx.cxx, "-std=c++17", "-c", "-Wall", "-fPIC"] + inc + ["use_header.cpp", "-o", "use_header_cxx.o"],
                     "g++ header", [], header)
+        host_c = 0
         for kind, tgt, name in listing:
             if kind == "source" or (kind == "variant" and name.endswith(".c")):
                 flags = self.flags.get(tgt, []) if tgt else []
+                arch = self.cpu_arch.get(tgt) if tgt else None
                 obj = name + ".o"
-                if self.cc(base + flags + [os.path.join("g1", name), "-o", obj],
+                if arch and arch != HOST_ARCH:
+                    # another CPU's variant (c_neon, c_sve on x86; the dispatch source compiles
+                    # it out): its cross compiler, when there is one, compiles it on its own
+                    cross = ctx.cross_cc.get(arch)
+                    if cross:
+                        self.cc([cross] + base[1:] + flags + self.gcc_flags.get(tgt, []) +
+                                [os.path.join("g1", name), "-o", obj], f"{arch} gcc variant", [tgt], name)
+                    continue
+                host_c += 1
+                if self.cc(base + flags + self.gcc_flags.get(tgt, []) + [os.path.join("g1", name), "-o", obj],
                            "gcc " + ("dispatch" if kind == "source" else "variant"),
                            [tgt] if tgt else [], name):
                     objs.append(obj)
-        if objs and len(objs) == sum(1 for k, _, n in listing if k == "source" or
-                                     (k == "variant" and n.endswith(".c"))):
+        if objs and len(objs) == host_c:
             self.cc([ctx.cc, "-shared", "-fopenmp", "-o", "libfz.so"] + objs, "link", [],
                     "the C variants and the dispatch code as one library")
 
