@@ -48,6 +48,9 @@ echo
 printf '| benchmark | tilegen | baseline | ratio | check |\n|---|---|---|---|---|\n'
 printf '| generator: kernels/*.yaml x {%s} -> %s files, %s lines | %.3f s (best of 5) | aim < 1 s | — | — |\n' \
   "${c_targets//,/, }" "$nfiles" "$nlines" "$best"
-env "${blas_env[@]}" OMP_PROC_BIND=spread "$build/bench/bench_cpu" "$threads" 15 | tail -n +3
+# No OMP_PROC_BIND: on the 2-vCPU VMs of this project `OMP_PROC_BIND=spread` ran both OpenMP
+# threads of a kernel on one CPU (sgemm 1024^3 158 against 308 GFLOP/s for the same variant in
+# one process, 2026-12-05; bench/RESULTS.md), which hid every 2-thread figure.
+env "${blas_env[@]}" "$build/bench/bench_cpu" "$threads" 15 | tail -n +3
 echo
 echo "load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
