@@ -1,5 +1,7 @@
 #include "tune/TuneHarness.h"
 
+#include "emit/CRuntimeHelpers.h"
+
 #include "dispatch/Naming.h"
 #include "ir/IRPrinter.h"
 #include "passes/ScheduleResolver.h"
@@ -32,7 +34,10 @@ const char* kPrelude = R"(#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+)";
 
+// After the helpers of the C variants (emit/CRuntimeHelpers: the 16-bit and FP8 conversions).
+const char* kPreludeBody = R"(
 /* Element i of tensor `seed`: an integer r in [-255, 255] from a 64-bit LCG. Floats take
  * r / 256 (exact in every float type but fp8, which takes a code of magnitude 1/8 to 2);
  * integers a small value, so that sums do not overflow. */
@@ -41,37 +46,13 @@ static uint64_t lcg_next(uint64_t* s) {
   return *s >> 33;
 }
 static int lcg_r(uint64_t* s) { return (int)(lcg_next(s) % 511) - 255; }
-static uint16_t enc_f16(float f) { /* exact for r / 256 */
-  uint32_t u; memcpy(&u, &f, 4);
-  uint32_t sign = (u >> 16) & 0x8000u;
-  if ((u & 0x7fffffffu) == 0) return (uint16_t)sign;
-  int e = (int)((u >> 23) & 0xff) - 127 + 15;
-  return (uint16_t)(sign | ((uint32_t)e << 10) | ((u >> 13) & 0x3ffu));
-}
-static uint16_t enc_bf16(float f) { uint32_t u; memcpy(&u, &f, 4); return (uint16_t)(u >> 16); }
-static double dec_f16(uint16_t h) {
-  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m | 0x400, e - 25);
-  return (h & 0x8000) ? -v : v;
-}
-static double dec_bf16(uint16_t b) { uint32_t u = (uint32_t)b << 16; float f; memcpy(&f, &u, 4); return f; }
-static double dec_e4m3(uint8_t c) {
-  int e = (c >> 3) & 0xf, m = c & 7;
-  double v = (e == 15 && m == 7) ? NAN : e == 0 ? ldexp(m, -9) : ldexp(m | 8, e - 10);
-  return (c & 0x80) ? -v : v;
-}
-static double dec_e5m2(uint8_t c) {
-  int e = (c >> 2) & 0x1f, m = c & 3;
-  double v = e == 0 ? ldexp(m, -16) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m | 4, e - 17);
-  return (c & 0x80) ? -v : v;
-}
 static uint8_t code_e4m3(uint64_t* s) { uint64_t r = lcg_next(s); return (uint8_t)(((r & 1) << 7) | ((4 + (r >> 1) % 4) << 3) | ((r >> 3) & 7)); }
 static uint8_t code_e5m2(uint64_t* s) { uint64_t r = lcg_next(s); return (uint8_t)(((r & 1) << 7) | ((12 + (r >> 1) % 4) << 2) | ((r >> 3) & 3)); }
 
 static void fill_f32(float* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = lcg_r(&s) / 256.0f; }
 static void fill_f64(double* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = lcg_r(&s) / 256.0; }
-static void fill_f16(uint16_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = enc_f16(lcg_r(&s) / 256.0f); }
-static void fill_bf16(uint16_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = enc_bf16(lcg_r(&s) / 256.0f); }
+static void fill_f16(uint16_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = tg_f32_to_f16(lcg_r(&s) / 256.0f); }
+static void fill_bf16(uint16_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = tg_f32_to_bf16(lcg_r(&s) / 256.0f); }
 static void fill_e4m3(uint8_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = code_e4m3(&s); }
 static void fill_e5m2(uint8_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = code_e5m2(&s); }
 static void fill_i8(int8_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = (int8_t)(lcg_r(&s) % 8); }
@@ -85,10 +66,10 @@ static void fill_u64(uint64_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i
 
 static double get_f32(const void* p, int64_t i) { return ((const float*)p)[i]; }
 static double get_f64(const void* p, int64_t i) { return ((const double*)p)[i]; }
-static double get_f16(const void* p, int64_t i) { return dec_f16(((const uint16_t*)p)[i]); }
-static double get_bf16(const void* p, int64_t i) { return dec_bf16(((const uint16_t*)p)[i]); }
-static double get_e4m3(const void* p, int64_t i) { return dec_e4m3(((const uint8_t*)p)[i]); }
-static double get_e5m2(const void* p, int64_t i) { return dec_e5m2(((const uint8_t*)p)[i]); }
+static double get_f16(const void* p, int64_t i) { return tg_f16_to_f32(((const uint16_t*)p)[i]); }
+static double get_bf16(const void* p, int64_t i) { return tg_bf16_to_f32(((const uint16_t*)p)[i]); }
+static double get_e4m3(const void* p, int64_t i) { return tg_e4m3_to_f32(((const uint8_t*)p)[i]); }
+static double get_e5m2(const void* p, int64_t i) { return tg_e5m2_to_f32(((const uint8_t*)p)[i]); }
 static double get_i8(const void* p, int64_t i) { return ((const int8_t*)p)[i]; }
 static double get_i32(const void* p, int64_t i) { return ((const int32_t*)p)[i]; }
 static double get_i64(const void* p, int64_t i) { return (double)((const int64_t*)p)[i]; }
@@ -194,7 +175,11 @@ std::string harness_source(const HarnessSpec& h, std::string& error) {
   std::ostringstream os;
   os << "/* tilegen tune harness: kernel " << k.name << ", instance " << h.instance.name
      << " (docs/tune.md) */\n";
-  os << kPrelude;
+  // The 16-bit and FP8 conversions are the C variants' own (exact: r / 256 is representable).
+  os << kPrelude
+     << emit::c_helper_source({"tg_f32_to_f16", "tg_f32_to_bf16", "tg_f16_to_f32",
+                               "tg_bf16_to_f32", "tg_e4m3_to_f32", "tg_e5m2_to_f32"})
+     << kPreludeBody;
   if (h.cuda)
     os << kCudaPrelude;
   os << "#include \"" << dispatch::header_file_name(h.ref_lib) << "\"\n#include \""
