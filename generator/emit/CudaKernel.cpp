@@ -945,9 +945,6 @@ std::string CudaEmitter::run() {
   if (ws())
     loop_extent_host_ = expr(ws_loop_->extent);
   out_.str("");
-  auto vec_check = [&](int64_t W, const std::function<bool(size_t)>& which = nullptr) {
-    return tensor_vec_check(W, which);
-  };
   std::string host_dims;
   for (size_t i = 0; i < k_.dims.size(); ++i)
     host_dims += "  const int64_t " + name(k_.dims[i].var->name) + " = args->dims[" + std::to_string(i) +
@@ -1054,9 +1051,9 @@ std::string CudaEmitter::run() {
   os << "  *tg_grid = *tg_nfold ? dim3(1, 1, 1) : dim3((unsigned)tg_gx, (unsigned)tg_gy, (unsigned)tg_gz);\n";
   if (ws())
     os << "  tg_p->tg_tiles[0] = tg_gx;\n  tg_p->tg_tiles[1] = tg_gy;\n  tg_p->tg_tiles[2] = tg_gz;\n";
-  os << "  *tg_vw = 0;\n  if (" << vec_check(16) << ")\n    *tg_vw = 16;\n";
+  os << "  *tg_vw = 0;\n  if (" << tensor_vec_check(16) << ")\n    *tg_vw = 16;\n";
   if (narrow_copies_)
-    os << "  else if (" << vec_check(4) << ")\n    *tg_vw = 4;\n";
+    os << "  else if (" << tensor_vec_check(4) << ")\n    *tg_vw = 4;\n";
   if (!ws() && shift_smem_bytes_ > 0) {
     std::string c;
     for (const auto& t : k_.tensors)
@@ -1069,10 +1066,10 @@ std::string CudaEmitter::run() {
     // in the widest vectors they allow (TG_VEC, at run time).
     auto maps = [&](size_t i) { return !threads_vec_[i] || tma_reaches(*k_.tensors[i]); };
     auto own = [&](size_t i) { return bool(threads_vec_[i]); };
-    os << "  *tg_tma = " << vec_check(16, maps) << ";\n";
+    os << "  *tg_tma = " << tensor_vec_check(16, maps) << ";\n";
     os << "  /* the TMA kernel's threads: vectors of up to 16 bytes where their tensors allow */\n";
-    os << "  tg_p->tg_vec = " << vec_check(16, own) << " ? 16\n    : " << vec_check(8, own)
-       << " ? 8\n    : " << vec_check(4, own) << " ? 4 : 0;\n";
+    os << "  tg_p->tg_vec = " << tensor_vec_check(16, own) << " ? 16\n    : " << tensor_vec_check(8, own)
+       << " ? 8\n    : " << tensor_vec_check(4, own) << " ? 4 : 0;\n";
   } else if (ws()) {
     os << "  *tg_tma = *tg_vw == 16;\n";
   }

@@ -261,7 +261,6 @@ std::string HipEmitter::run() {
 
 std::string HipEmitter::host_source(const std::string& grid_code, const std::string& host_dims) {
   std::ostringstream os;
-  auto vec_check = [&](int64_t W) { return tensor_vec_check(W); };
   os << "#include \"tilegen/hip.h\"\n\n";
   os << "#ifndef " << kHipImagesMacro << "\n#error \"" << kHipImagesMacro
      << " must name the header that embeds this file's code objects (cmake/TileGen.cmake)\"\n#endif\n";
@@ -305,7 +304,7 @@ std::string HipEmitter::host_source(const std::string& grid_code, const std::str
         "  }\n";
   os << "  grid[0] = *tg_nfold ? 1u : (unsigned)tg_gx;\n  grid[1] = *tg_nfold ? 1u : (unsigned)tg_gy;\n"
         "  grid[2] = *tg_nfold ? 1u : (unsigned)tg_gz;\n";
-  os << "  *vec = 0;\n  if (" << vec_check(16) << ")\n    *vec = 16;\n";
+  os << "  *vec = 0;\n  if (" << tensor_vec_check(16) << ")\n    *vec = 16;\n";
   os << "  return TG_OK;\n}\n\n";
   os << "extern \"C\" int " << info_.function_name
      << "(const tg_launch* launch, const tg_variant_args* args) {\n";
