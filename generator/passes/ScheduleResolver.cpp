@@ -341,14 +341,15 @@ std::optional<ScheduleChoice> resolve_schedule(const Kernel& k,
   const auto buffers = allocated_buffers(k.body);
   const int64_t budget = target.tile_budget_bytes;
 
-  // Streaming kernels on C targets (no gemm, a copy between a global tensor and a tile): every global
-  // element is used a bounded number of times, so a larger tile buys no reuse. The rule then
-  // ranks by StreamCost at the representative shape and, among equals, prefers footprints
-  // within a quarter of the budget (the tiles stay in the inner caches while the stream goes
-  // by), the largest of those, else the smallest footprint.
+  // Streaming kernels on targets with Target::streaming_tile_rule (the C rows): no gemm, a
+  // copy between a global tensor and a tile. Every global element is used a bounded number of
+  // times, so a larger tile buys no reuse. The rule then ranks by StreamCost at the
+  // representative shape and, among equals, prefers footprints within a quarter of the budget
+  // (the tiles stay in the inner caches while the stream goes by), the largest of those, else
+  // the smallest footprint.
   StreamCollector streams;
   streams.visit(k.body);
-  const bool streaming = target.backend == Backend::C && !streams.has_gemm && !streams.copies.empty();
+  const bool streaming = target.streaming_tile_rule && !streams.has_gemm && !streams.copies.empty();
   const int64_t stream_budget = budget / 4;
   VarMap rep_base = inst;
   for (const auto& d : k.dims)

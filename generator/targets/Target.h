@@ -159,6 +159,10 @@ struct Target {
   // Flags only GCC gets after compile_flags (add_tile_kernels: $<C_COMPILER_ID:GNU>):
   // workarounds of GCC bugs that clang's driver would reject.
   std::vector<std::string> gcc_flags;
+  // The tile budget is a share of a CPU core's private cache: kernels without a gemm, whose
+  // every global element is used a bounded number of times, take the schedule resolver's
+  // streaming rule instead of the largest footprint (docs/spec.md "The tile-resolution rule").
+  bool streaming_tile_rule = false;
 
   // GPU targets only (backend CUDA/HIP); cc == 0 elsewhere.
   GpuFacts gpu;

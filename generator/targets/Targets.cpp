@@ -33,7 +33,7 @@ const char* variant_extension(Backend b) {
 // whose arm computes in floating point is not if-converted, so the loop is not vectorized
 // (softmax's `m == -inf ? 0 : exp(x - m)`). clang's default already is -fno-trapping-math.
 std::vector<Target> c_targets() {
-  return {
+  std::vector<Target> rows = {
       {"c", Backend::C, "portable C11 + OpenMP, any CPU (the fallback of every library)",
        /*runtime_features=*/{}, /*fallbacks=*/{}, /*preference=*/0,
        /*tile_budget_bytes=*/256 * 1024, /*vector_bytes=*/16, /*max_threads=*/1,
@@ -72,6 +72,9 @@ std::vector<Target> c_targets() {
        512 * 1024, 32, 1,
        {"-march=armv8.2-a+fp16+sve", "-fno-trapping-math"}, "aarch64", {"-fno-tree-forwprop"}},
   };
+  for (auto& t : rows)
+    t.streaming_tile_rule = true; // every C budget is a share of a private L2
+  return rows;
 }
 
 std::string cpu_arch_guard(const std::string& cpu_arch) {
