@@ -16,6 +16,16 @@ jobs=$(nproc 2>/dev/null || echo 2)
 status=0
 
 "$here/scripts/install-deps.sh"
+# ccache (when installed, and unless the caller chose a launcher): every CMake build tree of the
+# run uses it, the tests' nested ones included (CMake reads these variables from the
+# environment). The generator's host copy, compiled at configure time here and again by
+# cmake.add_subdirectory's consumer project, is then compiled once: CCACHE_BASEDIR makes the
+# paths in both command lines relative, and that test lays its copy out like this one
+# (tests/cmake/add_subdirectory.sh).
+if command -v ccache >/dev/null 2>&1 && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$here}
+fi
 start=$SECONDS
 rm -rf "$build"
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEGEN_BUILD_TESTS=ON
@@ -27,7 +37,9 @@ if [ "${TILEGEN_TEST_SANITIZE:-1}" != 0 ]; then
   # -O1 with line tables: a sanitizer's reports show file:line, at a third of -O0's run time.
   # Generated code is compiled by gcc in the tests, as in the release build.
   # The release build's tilegen times the fuzzers' slow runs; its tests/wgsl npm folder (Dawn)
-  # validates their WGSL, if the WGSL tests installed it.
+  # validates their WGSL, if the WGSL tests installed it. The release build's host copy of
+  # tilegen lists add_tile_kernels' outputs at configure time (the sanitized tilegen, built in
+  # the tree, generates them), so this tree does not compile a third, unsanitized, generator.
   start=$SECONDS
   rm -rf "$asan"
   cmake -S "$here" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
@@ -35,6 +47,7 @@ if [ "${TILEGEN_TEST_SANITIZE:-1}" != 0 ]; then
     "-DCMAKE_C_FLAGS_DEBUG=-O1 -gline-tables-only" "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" \
     -DTILEGEN_SANITIZE=ON -DTILEGEN_BUILD_TESTS=ON \
     -DTILEGEN_TEST_C_COMPILER=gcc -DTILEGEN_TEST_CXX_COMPILER=g++ \
+    "-DTILEGEN_HOST_EXECUTABLE=$build/_tilegen_host/generator/tools/tilegen" \
     "-DTILEGEN_FUZZ_TIMING_TILEGEN=$build/generator/tools/tilegen" \
     "-DTILEGEN_FUZZ_WGSL_NPM=$build/tests/wgsl/work/npm"
   cmake --build "$asan" -j "$jobs"
