@@ -5,7 +5,11 @@
 # no "Potential Performance Loss" (C75xx: wgmma serialized, the sm_90a kernels' worst case);
 # nvcc prints no warning (users compile these sources with their own flags). A file whose code
 # is the same as a file of an earlier architecture in the list (comment lines aside, architecture
-# names masked) is listed as such and not compiled again.
+# names masked) is listed as such and not compiled again. sm_86 and sm_89 files come from
+# sm_80's lowering, whose host code (launch, checks, fallbacks) differs from sm_80's only in
+# tile constants: for them only the device code is compiled (-cubin: cicc and ptxas, where the
+# spills and device warnings are), which saves the host pass (cudafe++ and the host compiler,
+# about a third of a compile); sm_80, sm_90 and sm_90a files are compiled whole (-c).
 # Usage: compile_all.sh TILEGEN KERNELS_DIR RUNTIME_INCLUDE WORK_DIR [ARCH...]
 # COMPILE_ALL_GREP=STRING compiles only the variant files containing STRING (sm_90a: the
 # warp-specialized ones, `tg_kernel_ws`; the rest are the sm_90 lowering, compiled for sm_90).
@@ -42,8 +46,12 @@ for a in $archs; do
       echo "$f" >> "$out/.compile"
     fi
   done
+  case $a in
+    86 | 89) mode=-cubin ;;
+    *) mode=-c ;;
+  esac
   xargs -P "$jobs" -I{} sh -c \
-    "'$nvcc' -std=c++17 -O3 -gencode=arch=compute_$a,code=sm_$a -Xptxas -v -I'$include' -c '{}' -o '{}.o' > '{}.log' 2>&1 || echo FAILED >> '{}.log'" < "$out/.compile"
+    "'$nvcc' -std=c++17 -O3 -gencode=arch=compute_$a,code=sm_$a -Xptxas -v -I'$include' $mode '{}' -o '{}.o' > '{}.log' 2>&1 || echo FAILED >> '{}.log'" < "$out/.compile"
 done
 printf '%-62s %6s %6s %s\n' "variant" "regs" "spill" "result"
 for log in "$work"/sm_*/*.cu.log; do
