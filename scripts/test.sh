@@ -37,9 +37,7 @@ if [ "${TILEGEN_TEST_SANITIZE:-1}" != 0 ]; then
   # -O1 with line tables: a sanitizer's reports show file:line, at a third of -O0's run time.
   # Generated code is compiled by gcc in the tests, as in the release build.
   # The release build's tilegen times the fuzzers' slow runs; its tests/wgsl npm folder (Dawn)
-  # validates their WGSL, if the WGSL tests installed it. The release build's host copy of
-  # tilegen lists add_tile_kernels' outputs at configure time (the sanitized tilegen, built in
-  # the tree, generates them), so this tree does not compile a third, unsanitized, generator.
+  # validates their WGSL, if the WGSL tests installed it.
   start=$SECONDS
   rm -rf "$asan"
   cmake -S "$here" -B "$asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
@@ -47,7 +45,6 @@ if [ "${TILEGEN_TEST_SANITIZE:-1}" != 0 ]; then
     "-DCMAKE_C_FLAGS_DEBUG=-O1 -gline-tables-only" "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -gline-tables-only" \
     -DTILEGEN_SANITIZE=ON -DTILEGEN_BUILD_TESTS=ON \
     -DTILEGEN_TEST_C_COMPILER=gcc -DTILEGEN_TEST_CXX_COMPILER=g++ \
-    "-DTILEGEN_HOST_EXECUTABLE=$build/_tilegen_host/generator/tools/tilegen" \
     "-DTILEGEN_FUZZ_TIMING_TILEGEN=$build/generator/tools/tilegen" \
     "-DTILEGEN_FUZZ_WGSL_NPM=$build/tests/wgsl/work/npm"
   cmake --build "$asan" -j "$jobs"
