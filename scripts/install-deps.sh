@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ gcc make pkg-config      # build
+  ccache                                         # scripts/test.sh: compiles shared across its trees
   libyaml-cpp-dev                                # spec parsing
   libgtest-dev googletest                        # unit tests
   llvm-14-tools                                  # FileCheck, not, lit.py (golden tests)
