@@ -7,6 +7,16 @@
 #     with the real libamdhip64 and no GPU ("no HIP device: ..."), and with
 #     TILEGEN_HIP_LIBRARY naming no library ("no HIP runtime: ...").
 #  2. The installed, exported library links TileGen::runtime_hip.
+#  3. A HIP project (`project(... LANGUAGES C HIP)`, clang 15 as CMake's HIP compiler) without
+#     TARGETS: the gfx targets come from CMAKE_HIP_ARCHITECTURES (a feature suffix dropped, an
+#     arch without a tilegen row skipped with a warning; clang 15 knows no gfx942, so gfx90a
+#     and gfx1100), beside the host's C targets, and the
+#     library builds and falls back to C as in 1. Debian's ROCm 5.2 installs its CMake packages
+#     under lib/x86_64-linux-gnu/cmake, where CMake 3.25's HIP support (which looks in
+#     <ROCm root>/lib/cmake/hip-lang) and its first try-compile (no library architecture known
+#     yet) do not look: the step gives CMake a ROCm root of links to those package folders,
+#     CMAKE_PREFIX_PATH to it, and clang the --rocm-path hipcc would pass. A machine with a
+#     complete ROCm needs none of this.
 # Skipped (77) without hipcc or clang++-19 and ROCm's device bitcode.
 source "$(dirname "$0")/lib.sh"
 command -v hipcc >/dev/null && command -v clang++-19 >/dev/null && command -v llvm-as-19 >/dev/null ||
@@ -47,4 +57,33 @@ grep -q "TileGen::runtime_hip" "$d"/install/lib*/cmake/hipk/hipkTargets.cmake ||
 nm "$d"/install/lib*/libhipk.a >"$d/nm.txt"
 grep -q " T tgv_hipk__scale_rows__f32__gfx1100$" "$d/nm.txt" ||
   fail "the gfx1100 variant is not in the installed archive"
+# 3. Defaults from CMAKE_HIP_ARCHITECTURES in a HIP project.
+if command -v clang++-15 >/dev/null; then
+  usr_cmake=/usr/lib/x86_64-linux-gnu/cmake
+  rocm="$d/rocm-root"
+  mkdir -p "$rocm/lib/cmake"
+  for p in hip-lang amd_comgr hsa-runtime64; do
+    [ -d "$usr_cmake/$p" ] && ln -sfn "$usr_cmake/$p" "$rocm/lib/cmake/$p"
+  done
+  CMAKE_PREFIX_PATH="$rocm" "$CMAKE" -S "$d/src" -B "$d/default" "${common[@]}" -DMODE=default \
+    -DCMAKE_HIP_COMPILER=clang++-15 "-DCMAKE_HIP_COMPILER_ROCM_ROOT=$rocm" \
+    "-DCMAKE_HIP_FLAGS=--rocm-path=/usr --hip-device-lib-path=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode" \
+    "-DCMAKE_HIP_ARCHITECTURES=gfx90a:xnack-;gfx1100;gfx908" >"$d/default.log" 2>&1 ||
+    { cat "$d/default.log"; fail "configure a HIP project without TARGETS"; }
+  grep -q "are skipped: gfx908" "$d/default.log" ||
+    { cat "$d/default.log"; fail "no warning for gfx908, which has no tilegen row"; }
+  "$NINJA" -C "$d/default" >"$d/default-build.log" 2>&1 ||
+    { tail -50 "$d/default-build.log"; fail "build of the HIP project without TARGETS"; }
+  gen=$d/default/hipk_tilegen
+  for v in f32__gfx90a.hip.gfx90a f32__gfx1100.hip.gfx1100; do
+    [ -s "$gen/hipk__scale_rows__$v.co" ] || fail "no code object hipk__scale_rows__$v.co from CMAKE_HIP_ARCHITECTURES"
+  done
+  ls "$gen" | grep -q "gfx908\|__hip\.hip\|gfx942" && fail "a variant CMAKE_HIP_ARCHITECTURES did not name"
+  ls "$gen" | grep -q "hipk__scale_rows__f32__c\.c" || fail "no C variant beside the HIP ones"
+  out=$("$d/default/hip_main") || { echo "$out"; fail "hip_main of the HIP project"; }
+  echo "$out" | grep -q "^fallback: ok$" || { echo "$out"; fail "fallback run of the HIP project"; }
+  echo "HIP project without TARGETS: $(ls "$gen" | grep -c '\.co$') code objects (gfx90a, gfx1100), C fallback ok"
+else
+  echo "SKIP (step 3): no clang++-15, CMake's HIP compiler here"
+fi
 echo "hip_targets OK"
