@@ -312,9 +312,17 @@ std::string WgslEmitter::storage_type_name(DType t) const {
 
 // LegalizeWgsl maps +-inf literals to +-FLT_MAX (WGSL may assume no infinity occurs); a literal
 // that folding made infinite later (FLT_MAX rounded to bf16 by a constant cast) gets the same.
-std::string WgslEmitter::inf_literal(DType t) const {
-  return float_literal(FLT_MAX, DType::f32()) + float_suffix(t);
+// Printed in hex, as print_float prints every literal near FLT_MAX: the shortest decimal,
+// 3.4028235e+38, reads back above FLT_MAX, which Tint rejects ("value cannot be represented").
+namespace {
+std::string hex_f32_literal(float v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%af", static_cast<double>(v));
+  return buf;
 }
+} // namespace
+
+std::string WgslEmitter::inf_literal(DType) const { return hex_f32_literal(FLT_MAX); }
 std::string WgslEmitter::nan_literal(DType) const { return "bitcast<f32>(0x7fc00000u)"; }
 
 std::string WgslEmitter::math_name(Intrinsic fn, DType t) const {
@@ -407,9 +415,7 @@ std::string WgslEmitter::print_float(double v, DType t, int& prec) {
   if (std::isfinite(v) && std::fabs(v) >= 3.4e38) {
     TG_ASSERT(std::fabs(v) <= FLT_MAX, "WGSL emitter: float literal beyond f32 range");
     prec = v < 0 ? kUnary : kPrimary;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%af", static_cast<double>(static_cast<float>(v)));
-    return buf;
+    return hex_f32_literal(static_cast<float>(v));
   }
   return CFamilyPrinter::print_float(v, t, prec);
 }

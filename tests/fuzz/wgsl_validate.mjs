@@ -12,7 +12,10 @@ import { create, globals } from 'webgpu';
 Object.assign(globalThis, globals);
 const [dir, manifestName] = process.argv.slice(2);
 const manifest = JSON.parse(fs.readFileSync(path.join(dir, manifestName), 'utf8'));
-const adapter = await create(['backend=null']).requestAdapter();
+// The instance stays referenced for the whole run: an adapter whose instance was collected
+// aborted node (std::system_error from Dawn's threads) before any variant was validated.
+const instance = create(['backend=null']);
+const adapter = await instance.requestAdapter();
 if (!adapter) {
   console.log('SKIP: Dawn has no Null backend adapter');
   process.exit(77);
