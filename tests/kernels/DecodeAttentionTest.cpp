@@ -138,7 +138,7 @@ TEST_P(DecodeAttention, PagedRaggedGqaAgainstFloat64) {
     const auto got = o.values();
     // f32 sums of up to 1000 products of T values, p rounded to T: flash attention's bound
     const auto st = tgtest::compare(got, ref, 1.0);
-    std::printf("[numeric] decode_attention %s (%s): max abs err / max |v| %.3g, tol %.3g\n",
+    std::printf("[numeric] decode_attention %s (%s): max abs err %.3g (|V| < 1), tol %.3g\n",
                 what.c_str(), sel.target, st.rel, tgtest::tolerance(dt, 1000 + D));
     EXPECT_EQ(st.nonfinite, 0u);
     EXPECT_LE(st.rel, tgtest::tolerance(dt, 1000 + D))
