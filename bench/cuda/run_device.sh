@@ -15,6 +15,11 @@
 #   odd            the odd layouts (bench/cuda/odd.py: tests/lit/cuda/Inputs/odd on the GPU and
 #                  its C variants against float64), then under compute-sanitizer memcheck and
 #                  racecheck; `all` runs it too
+#   decode         decode_attention (bench/cuda/decode.py): verification against float64 at ragged
+#                  paged shapes, split and whole, then KV bytes/s against the copy bandwidth and
+#                  torch SDPA (enable_gqa) at B 32 ctx 8192 and B 1 ctx 131072, then
+#                  compute-sanitizer memcheck on its verification (--quick); its own mode, so
+#                  that `all` keeps its time budget for the steps it had
 #   ncu            Nsight Compute (--clock-control none) on one call of ours per timed case
 #
 # Every step runs whatever the previous ones did, under its own timeout; logs and tables go
@@ -113,6 +118,16 @@ if [[ $mode == all || $mode == bench ]]; then
     --host-cost "$OUT/host_cost.json" $quick
 fi
 
+if [[ $mode == decode ]]; then
+  step decode 300 "$OUT/decode.log" python3 "$here/decode.py" --dist "$dist" --out "$OUT" $quick
+  if [[ -n $sanitizer ]]; then
+    step "decode memcheck" 240 "$OUT/decode_memcheck.log" "$sanitizer" --tool memcheck --error-exitcode 99 \
+      python3 "$here/decode.py" --dist "$dist" --verify-only --quick
+  fi
+  grep -hE '^(ok|FAIL|\||device-to-device|bars|verification|==)|ERROR SUMMARY' "$OUT/decode.log" \
+    "$OUT/decode_memcheck.log" 2>/dev/null > "$OUT/decode.md"
+fi
+
 if [[ $mode == all || $mode == sanitize ]]; then
   if [[ -z $sanitizer ]]; then
     echo "| sanitizers | compute-sanitizer not found | - | - |" >> "$steps"
@@ -166,7 +181,7 @@ if [[ $mode == grid ]]; then
   for f in grid grid_sm90 grid_memcheck grid_memcheck_sm90; do
     [[ -f $OUT/$f.log ]] || continue
     echo "## $f"
-    grep -E '^(ok|FAIL|     )|passed|ERROR SUMMARY' "$OUT/$f.log"
+    grep -hE '^(ok|FAIL|     )|passed|ERROR SUMMARY' "$OUT/$f.log"
   done > "$OUT/grid.md"
 fi
 
@@ -204,7 +219,7 @@ fi
 echo
 echo "## Steps"
 cat "$steps"
-for f in host_cost.md sanitize.md grid.md odd.md sm80path/summary.md summary.md; do
+for f in host_cost.md sanitize.md grid.md odd.md decode.md sm80path/summary.md summary.md; do
   if [[ -f $OUT/$f ]]; then
     echo
     echo "## $f"

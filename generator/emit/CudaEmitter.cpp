@@ -596,6 +596,14 @@ void CudaEmitter::stmt(const Stmt& s) {
   case StmtKind::Combine:
     if (split_kernel_ && s->as<Combine>() == split_)
       emit_combine(split_);
+    if (np_split_ && s->as<Combine>() == np_split_) {
+      open("if (tg_p.tg_parts > 1)");
+      line("// which split tile: the block's number over the parts of a tile (adjacent along x)");
+      line("const int64_t tg_slot = (((int64_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) / tg_p.tg_parts;");
+      line("__shared__ unsigned tg_split_arrival;");
+      emit_combine(np_split_, /*persistent=*/false);
+      close();
+    }
     return; // elsewhere one block runs each tile's whole loop: nothing to join
   case StmtKind::LetStmt: {
     auto* l = s->as<LetStmt>();

@@ -441,7 +441,18 @@ protected:
   std::string loop_extent_host_; // the loop's extent, printed for tg_setup (split tail, tile walk)
   void split_part_head();     // a split_kernel block's tile, iterations and cut
   bool wgmma_accumulator(const ir::Buffer* b) const; // the C of a wgmma gemm
-  void emit_combine(const ir::Combine* c);
+  // persistent: the split kernel's join (tg_kernel_ws_split, one consumer group's barrier, a part
+  // that hands on takes its next tile); else the non-persistent kernel's (np_split_), whose
+  // parts that hand on return.
+  void emit_combine(const ir::Combine* c, bool persistent = true);
+  // Split loops on the non-persistent kernel (docs/cuda-backend.md "Split loops"): the join after
+  // the pipelined loop whose trip count comes from a tensor (passes::np_split_join, CUDA targets
+  // that do not take the warp-specialized kernel); null where every tile runs its loop whole.
+  // tg_run launches tg_parts parts of every tile, adjacent along x, when the grid leaves most of
+  // the GPU's resident blocks idle (tg_split_parts).
+  const ir::Combine* np_split_ = nullptr;
+  const ir::For* np_split_loop_ = nullptr;
+  int64_t np_resident_blocks() const; // blocks of tg_kernel an SM holds (shared memory, threads)
   // The mbarriers of a TMA pipeline before the tile ring: full/empty per stage (twice for a
   // rotated body), the groups' order barriers, the prologue's full and empty.
   int64_t barrier_count(const passes::TmaPipeline& tp) const {

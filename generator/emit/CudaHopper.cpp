@@ -1291,7 +1291,7 @@ int64_t round16(int64_t v) { return (v + 15) / 16 * 16; }
 // the byte offset of each carried fragment in one part's registers, then their total.
 std::vector<int64_t> CudaEmitter::split_offsets() const {
   std::vector<int64_t> off{0};
-  for (const auto& c : split_->carry)
+  for (const auto& c : (split_ ? split_ : np_split_)->carry)
     off.push_back(off.back() + round16(frag(c.state.get()).num_regs() * threads_ * c.state->dtype.bytes()));
   return off;
 }
@@ -1321,7 +1321,10 @@ void CudaEmitter::split_part_head() {
   line("const int64_t tg_ke = (tg_piece + 1) * tg_p.tg_nk / tg_p.tg_parts;");
 }
 
-void CudaEmitter::emit_combine(const Combine* c) {
+void CudaEmitter::emit_combine(const Combine* c, bool persistent) {
+  // where a part's arrival is broadcast, and the barrier of the threads that hold the carry
+  const std::string arrival = persistent ? "tg_split_arrival[tg_grp]" : "tg_split_arrival";
+  const std::string bar = persistent ? "tg_bar_consumers(tg_grp);" : "__syncthreads();";
   if (c->loc.line > 0)
     line("// " + c_line_comment(info_.spec_path) + ":" + std::to_string(c->loc.line) +
          ": split (the parts of a split tile join here)");
@@ -1357,10 +1360,10 @@ void CudaEmitter::emit_combine(const Combine* c) {
   line("  continue; // alone at this level");
   line("unsigned* tg_arrivals = tg_words + tg_w0 + tg_team;");
   line("const int64_t tg_base = tg_np - tg_u + tg_team * " + G1 + ";");
-  line("if (tg_tid == 0) tg_split_arrival[tg_grp] = atomicAdd(tg_arrivals, 1u);");
-  line(need("tg_bar_consumers") + "(tg_grp);");
+  line("if (tg_tid == 0) " + arrival + " = atomicAdd(tg_arrivals, 1u);");
+  line(persistent ? need("tg_bar_consumers") + "(tg_grp);" : bar);
   line("// (broadcast from lane 0: ptxas then knows the branch is warp-uniform)");
-  line("const int64_t tg_arrival = (int64_t)__shfl_sync(0xffffffffu, tg_split_arrival[tg_grp], 0);");
+  line("const int64_t tg_arrival = (int64_t)__shfl_sync(0xffffffffu, " + arrival + ", 0);");
   open("if (tg_arrival < tg_meet - 1)");
   line("// not the last here: hand the carried registers on and leave the tile");
   line("unsigned char* tg_mine = tg_regs + (tg_base + tg_arrival) * " + B + "ll;");
@@ -1372,7 +1375,7 @@ void CudaEmitter::emit_combine(const Combine* c) {
          storage_type_name(st.dtype) + "*)(tg_mine + " + std::to_string(off[i]) + ") + tg_r * " +
          std::to_string(threads_) + " + tg_tid, " + name(st.name) + "[tg_r]);");
   }
-  line("tg_bar_consumers(tg_grp); // every thread's stores, then one release at GPU scope");
+  line(bar + " // every thread's stores, then one release at GPU scope");
   line("if (tg_tid == 0) " + need("tg_red_release_u32") + "(&tg_ready[tg_base + tg_arrival], 1u);");
   line("tg_left = true;");
   line("break;");
@@ -1385,7 +1388,7 @@ void CudaEmitter::emit_combine(const Combine* c) {
   line("  }");
   line("  tg_ready[tg_q] = 0u; // clear for the next launch");
   line("}");
-  line("tg_bar_consumers(tg_grp);");
+  line(bar);
   line("const unsigned char* tg_peer = tg_regs + tg_q * " + B + "ll;");
   for (size_t i = 0; i < c->carry.size(); ++i)
     peer_ptr_[c->carry[i].peer.get()] = "((const " + storage_type_name(c->carry[i].state->dtype) +
@@ -1396,8 +1399,12 @@ void CudaEmitter::emit_combine(const Combine* c) {
   line("if (tg_tid == 0) *tg_arrivals = 0u; // all in at this level: clear for the next launch");
   close();
   open("if (tg_left)");
-  line("++tg_turn;");
-  line("continue;");
+  if (persistent) {
+    line("++tg_turn;");
+    line("continue;");
+  } else {
+    line("return; // the part that merges last writes the tile");
+  }
   close();
   close();
 }

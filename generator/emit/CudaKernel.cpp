@@ -187,13 +187,25 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
         shifted.push_back(p->as<Copy>());
   shift_active_ = std::set<const Copy*>(shifted.begin(), shifted.end());
   open("");
-  line("const int64_t tg_n = " + expr(f->extent) + ";");
+  // A split loop (np_split_): this block runs iterations [tg_kb, tg_kb + tg_n) of the tile's
+  // tg_nk, part tg_piece of tg_p.tg_parts (the whole loop where tg_parts < 2).
+  const bool part = f == np_split_loop_;
+  const std::string first = expr(f->start, kAdd) + (part ? " + tg_kb" : "");
+  if (part) {
+    line("// split loop (docs/cuda-backend.md \"Split loops\"): part tg_piece of tg_p.tg_parts runs");
+    line("// iterations [tg_piece * n / parts, (tg_piece + 1) * n / parts) of the tile's n");
+    line("const int64_t tg_nk = " + need("tg_max_i64") + "(" + expr(f->extent) + ", 0);");
+    line("const int64_t tg_kb = tg_p.tg_parts > 1 ? tg_piece * tg_nk / tg_p.tg_parts : 0;");
+    line("const int64_t tg_n = tg_p.tg_parts > 1 ? (tg_piece + 1) * tg_nk / tg_p.tg_parts - tg_kb : tg_nk;");
+  } else {
+    line("const int64_t tg_n = " + expr(f->extent) + ";");
+  }
   auto emit_loop = [&] {
     if (stages >= 2) {
       line("// pipeline prologue: iterations 0.." + std::to_string(stages - 2) + " in flight");
       for (int64_t s = 0; s + 1 < stages; ++s) {
         open("if (" + std::to_string(s) + " < tg_n)");
-        line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + " + std::to_string(s) + ";");
+        line("const int64_t " + v + " = " + first + " + " + std::to_string(s) + ";");
         issue(std::to_string(s));
         close();
         line(need("tg_cp_async_commit") + "();");
@@ -208,20 +220,20 @@ void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
       open("");
       line("const int64_t tg_pf = tg_it + " + std::to_string(stages - 1) + ";");
       open("if (tg_pf < tg_n)");
-      line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_pf;");
+      line("const int64_t " + v + " = " + first + " + tg_pf;");
       issue("tg_pf % " + S);
       close();
       close();
       line(need("tg_cp_async_commit") + "();");
     } else if (!producers.empty()) {
-      line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_it;");
+      line("const int64_t " + v + " = " + first + " + tg_it;");
       issue("0");
       if (async)
         line(need("tg_cp_async_commit") + "();");
       settle(0);
     }
     open("");
-    line("const int64_t " + v + " = " + expr(f->start, kAdd) + " + tg_it;");
+    line("const int64_t " + v + " = " + first + " + tg_it;");
     line("(void)" + v + ";");
     for (const auto& p : producers)
       stage_expr_[p->as<Copy>()->dst.buffer.get()] = stages >= 2 ? "tg_it % " + S : "0";
@@ -831,10 +843,32 @@ std::string CudaEmitter::kernel_body() {
   line("const int tg_tid = (int)threadIdx.x;");
   line("(void)tg_smem; (void)tg_tid;");
   kernel_preamble();
+  if (np_split_) {
+    const std::string bx = name(k_.grid[0].index->name);
+    line("// split loop (docs/cuda-backend.md \"Split loops\"): with tg_parts > 1 the launch's x extent is");
+    line("// the grid's times tg_parts, the parts of a tile adjacent");
+    line("int64_t tg_piece = 0;");
+    open("if (tg_p.tg_parts > 1)");
+    line("tg_piece = " + bx + " % tg_p.tg_parts;");
+    line(bx + " /= tg_p.tg_parts;");
+    close();
+  }
   if (t_.gpu.dependent_launch)
     emit_launch_order(); // nothing above touches global memory
   stmt(k_.body);
   return out_.str();
+}
+
+// Blocks of tg_kernel one SM holds at once, by its shared memory (and the 1 KB the driver reserves
+// per block) and its threads (tg_split_parts).
+int64_t CudaEmitter::np_resident_blocks() const {
+  const auto& g = t_.gpu;
+  int64_t r = g.max_blocks_per_sm;
+  if (smem_bytes_ > 0 && g.smem_per_sm > 0)
+    r = std::min<int64_t>(r, g.smem_per_sm / (smem_bytes_ + 1024));
+  if (threads_ > 0)
+    r = std::min<int64_t>(r, g.max_threads_per_sm / threads_);
+  return std::max<int64_t>(r, 1);
 }
 
 std::string CudaEmitter::kernel_text() {
@@ -931,6 +965,14 @@ std::string CudaEmitter::run() {
       break;
     }
   } else {
+    if (t_.backend == Backend::CUDA) {
+      np_split_ = passes::np_split_join(k_, &np_split_loop_);
+      if (np_split_)
+        plan_.notes.push_back("split loop: where the grid leaves more than half of the GPU's resident blocks idle, each "
+                              "tile's loop runs in up to 64 parts on adjacent blocks, joined by the spec's combine in a "
+                              "tree of groups of " + std::to_string(kSplitGroup) + " (" +
+                              std::to_string(split_state_bytes()) + " bytes per part through the stream's workspace)");
+    }
     kernels = kernel_text();
   }
 
@@ -986,6 +1028,9 @@ std::string CudaEmitter::run() {
   const TileWalk& walk = walk_;
   if (split_)
     os << "  unsigned char* tg_split; // the stream's split workspace (arrivals, then the parts' registers)\n";
+  if (np_split_)
+    os << "  unsigned char* tg_split; // the stream's split workspace (arrivals, then the parts' registers)\n"
+          "  int64_t tg_parts;          // blocks per tile, each running part of its loop (< 2: whole)\n";
   if (split_ || walk.banded())
     os << "  int64_t tg_nk;             // the pipelined loop's iterations (every tile's)\n";
   if (split_)
@@ -1396,6 +1441,30 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
   std::ostringstream os;
   if (split_)
     os << kSplitShapeSource;
+  if (np_split_) {
+    const std::string R = std::to_string(np_resident_blocks());
+    os << "/* Split loops (docs/cuda-backend.md \"Split loops\"): the parts of each tile's loop for a launch\n"
+          " * of T tiles. The device's P SMs hold P * " << R << " blocks of this kernel at once (" << R << " per SM by its\n"
+          " * " << smem_bytes_ << " bytes of shared memory and " << threads_ << " threads on " << t_.name << "); where T is at most half\n"
+          " * of that, each tile runs in s = min(P * " << R << " / T, 64) parts, fewer where the workspace's words\n"
+          " * (TG_CUDA_SPLIT_CUTS arrival words, as many ready words: T * (s - 1) slots) would not hold\n"
+          " * them; 0 (every tile whole) otherwise. */\n"
+          "static int64_t tg_split_parts(int64_t T) {\n"
+          "  int dev = 0, sms = 0;\n"
+          "  if (cudaGetDevice(&dev) != cudaSuccess ||\n"
+          "      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) {\n"
+          "    (void)cudaGetLastError();\n    return 0;\n  }\n"
+          "  const int64_t slots = (int64_t)sms * " << R << ";\n"
+          "  if (T < 1 || 2 * T > slots)\n    return 0;\n"
+          "  int64_t s = slots / T < 64 ? slots / T : 64;\n"
+          "  for (; s >= 2; --s) {\n"
+          "    int64_t words = 0; /* arrival words of a tile: one per group of " << kSplitGroup << " at every level */\n"
+          "    for (int64_t u = s; u > 1; u = (u + " << kSplitGroup - 1 << ") / " << kSplitGroup << ")\n"
+          "      words += (u + " << kSplitGroup - 1 << ") / " << kSplitGroup << ";\n"
+          "    if (T * words <= TG_CUDA_SPLIT_CUTS && T * (s - 1) <= TG_CUDA_SPLIT_CUTS)\n      break;\n"
+          "  }\n"
+          "  return s >= 2 ? s : 0;\n}\n\n";
+  }
   const TileWalk& walk = walk_;
   if (ws())
     os << "/* SMs of the current device (set by tg_prepare_device): the persistent grid. */\n"
@@ -1561,6 +1630,20 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
                   "    }\n"
                   "  }\n"
                 : "")
+     << (np_split_ ? "  if (fold == 0) { /* split loop (docs/cuda-backend.md \"Split loops\"): tg_parts blocks per tile */\n"
+                     "    const int64_t tg_tiles = (int64_t)grid.x * (int64_t)grid.y * (int64_t)grid.z;\n"
+                     "    const int64_t tg_parts = tg_split_parts(tg_tiles);\n"
+                     "    const int tg_slot = tg_parts > 1 ? tg_cuda_stream_slot((void*)stream) : -1;\n"
+                     "    /* arrival and ready words, then the registers of tiles * (parts - 1) parts */\n"
+                     "    if (tg_slot >= 0 && (uint64_t)grid.x * (uint64_t)tg_parts < 2147483648u &&\n"
+                     "        (p.tg_split = (unsigned char*)tg_cuda_split_workspace(tg_slot, (void*)stream,\n"
+                     "            TG_CUDA_SPLIT_FLAG_BYTES + (size_t)(tg_tiles * (tg_parts - 1)) * " +
+                         std::to_string(split_state_bytes()) + "u)) != NULL) {\n"
+                     "      p.tg_parts = tg_parts;\n"
+                     "      grid.x = (unsigned)((int64_t)grid.x * tg_parts);\n"
+                     "    }\n"
+                     "  }\n"
+                   : "")
      << (slow_exists ? folded + indented(launches) + "  }\n" : launches)
      << (split_ ? "  if (tma && p.tg_tail > 0 && tg_e == cudaSuccess) /* the split tiles' parts, after the whole tiles if any */\n"
                   "    /* programmatic only right after tg_kernel_ws */\n"

@@ -520,6 +520,33 @@ const Combine* ws_split_join(const Kernel& k, const LayoutPlan& plan) {
   return nullptr;
 }
 
+const Combine* np_split_join(const Kernel& k, const For** loop) {
+  struct ReadsTensor : IRVisitor {
+    bool found = false;
+    void visit_Load(const Load* n) override {
+      found = found || n->buffer->scope == MemScope::Global;
+      IRVisitor::visit_Load(n);
+    }
+  };
+  auto* q = k.body->as<Seq>();
+  if (!q || k.grid.empty())
+    return nullptr;
+  for (size_t i = 0; i + 1 < q->stmts.size(); ++i) {
+    const For* f = q->stmts[i]->as<For>();
+    const Combine* c = q->stmts[i + 1]->as<Combine>();
+    if (!f || !c)
+      continue;
+    ReadsTensor v;
+    v.visit(f->extent);
+    if (!v.found)
+      return nullptr;
+    if (loop)
+      *loop = f;
+    return c;
+  }
+  return nullptr;
+}
+
 bool extent_rises_with_grid_x(const Kernel& k, const For* loop) {
   if (!loop || k.grid.empty())
     return false;

@@ -113,6 +113,11 @@ bool ws_dynamic_tiles(const ir::Kernel& k, const LayoutPlan& plan);
 // only dims, value params, flags, scalars and tile constants) and tiles run in a fixed order
 // (not ws_dynamic_tiles); null where tiles always run whole.
 const ir::Combine* ws_split_join(const ir::Kernel& k, const LayoutPlan& plan);
+// The join of a split loop on the non-persistent CUDA kernel (docs/cuda-backend.md "Split
+// loops"): the Combine right after a pipelined loop at the top of the body whose trip count
+// reads a tensor (sequence lengths: a serving kernel's tiles run what the data says, and a
+// launch of few tiles is the common case); null elsewhere, where every tile runs its loop whole.
+const ir::Combine* np_split_join(const ir::Kernel& k, const ir::For** loop = nullptr);
 // True when `loop`'s trip count depends on the grid's x index and provably never decreases as it
 // grows (passes::monotonicity; causal attention's keys up to the query block): the persistent
 // walk takes x from the top down (heaviest first), and ws_dynamic_tiles draws the tiles.

@@ -1,0 +1,204 @@
+"""decode_attention on the GPU (kernels/decode_attention.yaml, issue #34): verification against a
+float64 reference at ragged shapes (split-KV included), then timings against a device-to-device
+copy and torch SDPA with enable_gqa, in one run.
+
+    python3 bench/cuda/decode.py --dist build-bench-cuda/dist [--quick] [--out DIR]
+
+Verification: every type x page size, G = 8 (GQA), MQA (Hkv = 1, G = 8), G = 1 and G = 20 (two
+tiles of query heads), sequence lengths 0, 1, 15, 17, 1000 in one call (few tiles: the launch
+splits the KV loop, docs/cuda-backend.md "Split loops"), B = 1 at 131072 tokens (64 parts) and a
+launch of many tiles (whole), pages dealt out of order from one pool; unused table columns hold
+ids out of range and unwritten outputs keep a NaN fill. Each case runs twice: as shipped and with
+the split workspace refused (TILEGEN_GPU_SPLIT=0 in a child process), so the split and the whole
+loop are both checked (which launches split follows tg_split_parts' rule: the line's tile count
+against the device's SMs times the variant's resident blocks).
+
+Timing (bf16, page 16, D 128, Hkv 8, G 8): B 32 at context 8192 and B 1 at context 131072. KV
+bytes read per second (2 * B * ctx * Hkv * D * 2 bytes per call) against the measured
+device-to-device copy bandwidth (bytes read plus written) and against torch SDPA with
+enable_gqa=True on the same, unpaged, K and V ([B, Hkv, ctx, D]). Issue #34's bars: >= 80% of the
+copy bandwidth and >= 1.5x SDPA. Exit status 0 only if every verification case passed.
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perf import copy_bandwidth, time_batches  # noqa: E402
+from tgapi import TG_OK, Library, describe, make_launch  # noqa: E402
+
+DT = {"bf16": torch.bfloat16, "f16": torch.float16}
+D = 128
+
+
+def make_case(B, Hkv, G, page, lens, dtype, gen, device="cuda"):
+    """Inputs of one call: a shuffled page pool, the block table, q; V and K in [-1, 1)."""
+    pages = [max(0, math.ceil(n / page)) for n in lens]
+    MP = max(1, max(pages))
+    NP = sum(pages) + 3
+    perm = torch.randperm(NP, generator=gen, device="cpu").to(torch.int32)
+    table = torch.full((B, MP), 1 << 30, dtype=torch.int32)
+    at = 0
+    for b, p in enumerate(pages):
+        table[b, :p] = perm[at:at + p]
+        at += p
+
+    def rnd(*shape, scale=1.0):
+        return ((torch.rand(*shape, generator=gen, device="cpu") * 2 - 1) * scale).to(dtype)
+    x = {
+        "q": rnd(B, Hkv, G, D),
+        "K_cache": rnd(NP, Hkv, page, D, scale=0.5),
+        "V_cache": rnd(NP, Hkv, page, D),
+        "block_table": table,
+        "seq_lens": torch.tensor(lens, dtype=torch.int32),
+    }
+    x = {n: t.to(device) for n, t in x.items()}
+    x["o"] = torch.full((B, Hkv, G, D), float("nan"), dtype=dtype, device=device)
+    dims = dict(B=B, Hkv=Hkv, G=G, NP=NP, MP=MP, PAGE=page, D=D)
+    return x, dims
+
+
+def reference(x, dims, scale):
+    """float64 on the GPU: gathers each sequence's tokens through the table."""
+    B, Hkv, G, page = dims["B"], dims["Hkv"], dims["G"], dims["PAGE"]
+    q = x["q"].double()
+    out = torch.zeros_like(q)
+    for b in range(B):
+        n = int(x["seq_lens"][b])
+        if n == 0:
+            continue
+        npg = math.ceil(n / page)
+        ids = x["block_table"][b, :npg].long()
+        k = x["K_cache"][ids].double().permute(1, 0, 2, 3).reshape(Hkv, npg * page, D)[:, :n]
+        v = x["V_cache"][ids].double().permute(1, 0, 2, 3).reshape(Hkv, npg * page, D)[:, :n]
+        s = torch.einsum("hgd,hnd->hgn", q[b], k) * scale
+        out[b] = torch.einsum("hgn,hnd->hgd", torch.softmax(s, dim=-1), v)
+    return out
+
+
+def cases(quick):
+    out = []
+    for types in ("bf16", "f16"):
+        for page in (16, 64):
+            out.append((types, 4, 2, 8, page, [0, 1, 15, 17, 1000]))       # GQA, few tiles: split
+            out.append((types, 4, 1, 8, page, [1000, 17, 0, 1]))           # MQA
+            out.append((types, 3, 4, 1, page, [999, 64, 16]))              # G = 1
+            out.append((types, 2, 2, 20, page, [300, 5]))                  # G = 20: two row tiles
+            if not quick or page == 16:
+                out.append((types, 1, 8, 8, page, [131072]))               # B 1, long: 64 parts
+            out.append((types, 64, 8, 8, page, [(37 * i) % 2000 for i in range(64)]))  # many tiles
+    return out
+
+
+def verify(lib, quick, log):
+    ok_all = True
+    gen = torch.Generator()
+    gen.manual_seed(20261205)
+    launch = make_launch(0)
+    for types, B, Hkv, G, page, lens in cases(quick):
+        x, dims = make_case(B, Hkv, G, page, lens, DT[types], gen)
+        scale = 1.0 / math.sqrt(D)
+        args = {n: t.data_ptr() for n, t in x.items()}
+        args.update(dims)
+        args["sm_scale"] = scale
+        qst, sel = lib.query("decode_attention", types, launch, **args)
+        target, inst, reason = describe(sel)
+        label = f"decode_attention {types} B{B} Hkv{Hkv} G{G} page{page} lens {lens[:6]}"
+        if qst != TG_OK or not target.startswith("sm_"):
+            log(f"FAIL {label}: query status {qst}, target {target}: {reason}")
+            ok_all = False
+            continue
+        st = lib.call("decode_attention", types, launch, **args)
+        torch.cuda.synchronize()
+        if st != TG_OK:
+            log(f"FAIL {label} [{target}]: status {lib.status_string(st)}")
+            ok_all = False
+            continue
+        got = x["o"].double()
+        want = reference(x, dims, scale)
+        nan = int(torch.isnan(got).sum())
+        err = ((got - want).abs().max().item()) if got.numel() else 0.0
+        tol = 2e-2 if types == "bf16" else 4e-3
+        ok = nan == 0 and err <= tol
+        ok_all = ok_all and ok
+        tiles = B * Hkv * math.ceil(G / 16)
+        log(f"{'ok  ' if ok else 'FAIL'} {label} [{target} {inst}, {tiles} tiles]: max abs err "
+            f"{err:.3g} (tol {tol:g}){f', {nan} NaN' if nan else ''}")
+    return ok_all
+
+
+def time_case(lib, B, ctx, Hkv=8, G=8, page=16, types="bf16"):
+    gen = torch.Generator()
+    gen.manual_seed(7)
+    dtype = DT[types]
+    x, dims = make_case(B, Hkv, G, page, [ctx] * B, dtype, gen)
+    scale = 1.0 / math.sqrt(D)
+    args = {n: t.data_ptr() for n, t in x.items()}
+    args.update(dims)
+    args["sm_scale"] = scale
+    launch = make_launch(0, torch.cuda.current_stream().cuda_stream)
+    _, sel = lib.query("decode_attention", types, launch, **args)
+    ours = lib.bind("decode_attention", types, launch, **args)
+    ms = time_batches([ours])
+    kv_bytes = 2 * B * ctx * Hkv * D * x["K_cache"].element_size()
+    # SDPA on unpaged K and V: the same tokens, contiguous per sequence and head
+    k = torch.randn(B, Hkv, ctx, D, dtype=dtype, device="cuda")
+    v = torch.randn(B, Hkv, ctx, D, dtype=dtype, device="cuda")
+    q = x["q"].reshape(B, Hkv * G, 1, D)
+    try:
+        sdpa = time_batches([lambda: F.scaled_dot_product_attention(q, k, v, scale=scale, enable_gqa=True)])
+        sdpa_note = ""
+    except Exception as e:  # an older torch without enable_gqa
+        sdpa, sdpa_note = float("nan"), f"SDPA failed: {e}"
+    return {"case": f"B{B} Hkv{Hkv} G{G} D{D} ctx{ctx} page{page} {types}",
+            "variant": describe(sel)[1], "ms": ms, "kv_gbps": kv_bytes / (ms * 1e-3) / 1e9,
+            "sdpa_ms": sdpa, "sdpa_note": sdpa_note}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dist", default="build-bench-cuda/dist")
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--verify-only", action="store_true")
+    a = ap.parse_args()
+    lib = Library(os.path.join(a.dist, "libtgb.so"), os.path.join(a.dist, "tgb.h"), "tgb")
+    if not lib.has("decode_attention", "bf16"):
+        print("decode.py: libtgb.so has no decode_attention (rebuild with bench/cuda/build.sh)")
+        return 2
+    ok = verify(lib, a.quick, print)
+    if a.verify_only:
+        return 0 if ok else 1
+    # the same cases with the split refused (the whole loop on every tile), in a child process:
+    # TILEGEN_GPU_SPLIT is read once per process
+    env = dict(os.environ, TILEGEN_GPU_SPLIT="0")
+    print("== with TILEGEN_GPU_SPLIT=0 (every tile whole)")
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--dist", a.dist, "--verify-only"]
+                       + (["--quick"] if a.quick else []), env=env)
+    ok = ok and r.returncode == 0
+    copy, _ = copy_bandwidth()
+    copy_gbps = max(copy)
+    rows = [time_case(lib, 32, 8192), time_case(lib, 1, 131072)]
+    print(f"\ndevice-to-device copy: {copy_gbps:.0f} GB/s (read + written)\n")
+    print("| case | ours ms | KV GB/s | % of copy | SDPA (enable_gqa) ms | vs SDPA | variant |")
+    print("|---|---|---|---|---|---|---|")
+    for r_ in rows:
+        print(f"| {r_['case']} | {r_['ms']:.4f} | {r_['kv_gbps']:.0f} | {100 * r_['kv_gbps'] / copy_gbps:.0f}% | "
+              f"{r_['sdpa_ms']:.4f} | {r_['sdpa_ms'] / r_['ms']:.2f}x | {r_['variant']} {r_['sdpa_note']} |")
+    print("\nbars (issue #34): >= 80% of copy, >= 1.5x SDPA")
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "decode.json"), "w") as f:
+            json.dump({"copy_gbps": copy_gbps, "rows": rows, "verified": ok}, f, indent=1)
+    print("verification:", "all passed" if ok else "FAILURES above")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
