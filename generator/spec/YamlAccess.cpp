@@ -219,6 +219,12 @@ std::string dtype_hint(const std::string& name, const std::vector<std::string>& 
       {{"char", "int8", "int8_t", "schar", "signed char"}, "i8"},
       {{"float8_e4m3fn", "fp8_e4m3", "e4m3fn", "float8_e4m3"}, "e4m3"},
       {{"float8_e5m2", "fp8_e5m2"}, "e5m2"},
+      {{"int4", "int4_t", "sint4", "s4"}, "i4"},
+      {{"uint4", "uint4_t", "quint4x2", "nibble"}, "u4"},
+      {{"fp4", "float4", "float4_e2m1", "float4_e2m1fn", "float4_e2m1fn_x2", "e2m1fn", "mxfp4",
+        "fp4_e2m1", "nvfp4"},
+       "e2m1"},
+      {{"float8_e8m0fnu", "e8m0fnu", "fp8_e8m0", "ue8m0", "mx_scale"}, "e8m0"},
   };
   std::string lower;
   for (char c : name)
