@@ -624,7 +624,6 @@ private:
                              (vt.is_float() ? "f32 values" : "the low 4 bits of integers") + ")");
       return nullptr;
     }
-    const size_t rank = pb->rank(), tr = packed.tile_rank(), lead = rank - tr;
     const bool pairs = ir::packed_per_byte(p) == 2;
     if (!reading && pairs) {
       Expr off = packed.offsets.back(), ext = packed.extents.back();
@@ -642,9 +641,40 @@ private:
         return nullptr;
       }
     }
+    const int id = packed_copies_++;
+    // A fragment's neighbouring elements may live in different threads (GPU layouts), so a
+    // write from one is staged through a shared tile of the same shape (a plain copy), whose
+    // pairs every point can read.
+    if (!reading && pairs && ob->scope == ir::MemScope::Fragment) {
+      auto staged = ir::make_buffer("tg_pk" + std::to_string(id) + "_s", ir::MemScope::Shared,
+                                    ob->dtype, ob->shape, ir::Access::ReadWrite, o.loc);
+      ir::Region whole = ir::Region::whole(staged);
+      Stmt write = packed_copy_from(o, whole, packed, id);
+      if (!write)
+        return nullptr;
+      return ir::Seq::make({ir::Alloc::make(staged, o.loc),
+                            ir::Copy::make(rs, whole, ir::make_zero(ob->dtype), o.loc), write},
+                           o.loc);
+    }
+    return packed_loop(o, packed, onchip, reading, id);
+  }
+
+  // A packed write from on-chip region `onchip` into packed region `packed` (checked above).
+  Stmt packed_copy_from(const Op& o, const ir::Region& onchip, const ir::Region& packed, int id) {
+    return packed_loop(o, packed, onchip, false, id);
+  }
+
+  // The parallel loop of a packed copy (see packed_copy).
+  Stmt packed_loop(const Op& o, const ir::Region& packed, const ir::Region& onchip, bool reading,
+                   int id) {
+    const ir::BufferPtr& pb = packed.buffer;
+    const ir::Packed p = pb->packed;
+    const DType vt = packed_value_type(p);
+    const ir::BufferPtr& ob = onchip.buffer;
+    const size_t rank = pb->rank(), tr = packed.tile_rank(), lead = rank - tr;
+    const bool pairs = ir::packed_per_byte(p) == 2;
     std::vector<ir::VarPtr> vars;
     std::vector<Expr> extents = packed.extents;
-    const int id = packed_copies_++;
     for (size_t d = 0; d < tr; ++d)
       vars.push_back(ir::make_var("tg_pk" + std::to_string(id) + "_" + std::to_string(d),
                                   ir::VarKind::ParallelVar, DType::i64(), o.loc));
