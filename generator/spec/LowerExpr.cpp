@@ -785,6 +785,17 @@ Expr Lowerer::call(const SExpr& e, Where where) {
     if (e.name == f.name)
       fn = &f;
   bool is_cast = std::find(std::begin(kCasts), std::end(kCasts), e.name) != std::end(kCasts);
+  if (auto p = packed_from_name(e.name); p && !is_minmax && !fn && !is_cast) {
+    diag_.error(e.op_loc, "there is no cast '" + e.name + "(x)': " + e.name +
+                              " is a packed storage type of tensors (docs/spec.md \"Packed "
+                              "types\"); its elements are read as " +
+                              packed_value_type(*p).name() + ", and a value becomes " + e.name +
+                              " when a copy writes it into a " + e.name + " tensor" +
+                              (packed_value_type(*p).is_int()
+                                   ? std::string(" (for the low 4 bits of an integer: x & 15)")
+                                   : std::string()));
+    return nullptr;
+  }
   if (!is_minmax && !fn && !is_cast && e.name != "cdiv") {
     diag_.error(e.op_loc,
                 "unknown function '" + e.name + "'" + dtype_hint(e.name, function_names()));

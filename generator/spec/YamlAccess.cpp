@@ -244,6 +244,10 @@ std::string dtype_hint(const std::string& name, const std::vector<std::string>& 
     for (const char* s : spellings)
       if (lower == s)
         return std::string("; did you mean '") + dtype + "'?";
+  // A 4-bit format defined by a lookup table has no dtype: its codes are u4.
+  if (lower == "nf4" || lower == "fp4_nf4" || lower == "af4")
+    return "; " + name + " (a lookup-table format) has no dtype: store its codes as u4 and map "
+           "them with a table tensor or '?:' (docs/spec.md \"Packed types\")";
   return did_you_mean(name, candidates);
 }
 
