@@ -176,8 +176,16 @@ void emit_doc(std::ostream& os, const std::string& lib, const KernelEntry& e, bo
     std::vector<std::string> dims;
     for (const auto& s : t->shape)
       dims.push_back(spec_expr(s));
-    os << " *   " << t->name << ": " << t->dtype.name() << " [" << join(dims, ", ") << "], "
-       << ir::access_name(t->access) << "\n";
+    if (ir::packed_per_byte(t->packed) == 2) // the shape counts bytes: say it in elements
+      os << " *   " << t->name << ": " << ir::packed_name(t->packed) << " [" << join(dims, ", ")
+         << "] bytes, two elements each (low nibble first), " << ir::access_name(t->access)
+         << "\n";
+    else if (t->packed != ir::Packed::None)
+      os << " *   " << t->name << ": " << ir::packed_name(t->packed) << " [" << join(dims, ", ")
+         << "] (one byte each), " << ir::access_name(t->access) << "\n";
+    else
+      os << " *   " << t->name << ": " << t->dtype.name() << " [" << join(dims, ", ") << "], "
+         << ir::access_name(t->access) << "\n";
   }
   if (!k.dims.empty())
     os << " *   dims: " << dim_doc(k) << "\n";

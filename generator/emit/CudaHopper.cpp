@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <sstream>
 
 namespace tilegen::emit {
@@ -178,6 +179,34 @@ void CudaEmitter::emit_producer_branch() {
     open("for (int64_t tg_tile = blockIdx.x; tg_tile < tg_ntiles; tg_tile += gridDim.x)");
   }
   decode_tile();
+  // A grid index no TMA box of this producer, no bound of its loop and no let before it names
+  // (its tile's other copies run in the consumers, e.g. a packed tensor's per-element copy) is
+  // unused here.
+  struct Uses : IRVisitor {
+    std::set<const Var*> vars;
+    void visit_VarRef(const VarRef* r) override { vars.insert(r->var.get()); }
+  } uses;
+  uses.visit(f->start);
+  uses.visit(f->extent);
+  if (auto* q = k_.body->as<Seq>()) // the lets emit_lets_before prints
+    for (const auto& st : q->stmts) {
+      if (st.get() == f)
+        break;
+      if (auto* l = st->as<LetStmt>())
+        uses.visit(l->value);
+    }
+  for (const StmtNode* s : ws_pipe_.producers)
+    for (const Region* r : {&as_copy(s)->src, &as_copy(s)->dst})
+      for (const auto& e : r->offsets)
+        uses.visit(e);
+  // nvcc -Werror all-warnings reported such an index in a W4A16 GEMM (#177-D); the shipped
+  // kernels' producers compile without the cast, and their text is kept, so only kernels with
+  // a packed tensor (whose copies became consumer loops) get it.
+  const bool packed = std::any_of(k_.tensors.begin(), k_.tensors.end(),
+                                  [](const BufferPtr& t) { return t->packed != Packed::None; });
+  for (const auto& g : k_.grid)
+    if (packed && !uses.vars.count(g.index.get()))
+      line("(void)" + name(g.index->name) + ";");
   emit_lets_before(f);
   line(ws_trip_count(f));
   open("for (int64_t tg_it = 0; tg_it < tg_n; ++tg_it, ++tg_pipe)");

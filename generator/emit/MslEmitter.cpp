@@ -422,9 +422,15 @@ std::string MslEmitter::linear(const Buffer& b, const std::vector<std::string>& 
   TG_ASSERT(idx.size() == b.rank(), "MSL emitter: rank mismatch indexing '" + b.name + "'");
   if (idx.empty())
     return "0";
+  // An index printed at the lowest precedence may hold an operator that binds looser than
+  // `+` (`j >> 1` of a packed tensor's byte, `&`, `?:`, comparisons): it is parenthesized after
+  // the `+` (an index without one prints as before).
+  auto operand = [](const std::string& i) {
+    return i.find_first_of("<>&|^?=!") == std::string::npos ? i : "(" + i + ")";
+  };
   std::string s = idx[0];
   for (size_t d = 1; d < idx.size(); ++d)
-    s = "(" + s + ") * " + expr(b.shape[d], kMul) + " + " + idx[d];
+    s = "(" + s + ") * " + expr(b.shape[d], kMul) + " + " + operand(idx[d]);
   return s;
 }
 

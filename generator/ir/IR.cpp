@@ -210,6 +210,17 @@ VarPtr make_var(std::string name, VarKind kind, DType type, SourceLoc loc) {
   return std::make_shared<const Var>(Var{std::move(name), kind, type, std::move(loc)});
 }
 
+const char* packed_name(Packed p) {
+  switch (p) {
+  case Packed::None: return "";
+  case Packed::U4: return "u4";
+  case Packed::I4: return "i4";
+  case Packed::E2M1: return "e2m1";
+  case Packed::E8M0: return "e8m0";
+  }
+  return "";
+}
+
 BufferPtr make_buffer(std::string name, MemScope scope, DType dtype, std::vector<Expr> shape,
                       Access access, SourceLoc loc) {
   TG_ASSERT(!name.empty(), "buffer without a name");
@@ -217,7 +228,7 @@ BufferPtr make_buffer(std::string name, MemScope scope, DType dtype, std::vector
   for (const auto& e : shape)
     TG_ASSERT(e && e->type.is_int(), "buffer '" + name + "' has a non-integer extent");
   return std::make_shared<const Buffer>(
-      Buffer{std::move(name), scope, dtype, std::move(shape), access, std::move(loc)});
+      Buffer{std::move(name), scope, dtype, std::move(shape), access, std::move(loc), Packed::None});
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -57,6 +57,19 @@ enum class Access { Read, Write, ReadWrite };
 const char* mem_scope_name(MemScope s); // "global", "shared", "fragment", "local"
 const char* access_name(Access a);      // "read", "write", "readwrite"
 
+// Packed and encoded storage types of tensors (docs/spec.md "Packed types"). The front end
+// stores such a tensor as bytes (dtype u8): u4/i4/e2m1 hold two elements per byte, low nibble
+// first, so the buffer's last dim counts bytes (the declared extent / 2, which must be even);
+// e8m0 holds one per byte. Reads and writes are lowered to byte loads, shifts and masks in
+// spec/Lowering, so no backend sees these types; `packed` only names the declared type (for
+// the dispatch documentation and the tile recommender's byte counts).
+enum class Packed { None, U4, I4, E2M1, E8M0 };
+const char* packed_name(Packed p); // "u4", "i4", "e2m1", "e8m0" ("" for None)
+// Elements per byte of a packed type: 2 for u4/i4/e2m1, 1 otherwise.
+inline int packed_per_byte(Packed p) {
+  return p == Packed::U4 || p == Packed::I4 || p == Packed::E2M1 ? 2 : 1;
+}
+
 // A tensor argument (scope Global, shape over Dim/ValueParam vars) or an on-chip buffer
 // declared in the body (scope Shared/Fragment/Local, shape over tile constants and value
 // params; constant after instantiation). Row-major, contiguous.
@@ -67,6 +80,7 @@ struct Buffer {
   std::vector<Expr> shape;
   Access access = Access::ReadWrite; // meaningful for Global only
   SourceLoc loc;
+  Packed packed = Packed::None; // Global only: the declared packed type (dtype is then u8)
 
   size_t rank() const { return shape.size(); }
 };

@@ -52,7 +52,9 @@ BufferPtr IRMutator::rewrite_buffer(const BufferPtr& b) {
   auto shape = mutate_all(b->shape, changed);
   if (!changed)
     return b;
-  return make_buffer(b->name, b->scope, b->dtype, std::move(shape), b->access, b->loc);
+  auto nb = std::make_shared<Buffer>(*b); // keeps every other field (packed)
+  nb->shape = std::move(shape);
+  return nb;
 }
 
 Kernel IRMutator::mutate_kernel(const Kernel& k) {

@@ -23,8 +23,8 @@ public:
 
 protected:
   void visit_Load(const Load* n) override {
-    if (n->buffer->scope == MemScope::Global)
-      read += n->buffer->dtype.bytes();
+    if (n->buffer->scope == MemScope::Global) // a packed u4/i4/e2m1 element: half its byte
+      read += static_cast<double>(n->buffer->dtype.bytes()) / packed_per_byte(n->buffer->packed);
     IRVisitor::visit_Load(n);
   }
   void visit_Store(const Store* n) override {

@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tilegen::spec {
@@ -97,6 +98,8 @@ public:
   // Resolves a dtype name or type parameter.
   std::optional<ir::DType> dtype(const TypeRef& t, const std::string& what);
 
+  // v converted to dtype `to` (a Cast, folded for literals).
+  static ir::Expr convert(ir::DType to, ir::Expr v);
   // Resolves a name used as a buffer or tensor (copy sides, gemm operands, store targets).
   const Symbol* buffer_symbol(const SExpr& e, const std::string& role);
 
@@ -124,5 +127,20 @@ private:
   DiagEngine& diag_;
   const std::map<std::string, ir::DType>& binding_;
 };
+
+// Packed storage types (the end of spec/LowerExpr.cpp, docs/spec.md "Packed types").
+std::optional<ir::Packed> packed_from_name(std::string_view name); // "u4", "i4", "e2m1", "e8m0"
+// The type a packed element is read as: u32 (u4), i32 (i4), f32 (e2m1, e8m0).
+ir::DType packed_value_type(ir::Packed p);
+// Element idx (element indices; the last one counts elements) of packed tensor b, as a value of
+// packed_value_type(b->packed).
+ir::Expr packed_read(const ir::BufferPtr& b, std::vector<ir::Expr> idx, const SourceLoc& loc);
+// The u32 code (4 or 8 bits) of value v (of packed_value_type(p)) in packed type p.
+ir::Expr packed_code(ir::Packed p, ir::Expr v);
+// bitcast between a narrow float (f16, bf16, e4m3, e5m2; held as f32) and its unsigned
+// partner (u16, u8; held as u32): the encoding's bits of f32 value v as a u32, and the f32
+// value of bits c (docs/spec.md "bitcast").
+ir::Expr narrow_float_bits(ir::DType t, ir::Expr v);
+ir::Expr narrow_float_value(ir::DType t, ir::Expr c);
 
 } // namespace tilegen::spec

@@ -1,5 +1,6 @@
 // Lowering of expressions: name resolution through Scope, typing, Cast insertion, constant
-// folding of integer arithmetic (overflow is a located error).
+// folding of integer arithmetic (overflow is a located error); at the end, packed-type element
+// reads and codes and the narrow-float bitcasts (docs/spec.md "Packed types", "bitcast").
 #include "spec/LowerContext.h"
 
 #include "spec/ExprParser.h"
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 
 namespace tilegen::spec {
@@ -248,8 +250,16 @@ std::optional<DType> Lowerer::dtype(const TypeRef& t, const std::string& what) {
     }
     return d;
   }
+  if (packed_from_name(t.name)) {
+    diag_.error(t.loc, "'" + t.name + "' is a packed storage type of tensors only, not of " +
+                           what + "; a tensor of it is read as " +
+                           packed_value_type(*packed_from_name(t.name)).name() +
+                           " (use u8, i32 or f32 here: a copy from the tensor converts)");
+    return std::nullopt;
+  }
   std::vector<std::string> names = {"f32", "f16", "bf16", "f64", "i8",  "i32", "i64",
-                                    "e4m3", "e5m2", "u8",  "u16", "u32", "u64"};
+                                    "e4m3", "e5m2", "u8",  "u16", "u32", "u64",
+                                    "u4", "i4", "e2m1", "e8m0"};
   for (const auto& [k, v] : binding_)
     names.push_back(k);
   diag_.error(t.loc, "unknown dtype '" + t.name + "' for " + what + dtype_hint(t.name, names));
@@ -392,6 +402,8 @@ Expr Lowerer::index_expr(const SExpr& e, Where where, const std::string& what) {
   return cast_to(DType::i64(), x);
 }
 
+Expr Lowerer::convert(DType to, Expr v) { return cast_to(to, std::move(v)); }
+
 Expr Lowerer::store_value(Expr v, DType to, const SExpr& e, const std::string& dst) {
   if (v->type.is_bool() && !to.is_bool()) {
     diag_.error(e.loc, std::string("cannot store a bool into ") + dst + " (" + to.name() +
@@ -476,6 +488,8 @@ Expr Lowerer::load(const SExpr& e, Where where) {
       return nullptr;
     idx.push_back(i);
   }
+  if (b.packed != ir::Packed::None) // bytes: the element's nibble or code, as its value type
+    return packed_read(s->buf, std::move(idx), e.loc);
   return widen(ir::Load::make(s->buf, std::move(idx), e.loc));
 }
 
@@ -720,15 +734,24 @@ Expr Lowerer::bitcast(const SExpr& e, Where where) {
   // u32 <-> i32, u64 <-> i64).
   if (from.is_int() && to->is_int())
     return widen(ir::Cast::make(*to, from != a->type ? a->as<ir::Cast>()->value : a, e.loc));
+  // A narrow float and its unsigned partner (u16 <-> f16/bf16, u8 <-> e4m3/e5m2): the float
+  // is held as f32 (exactly its value) and the unsigned as u32, so the encoding is computed
+  // with integer operations (end of LowerExpr.cpp), the same on every backend.
+  if (from.is_narrow_float() && to->is_narrow_unsigned()) // the value as the f32 it is held in
+    return narrow_float_bits(from, a->type == DType::f32() ? a : ir::Cast::make(DType::f32(), a, a->loc));
+  if (from.is_narrow_unsigned() && to->is_narrow_float()) // the bits as the u32 they are held in
+    return narrow_float_value(*to, a->type == DType::u32() ? a : ir::Cast::make(DType::u32(), a, a->loc));
   // An unsigned side goes through its signed partner: u32 <-> f32 is i32 <-> f32.
   const DType from_s = from == DType::u32() ? DType::i32() : from == DType::u64() ? DType::i64() : from;
   const DType to_s = *to == DType::u32() ? DType::i32() : *to == DType::u64() ? DType::i64() : *to;
   if (from != a->type || ir::bitcast_partner(from_s) != to_s) {
     diag_.error(e.loc, "bitcast between " + std::string(from.name()) + " and " + to->name() +
                            " is not supported: bitcast takes i32/u32 <-> f32, i64/u64 <-> f64 and "
-                           "integers of one width (u8 <-> i8, u32 <-> i32, u64 <-> i64) (" +
+                           "integers of one width (u8 <-> i8, u32 <-> i32, u64 <-> i64), u16 <-> "
+                           "f16/bf16 and u8 <-> e4m3/e5m2 (" +
                            (from.is_narrow_float() || to->is_narrow_float()
-                                ? "16- and 8-bit floats are computed as f32"
+                                ? "a 16- or 8-bit float pairs with u16 or u8: go through it, "
+                                  "e.g. bitcast<bf16>(bitcast<u16>(x))"
                                 : "no integer type of that width has a float partner") +
                            ")");
     return nullptr;
@@ -762,6 +785,17 @@ Expr Lowerer::call(const SExpr& e, Where where) {
     if (e.name == f.name)
       fn = &f;
   bool is_cast = std::find(std::begin(kCasts), std::end(kCasts), e.name) != std::end(kCasts);
+  if (auto p = packed_from_name(e.name); p && !is_minmax && !fn && !is_cast) {
+    diag_.error(e.op_loc, "there is no cast '" + e.name + "(x)': " + e.name +
+                              " is a packed storage type of tensors (docs/spec.md \"Packed "
+                              "types\"); its elements are read as " +
+                              packed_value_type(*p).name() + ", and a value becomes " + e.name +
+                              " when a copy writes it into a " + e.name + " tensor" +
+                              (packed_value_type(*p).is_int()
+                                   ? std::string(" (for the low 4 bits of an integer: x & 15)")
+                                   : std::string()));
+    return nullptr;
+  }
   if (!is_minmax && !fn && !is_cast && e.name != "cdiv") {
     diag_.error(e.op_loc,
                 "unknown function '" + e.name + "'" + dtype_hint(e.name, function_names()));
@@ -833,6 +867,217 @@ Expr Lowerer::call(const SExpr& e, Where where) {
   if (fn->fn == ir::Intrinsic::Abs && a->type.is_narrow_float())
     a = cast_to(DType::f32(), a);
   return ir::Call::make(fn->fn, {a}, e.loc);
+}
+
+} // namespace tilegen::spec
+
+// ---------------------------------------------------------------------------------------------
+// Packed and encoded storage types (docs/spec.md "Packed types"): the front end holds a tensor
+// of u4/i4/e2m1 as bytes, two elements per byte (low nibble first), and an e8m0 tensor as one
+// byte per element; this part of the file builds the IR of an element read (the byte's load, the nibble,
+// the value) and of an element's code for a write. No backend sees these types.
+
+
+namespace tilegen::spec {
+
+using ir::BinaryOp;
+using ir::DType;
+using ir::Expr;
+
+namespace {
+
+Expr u32c(int64_t v) { return ir::IntImm::make(DType::u32(), v); }
+Expr i32c(int64_t v) { return ir::IntImm::make(DType::i32(), v); }
+Expr bin(BinaryOp op, Expr a, Expr b) { return ir::Binary::make(op, std::move(a), std::move(b)); }
+Expr sel(Expr c, Expr t, Expr f) { return ir::Select::make(std::move(c), std::move(t), std::move(f)); }
+
+// The bits of an f32 value as a u32.
+Expr f32_bits(Expr v) {
+  return ir::Cast::make(DType::u32(), ir::Call::make(ir::Intrinsic::BitCast, {std::move(v)}));
+}
+
+// An f32 with the bits of a u32.
+Expr f32_of_bits(Expr bits) {
+  return ir::Call::make(ir::Intrinsic::BitCast, {ir::Cast::make(DType::i32(), std::move(bits))});
+}
+
+} // namespace
+
+std::optional<ir::Packed> packed_from_name(std::string_view n) {
+  if (n == "u4")
+    return ir::Packed::U4;
+  if (n == "i4")
+    return ir::Packed::I4;
+  if (n == "e2m1")
+    return ir::Packed::E2M1;
+  if (n == "e8m0")
+    return ir::Packed::E8M0;
+  return std::nullopt;
+}
+
+DType packed_value_type(ir::Packed p) {
+  switch (p) {
+  case ir::Packed::U4: return DType::u32();
+  case ir::Packed::I4: return DType::i32();
+  default: return DType::f32();
+  }
+}
+
+Expr packed_read(const ir::BufferPtr& b, std::vector<Expr> idx, const SourceLoc& loc) {
+  const ir::Packed p = b->packed;
+  Expr code;
+  if (ir::packed_per_byte(p) == 2) {
+    // Element j of a row is the low (j even) or high (j odd) nibble of byte j >> 1:
+    // (byte >> 4 * (j & 1)) & 15, the byte loaded once. A negative j gives a negative byte
+    // index, which reads as 0 like any read outside the tensor.
+    Expr j = idx.back();
+    idx.back() = bin(BinaryOp::Shr, j, ir::make_i64(1));
+    Expr byte = ir::Cast::make(DType::u32(), ir::Load::make(b, std::move(idx), loc), loc);
+    Expr shift = ir::Cast::make(
+        DType::u32(), bin(BinaryOp::Mul, bin(BinaryOp::BitAnd, j, ir::make_i64(1)), ir::make_i64(4)));
+    code = bin(BinaryOp::BitAnd, bin(BinaryOp::Shr, byte, shift), u32c(15));
+  } else {
+    code = ir::Cast::make(DType::u32(), ir::Load::make(b, std::move(idx), loc), loc);
+  }
+  switch (p) {
+  case ir::Packed::U4: return code;
+  case ir::Packed::I4: // two's complement nibble: (c ^ 8) - 8
+    return bin(BinaryOp::Sub, ir::Cast::make(DType::i32(), bin(BinaryOp::BitXor, code, u32c(8))),
+               i32c(8));
+  case ir::Packed::E2M1: {
+    // S.EE.M, bias 1: twice the magnitudes of codes 0..7 are 0, 1, 2, 3, 4, 6, 8, 12, the
+    // nibbles of 0xc8643210 (one shift picks one); the sign bit is the f32's sign bit.
+    Expr twice = bin(BinaryOp::BitAnd,
+                     bin(BinaryOp::Shr, u32c(0xc8643210),
+                         bin(BinaryOp::Shl, bin(BinaryOp::BitAnd, code, u32c(7)), u32c(2))),
+                     u32c(15));
+    Expr mag = bin(BinaryOp::Mul, ir::Cast::make(DType::f32(), twice), ir::make_f32(0.5));
+    Expr sign = bin(BinaryOp::Shl, bin(BinaryOp::BitAnd, code, u32c(8)), u32c(28));
+    return f32_of_bits(bin(BinaryOp::BitOr, f32_bits(mag), sign));
+  }
+  case ir::Packed::E8M0: {
+    // 2^(e - 127): the f32 with exponent field e; e = 0 is 2^-127 (an f32 subnormal, bits
+    // 0x00400000) and e = 255 is NaN (0x7fc00000): both are the e << 23 with bit 22 set, and
+    // they are the codes with (e + 1) & 254 == 0. No NaN constant appears (WGSL rejects one).
+    Expr edge = bin(BinaryOp::Eq, bin(BinaryOp::BitAnd, bin(BinaryOp::Add, code, u32c(1)), u32c(254)),
+                    u32c(0));
+    return f32_of_bits(bin(BinaryOp::BitOr, bin(BinaryOp::Shl, code, u32c(23)),
+                           sel(edge, u32c(0x00400000), u32c(0))));
+  }
+  case ir::Packed::None: break;
+  }
+  return nullptr;
+}
+
+Expr packed_code(ir::Packed p, Expr v) {
+  switch (p) {
+  case ir::Packed::U4:
+  case ir::Packed::I4: // the low 4 bits of the two's complement value
+    return bin(BinaryOp::BitAnd, ir::Cast::make(DType::u32(), v), u32c(15));
+  case ir::Packed::E2M1: {
+    // Round to nearest, ties to even, saturating at 6: |v| against the midpoints between
+    // neighbours, a tie going to the even code (0.25 -> 0, 0.75 -> 1, 1.25 -> 1, 1.75 -> 2,
+    // 2.5 -> 2, 3.5 -> 4, 5 -> 4). NaN compares false everywhere: it gives (signed) 0.
+    Expr a = ir::Call::make(ir::Intrinsic::Abs, {v});
+    struct {
+      BinaryOp op;
+      double t;
+    } steps[] = {{BinaryOp::Gt, 0.25}, {BinaryOp::Ge, 0.75}, {BinaryOp::Gt, 1.25},
+                 {BinaryOp::Ge, 1.75}, {BinaryOp::Gt, 2.5},  {BinaryOp::Ge, 3.5},
+                 {BinaryOp::Gt, 5.0}};
+    Expr k;
+    for (const auto& s : steps) {
+      Expr one = sel(bin(s.op, a, ir::make_f32(s.t)), u32c(1), u32c(0));
+      k = k ? bin(BinaryOp::Add, k, one) : one;
+    }
+    Expr sign = bin(BinaryOp::BitAnd, bin(BinaryOp::Shr, f32_bits(v), u32c(28)), u32c(8));
+    return bin(BinaryOp::BitOr, k, sign);
+  }
+  case ir::Packed::E8M0:
+    // The exponent field of |v|: 2^floor(log2 |v|) (OCP MX's shared-exponent rule), NaN and
+    // +-inf give 255 (NaN), 0 and values below 2^-126 give 0 (2^-127).
+    return bin(BinaryOp::BitAnd, bin(BinaryOp::Shr, f32_bits(v), u32c(23)), u32c(255));
+  case ir::Packed::None: break;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// A narrow float format: exponent and mantissa bits, bias, and whether the all-ones exponent
+// holds inf/NaN (f16, e5m2) or only S.1111.111 is NaN (e4m3).
+struct Format {
+  int e, m, bias;
+  bool ieee_specials;
+};
+
+std::optional<Format> narrow_format(DType t) {
+  switch (t.kind) {
+  case ir::ScalarKind::F16: return Format{5, 10, 15, true};
+  case ir::ScalarKind::E5M2: return Format{5, 2, 15, true};
+  case ir::ScalarKind::E4M3: return Format{4, 3, 7, false};
+  default: return std::nullopt;
+  }
+}
+
+Expr ucmp(BinaryOp op, Expr a, int64_t b) { return bin(op, std::move(a), u32c(b)); }
+
+} // namespace
+
+// Bits of v (f32, holding a value of narrow float type t exactly) in t's encoding, as a u32.
+Expr narrow_float_bits(DType t, Expr v) {
+  Expr b = f32_bits(std::move(v));
+  if (t == DType::bf16()) // the top half of the f32: exact, NaN included
+    return bin(BinaryOp::Shr, b, u32c(16));
+  const Format f = *narrow_format(t);
+  const int width = 1 + f.e + f.m, maxexp = (1 << f.e) - 1;
+  Expr sign = bin(BinaryOp::BitAnd, bin(BinaryOp::Shr, b, u32c(32 - width)),
+                  u32c(int64_t{1} << (width - 1)));
+  Expr e = bin(BinaryOp::BitAnd, bin(BinaryOp::Shr, b, u32c(23)), u32c(255));
+  Expr m = bin(BinaryOp::BitAnd, b, u32c(0x7fffff));
+  Expr mtop = bin(BinaryOp::Shr, m, u32c(23 - f.m));
+  // Normal: exponent rebiased; subnormal in t (e in [128 - bias - m, 127 - bias]): the
+  // significand shifted into place (exact: v is a value of t); below that only 0 occurs.
+  Expr normal = bin(BinaryOp::BitOr,
+                    bin(BinaryOp::Shl, bin(BinaryOp::Sub, e, u32c(127 - f.bias)), u32c(f.m)), mtop);
+  Expr sub = bin(BinaryOp::Shr, bin(BinaryOp::BitOr, m, u32c(0x800000)),
+                 bin(BinaryOp::Sub, u32c(151 - f.bias - f.m), e));
+  Expr special = f.ieee_specials
+                     ? bin(BinaryOp::BitOr,
+                           bin(BinaryOp::BitOr, u32c(int64_t{maxexp} << f.m), mtop),
+                           sel(ucmp(BinaryOp::Ne, m, 0), u32c(int64_t{1} << (f.m - 1)), u32c(0)))
+                     : u32c((int64_t{1} << (width - 1)) - 1); // e4m3: NaN is S.1111.111
+  Expr mag = sel(ucmp(BinaryOp::Eq, e, 255), special,
+                 sel(ucmp(BinaryOp::Ge, e, 128 - f.bias), normal,
+                     sel(ucmp(BinaryOp::Ge, e, 128 - f.bias - f.m), sub, u32c(0))));
+  return bin(BinaryOp::BitOr, sign, mag);
+}
+
+// The value (f32) of the bits c (u32 below 2^width) of narrow float type t.
+Expr narrow_float_value(DType t, Expr c) {
+  if (t == DType::bf16())
+    return f32_of_bits(bin(BinaryOp::Shl, c, u32c(16)));
+  const Format f = *narrow_format(t);
+  const int width = 1 + f.e + f.m, maxexp = (1 << f.e) - 1;
+  Expr en = bin(BinaryOp::BitAnd, bin(BinaryOp::Shr, c, u32c(f.m)), u32c(maxexp));
+  Expr mn = bin(BinaryOp::BitAnd, c, u32c((int64_t{1} << f.m) - 1));
+  Expr mf = bin(BinaryOp::Shl, mn, u32c(23 - f.m));
+  // Normal (and the specials, whose f32 exponent field is 255): bits built from the fields,
+  // never a NaN constant (WGSL rejects one); subnormal: mn * 2^(1 - bias - m), exact.
+  Expr normal = bin(BinaryOp::BitOr,
+                    bin(BinaryOp::Shl, bin(BinaryOp::Add, en, u32c(127 - f.bias)), u32c(23)), mf);
+  Expr nan_bits = bin(BinaryOp::BitOr, bin(BinaryOp::BitOr, u32c(0x7f800000), mf),
+                      sel(ucmp(BinaryOp::Ne, mn, 0), u32c(0x400000), u32c(0)));
+  Expr is_special = f.ieee_specials
+                        ? ucmp(BinaryOp::Eq, en, maxexp)
+                        : bin(BinaryOp::And, ucmp(BinaryOp::Eq, en, maxexp),
+                              ucmp(BinaryOp::Eq, mn, (int64_t{1} << f.m) - 1));
+  Expr bits = sel(is_special, nan_bits, normal);
+  Expr sub = bin(BinaryOp::Mul, ir::Cast::make(DType::f32(), mn),
+                 ir::make_f32(std::ldexp(1.0, 1 - f.bias - f.m)));
+  Expr mag = sel(ucmp(BinaryOp::Eq, en, 0), sub, f32_of_bits(bits));
+  Expr neg = ucmp(BinaryOp::Ne, bin(BinaryOp::BitAnd, c, u32c(int64_t{1} << (width - 1))), 0);
+  return sel(neg, ir::Unary::make(ir::UnaryOp::Neg, mag), mag);
 }
 
 } // namespace tilegen::spec

@@ -43,7 +43,82 @@ private:
     return lo_.scope.declare(Symbol{kind, n.name, n.loc, std::move(var), std::move(buf)}, diag_);
   }
 
+  // True if e is certainly even for every value the spec allows: an even literal, a dim
+  // declared with an even multiple_of, a value param or tile constant whose values are all even,
+  // and sums, differences and products of such (a product with one even factor).
+  bool known_even(const Expr& e) const {
+    if (auto i = e->as<ir::IntImm>())
+      return i->value % 2 == 0;
+    if (auto c = e->as<ir::Cast>())
+      return c->value->type.is_int() && known_even(c->value);
+    if (auto v = e->as<ir::VarRef>()) {
+      for (const auto& d : kernel_->dims) {
+        if (d.var != v->var)
+          continue;
+        if (d.var->kind == ir::VarKind::ValueParam) {
+          for (int64_t x : d.values)
+            if (x % 2 != 0)
+              return false;
+          return !d.values.empty();
+        }
+        return d.multiple_of && *d.multiple_of % 2 == 0;
+      }
+      for (const auto& t : kernel_->tile_consts) {
+        if (t.var != v->var)
+          continue;
+        auto all_even = [](const std::vector<int64_t>& xs) {
+          for (int64_t x : xs)
+            if (x % 2 != 0)
+              return false;
+          return true;
+        };
+        bool even = all_even(t.candidates);
+        for (const auto& [target, xs] : t.per_target)
+          even &= all_even(xs);
+        for (const auto& [cls, per] : t.per_class_target)
+          for (const auto& [target, xs] : per)
+            even &= all_even(xs);
+        return even;
+      }
+      return false;
+    }
+    if (auto b = e->as<ir::Binary>()) {
+      if (b->op == ir::BinaryOp::Add || b->op == ir::BinaryOp::Sub)
+        return known_even(b->a) && known_even(b->b);
+      if (b->op == ir::BinaryOp::Mul)
+        return known_even(b->a) || known_even(b->b);
+    }
+    return false;
+  }
+
+  // The byte shape of a packed tensor: two u4/i4/e2m1 elements per byte along the last dim,
+  // whose extent must be even (so that rows start on a byte); e8m0 keeps its shape.
+  bool packed_shape(const TensorDecl& t, ir::Packed p, std::vector<Expr>& shape) {
+    if (ir::packed_per_byte(p) == 1)
+      return true;
+    const char* name = ir::packed_name(p);
+    if (shape.empty()) {
+      diag_.error(t.type.loc, std::string("a tensor of packed type ") + name +
+                                  " needs at least one dim (two elements share a byte along "
+                                  "the last one)");
+      return false;
+    }
+    if (!known_even(shape.back())) {
+      diag_.error(t.shape.back()->loc,
+                  std::string("the last dim of tensor '") + t.name.name + "' (packed type " +
+                      name + ", two elements per byte) must be even, and '" +
+                      t.shape.back()->text() +
+                      "' may be odd; declare its dim with an even multiple_of (e.g. "
+                      "{dim: dynamic, multiple_of: 2}) or use even values");
+      return false;
+    }
+    shape.back() = ir::Binary::make(ir::BinaryOp::Div, shape.back(), ir::make_i64(2),
+                                    t.shape.back()->loc);
+    return true;
+  }
+
   void declarations(ir::Kernel& k) {
+    kernel_ = &k;
     for (const auto& t : spec_.types)
       declare(SymKind::TypeParam, t.name);
     for (const auto& d : spec_.params) {
@@ -95,7 +170,10 @@ private:
     // Tensors after tile constants so that "tile constant in a tensor shape" gets its own
     // message rather than "unknown name".
     for (const auto& t : spec_.tensors) {
-      auto dt = lo_.dtype(t.type, "tensor '" + t.name.name + "'");
+      // A packed type (u4, i4, e2m1, e8m0) is held as bytes (docs/spec.md "Packed types").
+      const auto packed = packed_from_name(t.type.name);
+      auto dt = packed ? std::optional<DType>(DType::u8())
+                       : lo_.dtype(t.type, "tensor '" + t.name.name + "'");
       std::vector<Expr> shape;
       bool ok = dt.has_value();
       for (const auto& e : t.shape) {
@@ -107,8 +185,17 @@ private:
         declare(SymKind::Tensor, t.name);
         continue;
       }
+      if (packed && !packed_shape(t, *packed, shape)) {
+        declare(SymKind::Tensor, t.name);
+        continue;
+      }
       auto b = ir::make_buffer(t.name.name, ir::MemScope::Global, *dt, std::move(shape), t.access,
                                t.name.loc);
+      if (packed) {
+        auto pb = std::make_shared<ir::Buffer>(*b);
+        pb->packed = *packed;
+        b = pb;
+      }
       if (declare(SymKind::Tensor, t.name, nullptr, b))
         k.tensors.push_back(b);
     }
@@ -437,6 +524,18 @@ private:
                              o.src->text() + "' and '" + o.dst->text() + "' have indices");
       return nullptr;
     }
+    const ir::Packed sp = src.sym->buf->packed, dp = dst.sym->buf->packed;
+    if (atomic && dp != ir::Packed::None) {
+      diag_.error(o.dst->op_loc, std::string("atomic_add into a tensor of packed type ") +
+                                     ir::packed_name(dp) + " is not supported (f32 or i32 only)");
+      return nullptr;
+    }
+    if (sp != ir::Packed::None && dp != ir::Packed::None) {
+      diag_.error(o.loc, std::string("copy from packed tensor '") + src.sym->name + "' (" +
+                             ir::packed_name(sp) + ") into packed tensor '" + dst.sym->name +
+                             "' (" + ir::packed_name(dp) + "): copy through an on-chip buffer");
+      return nullptr;
+    }
     if (atomic) {
       if (dst.sym->buf->scope != ir::MemScope::Global) {
         diag_.error(o.dst->loc, "the destination of 'atomic_add' must be a tensor region");
@@ -465,6 +564,8 @@ private:
       return nullptr;
     if (atomic)
       return ir::AtomicAdd::make(rs, rd, o.loc);
+    if (sp != ir::Packed::None || dp != ir::Packed::None)
+      return packed_copy(o, src, dst, rs, rd);
     DType st = src.sym->buf->dtype;
     Expr pad;
     if (o.pad) {
@@ -485,6 +586,184 @@ private:
       return nullptr;
     }
     return ir::Copy::make(rs, rd, pad, o.loc);
+  }
+
+  // A copy with a packed side, as a parallel loop over the tile (docs/spec.md "Packed types").
+  // Reading a packed tensor, each point converts one element (packed_read) into the on-chip
+  // destination; out-of-range points take the pad. Writing one, each point writes one whole
+  // byte, the codes of two neighbouring elements of the tile, so no two points (threads)
+  // share a byte: the tile's last extent and its offset along the last dim must be even.
+  Stmt packed_copy(const Op& o, const Side& src, const Side& dst, const ir::Region& rs,
+                   const ir::Region& rd) {
+    const bool reading = src.sym->buf->packed != ir::Packed::None;
+    const ir::Region& packed = reading ? rs : rd;
+    const ir::Region& onchip = reading ? rd : rs;
+    const ir::BufferPtr& pb = packed.buffer;
+    const ir::Packed p = pb->packed;
+    const char* pname = ir::packed_name(p);
+    const DType vt = packed_value_type(p);
+    const ir::BufferPtr& ob = onchip.buffer;
+    if (ob->scope == ir::MemScope::Global) {
+      diag_.error(o.loc, std::string("copy between tensor '") + pb->name + "' of packed type " +
+                             pname + " and tensor '" + ob->name +
+                             "': copy through an on-chip buffer");
+      return nullptr;
+    }
+    if (reading && vt.is_float() && ob->dtype.is_int()) {
+      diag_.error(o.loc, std::string("copying ") + pname + " '" + pb->name + "' into " +
+                             ob->dtype.name() + " '" + ob->name +
+                             "' needs an explicit conversion (" + pname +
+                             " is read as f32; copy into a float buffer)");
+      return nullptr;
+    }
+    if (!reading && (vt.is_float() != ob->dtype.is_float())) {
+      diag_.error(o.loc, std::string("copying ") + ob->dtype.name() + " '" + ob->name +
+                             "' into tensor '" + pb->name + "' of packed type " + pname +
+                             " needs " + (vt.is_float() ? "a float" : "an integer") +
+                             " source buffer (" + pname + " codes " +
+                             (vt.is_float() ? "f32 values" : "the low 4 bits of integers") + ")");
+      return nullptr;
+    }
+    const bool pairs = ir::packed_per_byte(p) == 2;
+    if (!reading && pairs) {
+      Expr off = packed.offsets.back(), ext = packed.extents.back();
+      if (!known_even(ext) || !known_even(off)) {
+        const bool bad_ext = !known_even(ext);
+        diag_.error(bad_ext ? o.loc : dst.e->args.back()->loc,
+                    std::string("a copy into tensor '") + pb->name + "' of packed type " + pname +
+                        " writes whole bytes (two elements each), so its tile must start at an "
+                        "even element and have an even last extent; " +
+                        (bad_ext ? "the tile's last extent '" + Lowerer::show(ext) + "'"
+                                 : "the offset '" + dst.e->args.back()->text() + "'") +
+                        " may be odd (an even literal, a dim with an even multiple_of, or a "
+                        "tile constant or value param whose values are all even, times anything, "
+                        "is even)");
+        return nullptr;
+      }
+    }
+    const int id = packed_copies_++;
+    // A fragment's neighbouring elements may live in different threads (GPU layouts), so a
+    // write from one is staged through a shared tile of the same shape (a plain copy), whose
+    // pairs every point can read.
+    if (!reading && pairs && ob->scope == ir::MemScope::Fragment) {
+      auto staged = ir::make_buffer("tg_pk" + std::to_string(id) + "_s", ir::MemScope::Shared,
+                                    ob->dtype, ob->shape, ir::Access::ReadWrite, o.loc);
+      ir::Region whole = ir::Region::whole(staged);
+      Stmt write = packed_copy_from(o, whole, packed, id);
+      if (!write)
+        return nullptr;
+      return ir::Seq::make({ir::Alloc::make(staged, o.loc),
+                            ir::Copy::make(rs, whole, ir::make_zero(ob->dtype), o.loc), write},
+                           o.loc);
+    }
+    return packed_loop(o, packed, onchip, reading, id);
+  }
+
+  // A packed write from on-chip region `onchip` into packed region `packed` (checked above).
+  Stmt packed_copy_from(const Op& o, const ir::Region& onchip, const ir::Region& packed, int id) {
+    return packed_loop(o, packed, onchip, false, id);
+  }
+
+  // The parallel loop of a packed copy (see packed_copy).
+  Stmt packed_loop(const Op& o, const ir::Region& packed, const ir::Region& onchip, bool reading,
+                   int id) {
+    const ir::BufferPtr& pb = packed.buffer;
+    const ir::Packed p = pb->packed;
+    const DType vt = packed_value_type(p);
+    const ir::BufferPtr& ob = onchip.buffer;
+    const size_t rank = pb->rank(), tr = packed.tile_rank(), lead = rank - tr;
+    const bool pairs = ir::packed_per_byte(p) == 2;
+    std::vector<ir::VarPtr> vars;
+    std::vector<Expr> extents = packed.extents;
+    for (size_t d = 0; d < tr; ++d)
+      vars.push_back(ir::make_var("tg_pk" + std::to_string(id) + "_" + std::to_string(d),
+                                  ir::VarKind::ParallelVar, DType::i64(), o.loc));
+    auto var = [&](size_t d) { return ir::VarRef::make(vars[d], o.loc); };
+    // Element indices of the packed side for tile point (v0, ..., v_{tr-1}), with the last
+    // tile coordinate `last`.
+    auto packed_idx = [&](Expr last) {
+      std::vector<Expr> idx;
+      for (size_t d = 0; d < rank; ++d) {
+        Expr v = d < lead ? nullptr : (d + 1 == rank ? last : var(d - lead));
+        idx.push_back(v ? ir::Binary::make(ir::BinaryOp::Add, packed.offsets[d], v)
+                        : packed.offsets[d]);
+      }
+      return idx;
+    };
+    auto onchip_idx = [&](Expr last) {
+      std::vector<Expr> idx;
+      const size_t orank = ob->rank(), olead = orank - tr;
+      for (size_t d = 0; d < orank; ++d) {
+        Expr v = d < olead ? nullptr : (d + 1 == orank ? last : var(d - olead));
+        idx.push_back(v ? ir::Binary::make(ir::BinaryOp::Add, onchip.offsets[d], v)
+                        : onchip.offsets[d]);
+      }
+      return idx;
+    };
+    Stmt body;
+    if (reading) {
+      std::vector<Expr> idx = packed_idx(var(tr - 1));
+      // The element's value in a let: the store (and the pad's select) use it once.
+      auto value = ir::make_var("tg_pk" + std::to_string(id) + "_v", ir::VarKind::Let, vt, o.loc);
+      Stmt let = ir::LetStmt::make(value, packed_read(pb, idx, o.loc), o.loc);
+      Expr v = ir::VarRef::make(value, o.loc);
+      if (o.pad) {
+        Expr pad = lo_.expr(*o.pad, Where::Pad);
+        if (!pad)
+          return nullptr;
+        pad = lo_.store_value(pad, vt, *o.pad, "the pad of '" + pb->name + "'");
+        if (!pad)
+          return nullptr;
+        // Points outside the tensor read as 0: the pad replaces them (byte bounds; the last
+        // dim holds whole pairs, so an element is inside iff its byte is).
+        Expr inside;
+        for (size_t d = 0; d < rank; ++d) {
+          Expr i = idx[d], n = pb->shape[d];
+          if (d + 1 == rank && pairs)
+            i = ir::Binary::make(ir::BinaryOp::Shr, i, ir::make_i64(1));
+          Expr c = ir::Binary::make(
+              ir::BinaryOp::And, ir::Binary::make(ir::BinaryOp::Ge, i, ir::make_i64(0)),
+              ir::Binary::make(ir::BinaryOp::Lt, i, n));
+          inside = inside ? ir::Binary::make(ir::BinaryOp::And, inside, c) : c;
+        }
+        v = ir::Select::make(inside, v, pad);
+      }
+      body = ir::Seq::make({let, ir::Store::make(ob, onchip_idx(var(tr - 1)),
+                                                 Lowerer::convert(ob->dtype, v),
+                                                 ir::StoreOp::Assign, o.loc)},
+                           o.loc);
+    } else if (pairs) {
+      // Point (.., b) writes byte b of the tile: elements 2b (low nibble) and 2b + 1 (high).
+      extents.back() = ir::Binary::make(ir::BinaryOp::Div, extents.back(), ir::make_i64(2));
+      Expr two_b = ir::Binary::make(ir::BinaryOp::Mul, var(tr - 1), ir::make_i64(2));
+      Expr two_b1 = ir::Binary::make(ir::BinaryOp::Add, two_b, ir::make_i64(1));
+      // The two elements' values in lets (the e2m1 code compares one several times).
+      std::vector<Stmt> lets;
+      auto code = [&](Expr last, const char* which) {
+        auto x = ir::make_var("tg_pk" + std::to_string(id) + which, ir::VarKind::Let, vt, o.loc);
+        lets.push_back(ir::LetStmt::make(
+            x, Lowerer::convert(vt, ir::Load::make(ob, onchip_idx(last), o.loc)), o.loc));
+        return packed_code(p, ir::VarRef::make(x, o.loc));
+      };
+      Expr lo = code(two_b, "_lo"), hi = code(two_b1, "_hi");
+      Expr byte = ir::Binary::make(ir::BinaryOp::BitOr, lo,
+                                   ir::Binary::make(ir::BinaryOp::Shl, hi,
+                                                    ir::IntImm::make(DType::u32(), 4)));
+      std::vector<Expr> idx = packed_idx(nullptr);
+      idx.back() = ir::Binary::make(
+          ir::BinaryOp::Add,
+          ir::Binary::make(ir::BinaryOp::Div, packed.offsets.back(), ir::make_i64(2)), var(tr - 1));
+      lets.push_back(ir::Store::make(pb, std::move(idx), Lowerer::convert(DType::u8(), byte),
+                                     ir::StoreOp::Assign, o.loc));
+      body = ir::Seq::make(std::move(lets), o.loc);
+    } else { // e8m0: one code per byte
+      Expr v = ir::Load::make(ob, onchip_idx(var(tr - 1)), o.loc);
+      Expr c = packed_code(p, Lowerer::convert(vt, v));
+      body = ir::Store::make(pb, packed_idx(var(tr - 1)), Lowerer::convert(DType::u8(), c),
+                             ir::StoreOp::Assign, o.loc);
+    }
+    return ir::Parallel::make(vars, extents, body->as<ir::Seq>() ? body : ir::Seq::make({body}, o.loc),
+                              o.loc);
   }
 
   Stmt gemm(const Op& o) {
@@ -669,6 +948,15 @@ private:
         return nullptr;
       idx.push_back(x);
     }
+    if (b->packed != ir::Packed::None) {
+      diag_.error(t.op_loc, std::string("cannot assign to an element of tensor '") + b->name +
+                                "' of packed type " + ir::packed_name(b->packed) +
+                                ": two elements share a byte, which one thread must write whole; "
+                                "write a tile with 'copy' (from an on-chip buffer whose last "
+                                "extent is even, at an even offset)");
+      diag_.note(b->loc, "'" + b->name + "' is declared here");
+      return nullptr;
+    }
     Expr v = lo_.expr(*s.value, Where::Body);
     if (!v)
       return nullptr;
@@ -822,6 +1110,8 @@ private:
   const Spec& spec_;
   DiagEngine& diag_;
   Lowerer lo_;
+  const ir::Kernel* kernel_ = nullptr; // the kernel being lowered (known_even)
+  int packed_copies_ = 0;              // numbers the loop variables of packed copies
   int depth_ = 0; // loops and ifs around the op being lowered
   std::map<const ir::Var*, uint64_t> let_size_;
 };

@@ -2,6 +2,7 @@
 // ops are parsed in OpParser.cpp.
 #include "spec/SpecParser.h"
 
+#include "spec/LowerContext.h"
 #include "spec/YamlAccess.h"
 #include "support/TextEscape.h"
 #include "targets/Target.h"
@@ -143,6 +144,13 @@ private:
           continue;
         }
         auto t = ir::DType::from_name(i->value);
+        if (!t && packed_from_name(i->value)) {
+          diag_.error(i->loc, "packed type '" + i->value +
+                                  "' cannot bind a type parameter; declare the tensor with it "
+                                  "directly (docs/spec.md \"Packed types\")");
+          ok_ = false;
+          continue;
+        }
         if (!t || t->is_bool()) {
           diag_.error(i->loc, "unknown dtype '" + i->value + "'" +
                                   dtype_hint(i->value,

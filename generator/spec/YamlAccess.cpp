@@ -219,6 +219,12 @@ std::string dtype_hint(const std::string& name, const std::vector<std::string>& 
       {{"char", "int8", "int8_t", "schar", "signed char"}, "i8"},
       {{"float8_e4m3fn", "fp8_e4m3", "e4m3fn", "float8_e4m3"}, "e4m3"},
       {{"float8_e5m2", "fp8_e5m2"}, "e5m2"},
+      {{"int4", "int4_t", "sint4", "s4"}, "i4"},
+      {{"uint4", "uint4_t", "quint4x2", "nibble"}, "u4"},
+      {{"fp4", "float4", "float4_e2m1", "float4_e2m1fn", "float4_e2m1fn_x2", "e2m1fn", "mxfp4",
+        "fp4_e2m1", "nvfp4"},
+       "e2m1"},
+      {{"float8_e8m0fnu", "e8m0fnu", "fp8_e8m0", "ue8m0", "mx_scale"}, "e8m0"},
   };
   std::string lower;
   for (char c : name)
@@ -238,6 +244,10 @@ std::string dtype_hint(const std::string& name, const std::vector<std::string>& 
     for (const char* s : spellings)
       if (lower == s)
         return std::string("; did you mean '") + dtype + "'?";
+  // A 4-bit format defined by a lookup table has no dtype: its codes are u4.
+  if (lower == "nf4" || lower == "fp4_nf4" || lower == "af4")
+    return "; " + name + " (a lookup-table format) has no dtype: store its codes as u4 and map "
+           "them with a table tensor or '?:' (docs/spec.md \"Packed types\")";
   return did_you_mean(name, candidates);
 }
 

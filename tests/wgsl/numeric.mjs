@@ -307,6 +307,63 @@ if (!only || only === 'bitwise') {
   }
 }
 
+// Packed types (tests/lit/emit/Inputs/packed8.yaml): i4/e2m1 nibbles (two per byte, low
+// first; the WGSL bytes four to a u32 word) read by tile copies at even and odd offsets and by
+// element reads, e8m0 scales, and whole-byte writes (u4 wraps, e2m1 rounds to nearest even and
+// saturates, e8m0 takes the exponent field), exactly, at ragged shapes. Finite normal values
+// only (WGSL may flush subnormals and assume no inf/NaN); packed_c.test covers those on C.
+if (!only || only === 'packed') {
+  const E2M1 = [0, 0.5, 1, 1.5, 2, 3, 4, 6];
+  const val = (c) => (c & 8 ? -E2M1[c & 7] : E2M1[c & 7]);
+  const code = (x) => {
+    const sign = x < 0 || Object.is(x, -0) ? 8 : 0, a = Math.abs(x);
+    let best = 0;
+    for (let c = 1; c < 8; ++c) {
+      const d = Math.abs(a - E2M1[c]), db = Math.abs(a - E2M1[best]);
+      if (d < db || (d === db && c % 2 === 0)) best = c;
+    }
+    return sign | (a > 6 ? 7 : best);
+  };
+  const XS = [0, -0, 0.25, -0.25, 0.75, 1.25, -1.75, 2.5, 3.5, 5, -5, 5.0001, 6, 100, 0.2499, 0.2501, 2.9999, -0.7, 1e30];
+  for (const [K, N] of [[7, 38], [13, 102], [1, 2]]) {
+    const G = Math.ceil(N / 32), RB = N / 2;
+    const wq = new Uint8Array(K * RB), wf = new Uint8Array(K * RB);
+    for (let i = 0; i < K * RB; ++i) { wq[i] = (i * 53 + 5) & 255; wf[i] = (i * 29 + 3) & 255; }
+    const s = new Uint8Array(K * G);
+    for (let i = 0; i < K * G; ++i) s[i] = 100 + Math.floor(rand() * 55);
+    const x = new Float32Array(K * N);
+    for (let i = 0; i < K * N; ++i) x[i] = i % 2 ? XS[(i >> 1) % XS.length] : Math.round(uniform(-1000, 1000)) / 128;
+    const nib = (t, k, n) => (n % 2 ? t[k * RB + (n >> 1)] >> 4 : t[k * RB + (n >> 1)] & 15);
+    const i4 = (c) => (c ^ 8) - 8;
+    for (const [target, device] of devices) {
+      ++cases;
+      const bufs = { Wq: makeBuffer(device, wq), Wf: makeBuffer(device, wf), S: makeBuffer(device, s),
+                     X: makeBuffer(device, new Uint8Array(x.buffer)), Y: makeBuffer(device, new Uint8Array(16 * K * N)),
+                     Oq: makeBuffer(device, new Uint8Array(K * RB)), Of: makeBuffer(device, new Uint8Array(K * RB)),
+                     Os: makeBuffer(device, new Uint8Array(K * N)) };
+      const res = await lib.tgw_packed8(device, { ...bufs, K, N, G });
+      const y = new Float32Array((await readBuffer(device, bufs.Y, 16 * K * N)).buffer);
+      const oq = await readBuffer(device, bufs.Oq, K * RB), of = await readBuffer(device, bufs.Of, K * RB);
+      const os = await readBuffer(device, bufs.Os, K * N);
+      const bad = [];
+      for (let k = 0; k < K; ++k)
+        for (let n = 0; n < N && bad.length < 5; ++n) {
+          const iv = i4(nib(wq, k, n)), fc = nib(wf, k, n), sc = 2 ** (s[k * G + (n >> 5)] - 127), r = N - 1 - n;
+          const wy = [iv, Math.fround(val(fc) * sc), n + 1 < N ? val(nib(wf, k, n + 1)) : 7, val(nib(wf, k, r)) + i4(nib(wq, k, r))];
+          for (let c = 0; c < 4; ++c) if (!Object.is(y[(k * N + n) * 4 + c], wy[c]) && !(wy[c] === 0 && y[(k * N + n) * 4 + c] === 0 && c === 3))
+            bad.push(`Y[${k}, ${n}, ${c}] = ${y[(k * N + n) * 4 + c]}, want ${wy[c]}`);
+          const wn = { Oq: [oq, (iv * 3 + 1) & 15], Of: [of, code(x[k * N + n])] };
+          for (const [o, [t, w]] of Object.entries(wn)) if (nib(t, k, n) !== w) bad.push(`${o}[${k}, ${n}] = ${nib(t, k, n)}, want ${w} (x ${x[k * N + n]})`);
+          const ws = (f32Bits(x[k * N + n]) >>> 23) & 255;
+          if (os[k * N + n] !== ws) bad.push(`Os[${k}, ${n}] = ${os[k * N + n]}, want ${ws}`);
+        }
+      if (bad.length) { ++failures; console.log(`FAIL packed on ${target} (${res.target}): ${bad.join('; ')}`); }
+      else console.log(`  packed on ${target}: K=${K} N=${N}, Y, Oq, Of, Os as defined`);
+      for (const b of Object.values(bufs)) b.destroy();
+    }
+  }
+}
+
 // Unsigned integers (tests/lit/emit/Inputs/unsigned32.yaml): every u8 byte, u16 and u32 words
 // with their extremes, zero divisors, run-time counts inside and past 32 (the JS module takes a
 // u32 scalar as an i32: -1 reaches the kernel as 0xffffffff), u8/u16 stores packed into words,

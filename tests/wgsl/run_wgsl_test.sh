@@ -52,7 +52,8 @@ setup)
   rm -rf "$gen"
   (cd "$src" && "$tilegen" generate --lib tgw --targets wgsl,wgsl_f16,wgsl_subgroups,wgsl_f16_subgroups \
      --out "$gen" kernels/*.yaml tests/wgsl/fp8_convert.yaml tests/wgsl/int_div.yaml \
-     tests/lit/emit/Inputs/bitwise.yaml tests/lit/emit/Inputs/unsigned32.yaml) || { echo "FAIL: tilegen generate"; exit 1; }
+     tests/lit/emit/Inputs/bitwise.yaml tests/lit/emit/Inputs/unsigned32.yaml \
+     tests/lit/emit/Inputs/packed8.yaml) || { echo "FAIL: tilegen generate"; exit 1; }
   echo "generated $(ls "$gen" | grep -c '\.wgsl$') WGSL variants and $(cd "$gen" && ls tgw.js tgw.d.ts tgw.wgsl.json | tr '\n' ' ')"
   ;;
 validate)

@@ -257,6 +257,32 @@ body:
   EXPECT_DOUBLE_EQ(r.classes[0].ranked.front().second.traffic_bytes, 2.0 * 4096 * 4096 * 4);
 }
 
+TEST(TileRecommend, PackedTensorsCountHalfAByteAnElement) {
+  // u4 X read by a tile copy (one byte load per element, half of it the element's) and u4 Y
+  // written as whole bytes (two elements each): 0.5 byte per element both ways.
+  auto ks = kernels_of(R"Y(kernel: copy_nibbles
+summary: Y = X (u4) by row tiles
+params: {M: dim, N: {dim: dynamic, multiple_of: 2}}
+tensors:
+  X: {type: u4, shape: [M, N]}
+  Y: {type: u4, shape: [M, N], access: write}
+schedule:
+  unused: [7]
+grid: {bx: "cdiv(M, 4)"}
+threads: 128
+body:
+  - shared: {x: [u8, 4, 1024]}
+  - for: {var: k, extent: "cdiv(N, 1024)"}
+    body:
+      - copy: {src: "X[bx * 4, k * 1024]", dst: x}
+      - copy: {src: x, dst: "Y[bx * 4, k * 1024]"}
+)Y");
+  auto r = rec(ks.front(), {}, "sm_89");
+  ASSERT_EQ(r.classes.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.classes[0].ranked.front().second.traffic_bytes, 2.0 * 4096 * 4096 * 0.5);
+  EXPECT_DOUBLE_EQ(r.classes[0].ranked.front().second.unique_bytes, 2.0 * 4096 * 4096 * 0.5);
+}
+
 TEST(TileRecommend, CausalFlashAttentionCountsTheAverageBlock) {
   Kernel k = binding(kernels_of(declared_text("flash_attention_fwd.yaml")), "bf16");
   auto dense = rec(k, {{"causal", 0}, {"D", 128}}, "sm_90");
