@@ -399,7 +399,31 @@ static inline void tg_stream_row_bf16(uint16_t* dst, const float* src, int64_t n
     dst[j] = tg_f32_to_bf16(src[j]);
 }
 )"},
-      {"tg_stream_row_f16", {"tg_stream_line", "tg_f32_to_f16"}, R"(/* dst[0, n) := f16 of src[0, n) (tg_f32_to_f16); streaming stores when nt. */
+      // f16 rows: vcvtps2ph (F16C, AVX-512F) rounds to nearest even, gives inf on overflow and
+      // f16 subnormals exactly as tg_f32_to_f16 does; NaN differs (it keeps the payload's top
+      // bits), so NaN lanes are first replaced by the f32 quiet NaN of their sign, which
+      // converts to tg_f32_to_f16's 0x7e00 | sign. The whole-vector part does not depend on nt.
+      {"tg_stream_row_f16", {"tg_stream_line", "tg_f32_to_f16"}, R"(#if defined(__AVX512F__)
+/* 16 floats -> f16 bits, the values of tg_f32_to_f16 (NaN: the quiet NaN of its sign). */
+static inline __m256i tg_cvt16_f32_f16(const float* src) {
+  __m512 v = _mm512_loadu_ps(src);
+  const __m512i qnan = _mm512_or_si512(_mm512_and_si512(_mm512_castps_si512(v),
+                                                        _mm512_set1_epi32(INT32_MIN)),
+                                       _mm512_set1_epi32(0x7fc00000));
+  v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_castsi512_ps(qnan));
+  return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+#elif defined(__F16C__) && defined(__AVX__)
+/* 8 floats -> f16 bits, the values of tg_f32_to_f16 (NaN: the quiet NaN of its sign). */
+static inline __m128i tg_cvt8_f32_f16(const float* src) {
+  __m256 v = _mm256_loadu_ps(src);
+  const __m256 qnan = _mm256_or_ps(_mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))),
+                                   _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)));
+  v = _mm256_blendv_ps(v, qnan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+#endif
+/* dst[0, n) := f16 of src[0, n) (the values of tg_f32_to_f16); streaming stores when nt. */
 static inline void tg_stream_row_f16(uint16_t* dst, const float* src, int64_t n, int nt) {
   int64_t i = 0;
   if (nt) {
@@ -407,6 +431,27 @@ static inline void tg_stream_row_f16(uint16_t* dst, const float* src, int64_t n,
       dst[i] = tg_f32_to_f16(src[i]);
       ++i;
     }
+  }
+#if defined(__AVX512F__)
+  for (; i + 32 <= n; i += 32) {
+    const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(tg_cvt16_f32_f16(src + i)),
+                                         tg_cvt16_f32_f16(src + i + 16), 1);
+    if (nt)
+      _mm512_stream_si512((__m512i*)(dst + i), h);
+    else
+      _mm512_storeu_si512(dst + i, h);
+  }
+#elif defined(__F16C__) && defined(__AVX__)
+  for (; i + 16 <= n; i += 16) {
+    const __m256i h = _mm256_insertf128_si256(_mm256_castsi128_si256(tg_cvt8_f32_f16(src + i)),
+                                              tg_cvt8_f32_f16(src + i + 8), 1);
+    if (nt)
+      _mm256_stream_si256((__m256i*)(dst + i), h);
+    else
+      _mm256_storeu_si256((__m256i*)(dst + i), h);
+  }
+#else
+  if (nt) {
     for (; i + 32 <= n; i += 32) {
       _Alignas(64) uint16_t t[32];
       #pragma omp simd
@@ -415,6 +460,7 @@ static inline void tg_stream_row_f16(uint16_t* dst, const float* src, int64_t n,
       tg_stream_line(dst + i, t);
     }
   }
+#endif
   #pragma omp simd
   for (int64_t j = i; j < n; ++j)
     dst[j] = tg_f32_to_f16(src[j]);
