@@ -174,8 +174,7 @@ std::vector<Target> hip_targets() {
       hip_row("gfx90a", "HIP, CDNA2 (MI200): MFMA 32x32x8 / 16x16x16 f16 bf16, wave64, 64 KiB LDS",
               110, cdna(110, 1638, 4000, 191.5, 23.9), h90a, {"hip"}),
       hip_row("gfx942",
-              "HIP, CDNA3 (MI300): MFMA 32x32x8 / 16x16x16 f16 bf16, 32x32x16 / 16x16x32 FP8 (FNUZ), "
-              "wave64, 64 KiB LDS",
+              "HIP, CDNA3 (MI300): MFMA 32x32x8 / 16x16x16 f16 bf16, wave64, 64 KiB LDS",
               120, cdna(304, 5300, 14000, 1307.4, 81.7), h942, {"hip"}),
       hip_row("gfx1100", "HIP, RDNA3 (RX 7900): WMMA 16x16x16 f16 bf16, wave32, 64 KiB LDS", 110,
               g1100, h1100, {"hip"}),
