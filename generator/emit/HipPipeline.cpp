@@ -168,7 +168,8 @@ void HipEmitter::emit_pipelined(const For* f, int64_t stages) {
   const std::string start = expr(f->start, kAdd);
   open("");
   line("const int64_t tg_n = " + expr(f->extent) + ";");
-  line("// " + S + "-stage LDS pipeline through registers: tiles 0.." + std::to_string(stages - 2) +
+  line("// " + S + "-stage LDS pipeline through registers: " +
+       (stages == 2 ? std::string("tile 0") : "tiles 0.." + std::to_string(stages - 2)) +
        " first; iteration tg_it loads tile tg_it + " + std::to_string(stages - 1) +
        " into registers, computes on stage tg_it % " + S + ", then stores the registers into the stage "
        "iteration tg_it - 1 read (docs/hip.md \"Pipelines\")");
