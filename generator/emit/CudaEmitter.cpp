@@ -382,12 +382,14 @@ std::string CudaEmitter::print_load(const Load* l, int& prec) {
 
 void CudaEmitter::plan_memory() {
   // Stage factor: a shared buffer filled by a global copy inside a pipelined loop holds
-  // `stages` copies where the target copies asynchronously.
+  // `stages` copies where the target copies asynchronously, or stages them through registers
+  // (HIP: HipPipeline.cpp).
   std::map<const Buffer*, int64_t> factor;
   walk(k_.body, [&](const Stmt& s, const For* loop) {
     auto* c = s->as<Copy>();
     if (!c || !loop || !loop->pipelined() || c->src.buffer->scope != MemScope::Global ||
-        c->dst.buffer->scope != MemScope::Shared || t_.gpu.async_copy == AsyncCopy::None)
+        c->dst.buffer->scope != MemScope::Shared ||
+        (t_.gpu.async_copy == AsyncCopy::None && !t_.hip.register_staged_pipeline))
       return;
     int64_t st = cuda_const(loop->stages);
     if (st >= 2)

@@ -106,7 +106,7 @@ protected:
   void stmt(const ir::Stmt& s);
   void op_comment(const ir::Stmt& s);
   void emit_for(const ir::For* f);
-  void emit_pipelined(const ir::For* f, int64_t stages);
+  virtual void emit_pipelined(const ir::For* f, int64_t stages);
   void emit_fill(const ir::Fill* f);
   void emit_copy(const ir::Copy* c);
   // The synchronous 16-byte path of copy_global_to_shared on targets without asynchronous

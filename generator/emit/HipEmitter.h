@@ -36,10 +36,23 @@ protected:
   std::string helpers_source() const override;
   std::string fp8_widen_tag(ir::DType t) const override;
   void emit_gemm(const ir::Stmt& s, const ir::Gemm* g) override;
+  // HipPipeline.cpp: `stages` LDS buffers filled through registers (no cp.async on AMD).
+  void emit_pipelined(const ir::For* f, int64_t stages) override;
 
 private:
   // HipGemm.cpp: one gemm on an AMD matrix instruction (GemmPlan::MatrixCore).
   void gemm_matrix_core(const ir::Gemm* g, const passes::GemmPlan& p);
+  // HipPipeline.cpp: how a producer copy stages its tile through registers.
+  struct StagedCopy {
+    int64_t elems = 0;   // elements per 16-byte source chunk; 0: not staged (synchronous copy)
+    bool widen = false;  // FP8 chunks widened to f16 at the store
+    int64_t chunks = 0;  // chunks of the tile
+    int64_t per = 0;     // chunks per thread (its staging registers / 4)
+  };
+  StagedCopy staged_copy(const ir::Copy* c) const;
+  void staged_chunk(const ir::Copy* c, const StagedCopy& s);
+  void staged_load(const ir::Stmt& p, const StagedCopy& s, const std::string& regs);
+  void staged_store(const ir::Copy* c, const StagedCopy& s, const std::string& regs);
   std::string host_source(const std::string& grid_code, const std::string& host_dims);
   bool uses(ir::ScalarKind k) const; // some tensor or buffer has this dtype
   std::set<std::string> builtins_; // matrix-instruction helpers to print (HipGemm.cpp)

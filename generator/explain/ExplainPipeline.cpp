@@ -17,12 +17,13 @@ namespace {
 
 std::string s(int64_t v) { return std::to_string(v); }
 
-enum class Mode { CpAsync, Tma, Sync, Serial };
+enum class Mode { CpAsync, Tma, Registers, Sync, Serial };
 
 const char* mode_name(Mode m) {
   switch (m) {
   case Mode::CpAsync: return "cp.async";
   case Mode::Tma: return "tma";
+  case Mode::Registers: return "registers";
   case Mode::Sync: return "sync";
   case Mode::Serial: return "serial";
   }
@@ -112,8 +113,11 @@ Section pipeline_section(const ExplainInput& in) {
   Mode mode = tma                                                         ? Mode::Tma
               : !t.has_thread_layouts() && t.backend != Backend::WGSL     ? Mode::Serial
               : t.gpu.async_copy != AsyncCopy::None && requested >= 2 ? Mode::CpAsync
+              : t.hip.register_staged_pipeline && requested >= 2      ? Mode::Registers
                                                                         : Mode::Sync;
-  int64_t stages = mode == Mode::Tma ? tma->stages : mode == Mode::CpAsync ? requested : 1;
+  int64_t stages = mode == Mode::Tma                                  ? tma->stages
+                   : mode == Mode::CpAsync || mode == Mode::Registers ? requested
+                                                                      : 1;
   sec.lines.push_back("Loop `" + f->var->name + "` at " + f->loc.str() + ", " +
                       s(requested) + " stage" + (requested == 1 ? "" : "s") +
                       " requested by the schedule; " + s(stages) + " in the generated code.");
@@ -153,6 +157,15 @@ Section pipeline_section(const ExplainInput& in) {
                           " copy(ies) before the loop are TMA boxes issued once per tile on "
                           "their own full/empty mbarriers (e.g. attention's Q tile).");
     break;
+  case Mode::Registers:
+    sec.lines.push_back(
+        std::string("No asynchronous copies on ") + t.name +
+        ": a register-staged pipeline (docs/hip.md \"Pipelines\"). The prologue copies iterations "
+        "0.." + s(stages - 2) + "; iteration k loads tile k+" + s(stages - 1) +
+        " from global memory into registers, computes on slot k % " + s(stages) +
+        ", then stores the registers into slot (k+" + s(stages - 1) + ") % " + s(stages) +
+        " (the one k-1 read) and waits at one __syncthreads (red). Colors are stage slots.");
+    break;
   case Mode::Sync:
     sec.lines.push_back(
         std::string("No asynchronous copies on ") + t.name +
@@ -183,6 +196,20 @@ Section pipeline_section(const ExplainInput& in) {
       tl.barrier(col, 0, 1, "wait+" + bar);
       int64_t next = k + stages - 1;
       tl.box(0, col, next % stages, stages, "load k=" + s(next), "stage-load");
+      tl.box(1, col, k % stages, stages, gemm + " k=" + s(k), "stage-compute");
+    }
+    break;
+  }
+  case Mode::Registers: {
+    tl.lane(0, "copies (global -> registers -> LDS, all threads)");
+    tl.lane(1, "compute (" + gemm + ")");
+    for (int64_t j = 0; j + 1 < stages; ++j)
+      tl.box(0, static_cast<int>(j), j, stages, "copy k=" + s(j), "stage-load");
+    for (int64_t k = 0; k < iters; ++k) {
+      int col = static_cast<int>(stages - 1 + k);
+      tl.barrier(col, 0, 1, bar);
+      int64_t next = k + stages - 1;
+      tl.box(0, col, next % stages, stages, "load+store k=" + s(next), "stage-load");
       tl.box(1, col, k % stages, stages, gemm + " k=" + s(k), "stage-compute");
     }
     break;

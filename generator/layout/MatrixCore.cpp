@@ -19,7 +19,16 @@ const MatrixCoreShape& matrix_core_shape(MatrixCoreKind kind) {
   static const MatrixCoreShape wmma16 = {16, 16, 16, 32, 1, 16,
                                          {{16, {0, 1}, "lane%16"}, {2, {1, 0}, "lane/16"}},
                                          {{8, 2}}};
+  // gfx942's FP8 instructions: eight 8-bit values per lane, the f16 instruction's accumulator
+  static const MatrixCoreShape mfma32f8 = {32, 32, 16, 64, 2, 8,
+                                           {{32, {0, 1}, "lane%32"}, {2, {4, 0}, "lane/32"}},
+                                           {{4, 1}, {4, 8}}};
+  static const MatrixCoreShape mfma16f8 = {16, 16, 32, 64, 4, 8,
+                                           {{16, {0, 1}, "lane%16"}, {4, {4, 0}, "lane/16"}},
+                                           {{4, 1}}};
   switch (kind) {
+  case MatrixCoreKind::Mfma32x32x16F8: return mfma32f8;
+  case MatrixCoreKind::Mfma16x16x32F8: return mfma16f8;
   case MatrixCoreKind::Mfma32x32x8: return mfma32;
   case MatrixCoreKind::Mfma16x16x16: return mfma16;
   case MatrixCoreKind::Wmma16x16x16: return wmma16;
@@ -34,6 +43,10 @@ MatrixCoreKind matrix_core_kind(int64_t m, int64_t n, int64_t k, int64_t wave) {
     return MatrixCoreKind::Mfma16x16x16;
   if (wave == 32 && m == 16 && n == 16 && k == 16)
     return MatrixCoreKind::Wmma16x16x16;
+  if (wave == 64 && m == 32 && n == 32 && k == 16)
+    return MatrixCoreKind::Mfma32x32x16F8;
+  if (wave == 64 && m == 16 && n == 16 && k == 32)
+    return MatrixCoreKind::Mfma16x16x32F8;
   internal_error("matrix_core_kind: no AMD matrix instruction " + std::to_string(m) + "x" +
                  std::to_string(n) + "x" + std::to_string(k) + " for wave" + std::to_string(wave));
 }
@@ -179,6 +192,22 @@ Swizzle matrix_core_operand_swizzle(const LdsBankModel& m, const MatrixCoreShape
   if (ways)
     *ways = best_ways;
   return best;
+}
+
+// ---- OCP FP8 -> FNUZ --------------------------------------------------------------------------
+
+uint32_t fp8_ocp_to_fnuz(uint32_t x, bool e5m2) {
+  // per byte, without carries between bytes: t = the byte without its sign (<= 0x7f), so t + a
+  // (a = 1 for e4m3, 4 for e5m2) sets bit 7 exactly where t >= 0x80 - a: NaN (and e5m2's
+  // infinities); z = x ^ 0x80 is 0 exactly in -0 bytes
+  const uint32_t hi = 0x80808080u, lo = 0x7f7f7f7fu;
+  const uint32_t t = x & lo;
+  const uint32_t nan = (t + (e5m2 ? 0x04040404u : 0x01010101u)) & hi;
+  const uint32_t z = x ^ hi;
+  const uint32_t negzero = ~(((z & lo) + lo) | z) & hi;
+  const uint32_t m = nan | negzero;           // 0x80 in the bytes to replace
+  const uint32_t full = m | (m - (m >> 7));   // 0xff there
+  return (x & ~full) | nan;                   // -0 -> 0x00, NaN / inf -> 0x80
 }
 
 } // namespace tilegen::layout

@@ -10,6 +10,11 @@
 //      D[i][j] (32-bit) is in register (i % 4) + 4 * (i / (4 * (64 / N))) of lane
 //      j + N * ((i / 4) % (64 / N)): for 32x32, register (i % 4) + 4 * (i / 8) of lane
 //      j + 32 * ((i / 4) % 2); for 16x16, register i % 4 of lane j + 16 * (i / 4).
+//  * MFMA f32 <- FP8 on gfx942 (v_mfma_f32_32x32x16_{fp8,bf8}_{fp8,bf8}, 16x16x32_*): the same
+//    formulas with E = 8 (eight 8-bit values in the lane's 64-bit operand) and the same D as the
+//    f16 instruction of the same M x N. The operands are read in the FNUZ encodings (e4m3fnuz,
+//    e5m2fnuz: exponent bias 8 / 16, 0x80 the only NaN, no -0, no infinity), not OCP's:
+//    fp8_ocp_to_fnuz below and docs/hip.md "FP8 on gfx942".
 //  * WMMA f32 <- f16/bf16 16x16x16, wave32: A[i][k] is element k of lanes i and i + 16 (16
 //    values per lane, the upper half-wave a copy); B[k][j] likewise; D[i][j] is in register i / 2
 //    of lane j + 16 * (i % 2).
@@ -41,7 +46,7 @@ struct MatrixCoreShape {
   int64_t acc_registers() const { return m * n / lanes; }
 };
 
-enum class MatrixCoreKind { Mfma32x32x8, Mfma16x16x16, Wmma16x16x16 };
+enum class MatrixCoreKind { Mfma32x32x8, Mfma16x16x16, Wmma16x16x16, Mfma32x32x16F8, Mfma16x16x32F8 };
 const MatrixCoreShape& matrix_core_shape(MatrixCoreKind kind);
 // The kind of an instruction of the target table (AmdMatrixShape: m, n, k and the wave).
 MatrixCoreKind matrix_core_kind(int64_t m, int64_t n, int64_t k, int64_t wave);
@@ -107,5 +112,17 @@ Swizzle matrix_core_operand_swizzle(const LdsBankModel& m, const MatrixCoreShape
                                     int* ways);
 // K-major reads of 16 bytes per lane (else 8): what HipGemm emits for `steps` instructions.
 bool matrix_core_reads_16(const MatrixCoreShape& s, int64_t steps, int elem_bytes);
+
+// ---- OCP FP8 -> FNUZ (gfx942's FP8 MFMA operands) ----------------------------------------------
+// Four OCP bytes (e4m3fn, or e5m2 where `e5m2`) of a 32-bit word rewritten so that the FNUZ
+// reading of each is exactly half the OCP value: for every OCP pattern that is neither -0 nor
+// NaN/infinity the bits stay (same sign, exponent and mantissa fields; FNUZ's bias is one more,
+// so normals and subnormals alike read as x / 2); -0 (0x80, which FNUZ reads as NaN) becomes
+// +0 (0x00); NaN (e4m3: S.1111.111; e5m2: S.11111.mm, mm != 0) and e5m2's infinities
+// (S.11111.00, which FNUZ cannot encode) become FNUZ's NaN 0x80. A product of two converted
+// operands is the OCP product / 4, exactly; HipGemm multiplies the accumulator by 1/4 before
+// and by 4 after the instructions (powers of two: exact). The HIP emitter prints the same
+// operations (HipGemm.cpp, tg_fp8_fnuz).
+uint32_t fp8_ocp_to_fnuz(uint32_t x, bool e5m2);
 
 } // namespace tilegen::layout

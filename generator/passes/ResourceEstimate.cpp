@@ -6,6 +6,7 @@
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "passes/LegalizeCuda.h"
+#include "passes/LegalizeHip.h"
 #include "passes/RangeAnalysis.h"
 #include "support/InternalError.h"
 
@@ -322,7 +323,8 @@ std::string ResourceUse::smem_breakdown() const {
 
 std::string ResourceUse::register_breakdown() const {
   return std::to_string(fragment_words) + " fragment + " + std::to_string(operand_words) +
-         " operand + " + std::to_string(overhead) + " fixed";
+         " operand + " + (staging_words > 0 ? std::to_string(staging_words) + " staging + " : "") +
+         std::to_string(overhead) + " fixed";
 }
 
 std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
@@ -348,7 +350,39 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
   if (!w.ok)
     return std::nullopt;
 
-  const bool async = target.gpu.async_copy != AsyncCopy::None;
+  // Multi-buffered where the target copies asynchronously or stages the copies through
+  // registers (HIP, HipPipeline.cpp): then each thread also holds its 16-byte chunks of one
+  // stage of every such buffer (as the source stores them: FP8 before widening).
+  const bool async = target.gpu.async_copy != AsyncCopy::None || target.hip.register_staged_pipeline;
+  int64_t staging_chunks = 0;
+  // LegalizeHip widens FP8 gemm operands to f16 except for the gemms of an FP8 matrix
+  // instruction (gfx942), and every operand of a gemm that shares a widened one
+  std::set<const Buffer*> hip_widened;
+  if (target.backend == Backend::HIP) {
+    bool fragment_a = false;
+    for (const Gemm* g : w.gemms)
+      fragment_a = fragment_a || g->a->scope == MemScope::Fragment;
+    for (const Gemm* g : w.gemms) {
+      if (g->c->rank() != 2 || g->a->rank() != 2)
+        continue;
+      auto M = w.value(g->c->shape[0], g->loc, "gemm extent");
+      auto N = w.value(g->c->shape[1], g->loc, "gemm extent");
+      auto K = w.value(g->transpose_a ? g->a->shape[0] : g->a->shape[1], g->loc, "gemm extent");
+      if (!M || !N || !K)
+        return std::nullopt;
+      if (!hip_fp8_matrix_native(target, g->a->dtype, g->b->dtype, g->c->dtype,
+                                 g->a->scope == MemScope::Shared, g->b->scope == MemScope::Shared, *M,
+                                 *N, *K, r.threads, fragment_a))
+        hip_widened.insert({g->a.get(), g->b.get()});
+    }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const Gemm* g : w.gemms)
+        if (hip_widened.count(g->a.get()) || hip_widened.count(g->b.get()))
+          for (const Buffer* b : {g->a.get(), g->b.get()})
+            changed = hip_widened.insert(b).second || changed;
+    }
+  }
   for (const Alloc* a : w.allocs) {
     const BufferPtr& b = a->buffer;
     int64_t n = w.elems(b);
@@ -360,12 +394,14 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
       sb.elems = n;
       sb.dtype_bytes = b->dtype.bytes();
       // LegalizeCuda widens FP8 gemm operands to f16 where wgmma does not take them, and
-      // LegalizeHip on every HIP target.
+      // LegalizeHip where no FP8 matrix instruction does (above).
       if (b->dtype.is_fp8() && ((target.backend == Backend::CUDA && !cuda_fp8_tiles_native(target)) ||
-                                target.backend == Backend::HIP))
+                                (target.backend == Backend::HIP && hip_widened.count(b.get()))))
         sb.dtype_bytes = 2;
       auto it = w.pipeline_factor.find(b.get());
       sb.factor = async && it != w.pipeline_factor.end() ? it->second : 1;
+      if (target.hip.register_staged_pipeline && sb.factor >= 2)
+        staging_chunks = sat_add(staging_chunks, ceil_div(ceil_div(sat_mul(n, b->dtype.bytes()), 16), r.threads));
       sb.bytes = round_up(sat_mul(sat_mul(n, sb.dtype_bytes), sb.factor), kSmemAlign);
       r.smem_bytes = sat_add(r.smem_bytes, sb.bytes);
       r.smem_buffers.push_back(std::move(sb));
@@ -438,7 +474,8 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
           if (!mv || !nv)
             return std::nullopt;
           const int64_t tiles = *mv / p.wm / S.m + *nv / p.wn / S.n;
-          operand = ceil_div(sat_mul(tiles, p.steps * S.k_per_lane), 2);
+          const int64_t per_word = ms.in == "e4m3" || ms.in == "e5m2" ? 4 : 2; // values per register
+          operand = ceil_div(sat_mul(tiles, p.steps * S.k_per_lane), per_word);
           matrix_core = true;
         }
         // a promoted FP8 gemm's partial fragment(s): promote_n columns of 64 rows per
@@ -479,8 +516,9 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
     r.register_budget = ws_consumer_registers(r.threads * groups, target.gpu.regs_per_sm,
                                               ws_producer_registers(k, *plan));
   }
-  r.registers = sat_add(sat_add(r.fragment_words, r.operand_words), r.overhead);
-  r.registers_all = sat_add(all, r.overhead);
+  r.staging_words = sat_mul(staging_chunks, 4);
+  r.registers = sat_add(sat_add(sat_add(r.fragment_words, r.operand_words), r.staging_words), r.overhead);
+  r.registers_all = sat_add(sat_add(all, r.staging_words), r.overhead);
   return r;
 }
 

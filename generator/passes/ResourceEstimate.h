@@ -59,6 +59,9 @@ struct ResourceUse {
   int64_t smem_bytes = 0;               // buffers + scratch: the launch's dynamic smem
   int64_t fragment_words = 0;           // per thread, fragments + locals live at the peak
   int64_t operand_words = 0;            // per thread, the peak's mma operand slices
+  // per thread, the register-staged pipeline's chunks of one stage (HipFacts::
+  // register_staged_pipeline; 0 elsewhere), live across the loop's compute
+  int64_t staging_words = 0;
   int64_t registers = 0;                // estimate per thread (see above)
   // Every fragment and every gemm's operand slice at once, + the overhead: the upper bound the
   // analytic model's occupancy uses (docs/recommend.md "Registers").

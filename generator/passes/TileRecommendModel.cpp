@@ -39,7 +39,8 @@ protected:
 // ragged last tiles) count what the average block does.
 class BlockWalker {
 public:
-  BlockWalker(VarMap m, bool mma, bool async) : m_(std::move(m)), mma_(mma), async_(async) {}
+  BlockWalker(VarMap m, bool mma, bool async, bool one_ahead = false)
+      : m_(std::move(m)), mma_(mma), async_(async), one_ahead_(one_ahead) {}
 
   double traffic = 0;        // bytes to/from global memory, one block
   double flops_mma = 0;      // gemm flops on the matrix instruction, one block
@@ -139,7 +140,9 @@ public:
       bool overlapped = async_ && stages >= 2;
       if (per_iter > 0 && overlapped)
         pipelined = true;
-      stage_bytes = std::max(stage_bytes, per_iter * (overlapped ? stages - 1 : 1));
+      // in flight: stages - 1 tiles of cp.async; one tile of a register-staged pipeline (HIP:
+      // the loads of tile i + S - 1 are waited for at the end of iteration i)
+      stage_bytes = std::max(stage_bytes, per_iter * (overlapped && !one_ahead_ ? stages - 1 : 1));
       return 0;
     }
     case StmtKind::Alloc:
@@ -153,7 +156,7 @@ public:
 
 private:
   VarMap m_;
-  bool mma_, async_;
+  bool mma_, async_, one_ahead_;
 };
 
 } // namespace
@@ -169,7 +172,10 @@ ModelNumbers model_config(const Kernel& k, const VarMap& m, const ResourceUse& u
     for (const auto& [name, v] : shape.dims)
       if (d.var->name == name)
         at_shape[d.var.get()] = make_i64(v);
-  BlockWalker w(at_shape, g.mma != MatrixInst::None, g.async_copy != AsyncCopy::None);
+  // register-staged pipelines (HIP) overlap the next tile's loads with the compute, one tile ahead
+  BlockWalker w(at_shape, g.mma != MatrixInst::None,
+                g.async_copy != AsyncCopy::None || target.hip.register_staged_pipeline,
+                target.hip.register_staged_pipeline);
 
   // Grid at the shape; each block index at its midpoint.
   double blocks = 1;

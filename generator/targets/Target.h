@@ -82,8 +82,12 @@ struct GpuFacts {
 struct AmdMatrixShape {
   std::string mnemonic; // as llvm-objdump prints it for the row's arch ("v_mfma_f32_32x32x8_f16")
   std::string builtin;  // the clang builtin the HIP emitter calls
-  std::string in;       // operand type: "f16", "bf16"
+  std::string in;       // operand type: "f16", "bf16", "e4m3", "e5m2"
   int m = 0, n = 0, k = 0;
+  // FP8 operands read in the FNUZ encodings (gfx942: e4m3fnuz / e5m2fnuz, exponent bias one
+  // more than OCP's, 0x80 the only NaN): the HIP emitter converts the spec's OCP bytes and
+  // rescales the accumulator (layout::fp8_ocp_to_fnuz, docs/hip.md "FP8 on gfx942").
+  bool fnuz = false;
 };
 
 // Facts of a HIP target (backend HIP): how its variants are compiled and what one compute unit
@@ -104,6 +108,12 @@ struct HipFacts {
   // serves together within each 32-lane half of a wave (empty: 8 consecutive lanes per 32
   // banks, as the narrower reads).
   std::vector<std::vector<int>> lds_b128_groups;
+  // Multi-stage global->LDS pipelines without asynchronous copies: a pipelined loop's
+  // `stages` are LDS buffers; each iteration loads the 16-byte chunks of the tile `stages - 1`
+  // ahead into registers before its compute and stores them into the free buffer after it
+  // (HipPipeline.cpp, docs/hip.md). The resource estimate counts the stages' LDS and the
+  // staging registers where this is set.
+  bool register_staged_pipeline = false;
 };
 
 // Facts of a WebGPU (WGSL) target: the limits every generated shader stays within and the

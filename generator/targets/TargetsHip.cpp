@@ -38,6 +38,9 @@ Target hip_row(const char* name, const char* summary, int preference, GpuFacts g
   t.tile_budget_bytes = g.smem_per_block + 256 * 128 * 4;
   t.gpu = g;
   t.hip = std::move(h);
+  // `stages` LDS buffers, filled through registers (no cp.async on AMD): every HIP row, the
+  // portable one included (plain loads and stores, valid on HIP's NVIDIA platform too)
+  t.hip.register_staged_pipeline = true;
   return t;
 }
 
@@ -76,6 +79,20 @@ std::vector<AmdMatrixShape> mfma_shapes(bool cdna3) {
       {p + "32x32x8" + sep + bf, "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k", "bf16", 32, 32, 8},
       {p + "16x16x16" + sep + "f16", "__builtin_amdgcn_mfma_f32_16x16x16f16", "f16", 16, 16, 16},
       {p + "16x16x16" + sep + bf, "__builtin_amdgcn_mfma_f32_16x16x16bf16_1k", "bf16", 16, 16, 16},
+  };
+}
+
+// CDNA3's FP8 MFMA (gfx942; CDNA3 ISA guide, "MFMA" opcodes V_MFMA_F32_32X32X16_FP8_FP8 /
+// _BF8_BF8 and 16X16X32): eight FP8 values per lane and 64-bit operand, the f16 instruction's
+// accumulator of the same M x N. "fp8" is e4m3fnuz and "bf8" e5m2fnuz (the FNUZ encodings,
+// bias 8 / 16), which the spec's OCP e4m3 / e5m2 are not: `fnuz` (HipGemm.cpp converts).
+std::vector<AmdMatrixShape> mfma_fp8_shapes() {
+  std::string p = "v_mfma_f32_", b = "__builtin_amdgcn_mfma_f32_";
+  return {
+      {p + "32x32x16_fp8_fp8", b + "32x32x16_fp8_fp8", "e4m3", 32, 32, 16, true},
+      {p + "32x32x16_bf8_bf8", b + "32x32x16_bf8_bf8", "e5m2", 32, 32, 16, true},
+      {p + "16x16x32_fp8_fp8", b + "16x16x32_fp8_fp8", "e4m3", 16, 16, 32, true},
+      {p + "16x16x32_bf8_bf8", b + "16x16x32_bf8_bf8", "e5m2", 16, 16, 32, true},
   };
 }
 
@@ -118,6 +135,8 @@ std::vector<Target> hip_targets() {
   h942.offload_arch = "gfx942";
   h942.compiler = "clang-19";
   h942.matrix = mfma_shapes(true);
+  for (auto& m : mfma_fp8_shapes())
+    h942.matrix.push_back(m);
 
   HipFacts h1100;
   h1100.offload_arch = "gfx1100";

@@ -565,8 +565,10 @@ std::string hip_facts_line(const Target& t) {
   for (size_t i = 0; i < t.hip.matrix.size(); ++i) {
     const auto& m = t.hip.matrix[i];
     s += (i ? ", " : "") + m.mnemonic + " (" + std::to_string(m.m) + "x" + std::to_string(m.n) +
-         "x" + std::to_string(m.k) + " " + m.in + ")";
+         "x" + std::to_string(m.k) + " " + m.in + (m.fnuz ? " read as FNUZ" : "") + ")";
   }
+  if (t.hip.register_staged_pipeline)
+    s += "; pipelines staged through registers";
   s += "; compiler " + t.hip.compiler +
        (t.hip.offload_arch.empty() ? " (every gfx arch of the library; nvcc on NVIDIA)"
                                    : " --offload-arch=" + t.hip.offload_arch);

@@ -93,6 +93,40 @@ TEST(ResourceEstimate, GemmF32AndStagesOneAndNoAsyncCopy) {
   EXPECT_EQ(estimate(k, m1, sm("sm_80")).smem_bytes, 8192 + 16384);
 }
 
+// HIP targets stage pipelines through registers (HipPipeline.cpp): `stages` LDS buffers per
+// pipelined tile, and each thread's 16-byte chunks of one stage as staging registers.
+TEST(ResourceEstimate, HipPipelineCountsStagesAndStagingRegisters) {
+  Kernel k = shipped("gemm.yaml", "f16");
+  auto m = bind(k, {}, {{"BM", 128}, {"BN", 256}, {"BK", 32}, {"stages", 2}, {"threads", 256}});
+  for (const char* t : {"hip", "gfx90a", "gfx942", "gfx1100"}) {
+    auto r = estimate(k, m, sm(t));
+    // A_s 128*32*2 = 8192 B, B_s 32*256*2 = 16384 B, x 2 stages
+    EXPECT_EQ(r.smem_bytes, 2 * 8192 + 2 * 16384) << t;
+    EXPECT_EQ(r.smem_buffers[0].factor, 2) << t;
+    // chunks per thread: A 512 / 256 = 2, B 1024 / 256 = 4: 6 x 4 words
+    EXPECT_EQ(r.staging_words, 24) << t;
+    EXPECT_NE(r.register_breakdown().find("24 staging"), std::string::npos) << t;
+  }
+  // three stages of this tile exceed the 64 KiB of LDS: 72 KiB
+  auto m3 = bind(k, {}, {{"BM", 128}, {"BN", 256}, {"BK", 32}, {"stages", 3}, {"threads", 256}});
+  EXPECT_EQ(estimate(k, m3, sm("gfx942")).smem_bytes, 3 * 8192 + 3 * 16384);
+  // CUDA targets have no staging registers
+  EXPECT_EQ(estimate(k, m, sm("sm_80")).staging_words, 0);
+}
+
+// gemm_fp8 keeps FP8 tiles at one byte in LDS where gfx942's FP8 MFMA takes the gemm
+// (LegalizeHip::hip_fp8_matrix_native) and counts them widened to f16 elsewhere.
+TEST(ResourceEstimate, HipFp8TilesAreBytesOnlyWithFp8Mfma) {
+  for (const char* type : {"e4m3", "e5m2"}) {
+    Kernel k = shipped("gemm_fp8.yaml", type);
+    auto m = bind(k, {}, {{"BM", 128}, {"BN", 128}, {"BK", 64}, {"stages", 2}, {"threads", 256}});
+    // A_s, B_s: 128 x 64 each, 2 stages
+    EXPECT_EQ(estimate(k, m, sm("gfx942")).smem_bytes, 2 * 2 * 128 * 64) << type;
+    EXPECT_EQ(estimate(k, m, sm("gfx90a")).smem_bytes, 2 * 2 * 128 * 64 * 2) << type;
+    EXPECT_EQ(estimate(k, m, sm("hip")).smem_bytes, 2 * 2 * 128 * 64 * 2) << type;
+  }
+}
+
 TEST(ResourceEstimate, FlashAttentionD128) {
   Kernel k = shipped("flash_attention_fwd.yaml", "bf16");
   auto m = bind(k, {{"causal", 1}, {"D", 128}},
