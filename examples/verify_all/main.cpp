@@ -1,4 +1,5 @@
-// Runs every shipped kernel x type (gemm_fp8: e4m3 and e5m2) through the generated dispatch library `shipped`, at ragged
+// Runs every shipped kernel x type (gemm_fp8: e4m3 and e5m2; decode_attention: f16 and bf16, pages of
+// 16 and 64) through the generated dispatch library `shipped`, at ragged
 // sizes on fresh random inputs, checks each result against a float64 reference (the same
 // references and tolerances as tests/kernels, see docs/kernels.md) and prints one table row
 // per run: the variant the dispatcher chose, the error, and the time.
@@ -181,6 +182,62 @@ void attention(Dt dt, int64_t B, int64_t H, int64_t S, int64_t D, int causal) {
   row("flash_attention_fwd", dt, shape, sel, st, e, tolerance(dt, S), ms, gflops(flops, ms));
 }
 
+// decode_attention: B sequences of ragged lengths (one of them 0) over a paged K/V cache whose
+// pages are dealt out of order, GQA group G = 8 over Hkv = 2 KV heads, D = 128.
+void decode(Dt dt, int64_t page) {
+  auto rng = rng_for(std::string("verify_all decode") + dt_name(dt) + std::to_string(page));
+  const std::vector<int32_t> lens = {1, 17, 0, 1000, static_cast<int32_t>(page) - 1};
+  const int64_t B = static_cast<int64_t>(lens.size()), Hkv = 2, G = 8, D = 128;
+  int64_t MP = 1, used = 0;
+  for (int32_t n : lens) {
+    MP = std::max<int64_t>(MP, (n + page - 1) / page);
+    used += (n + page - 1) / page;
+  }
+  const int64_t NP = used + 2;
+  std::vector<int32_t> pool(static_cast<size_t>(NP));
+  for (size_t i = 0; i < pool.size(); ++i)
+    pool[i] = static_cast<int32_t>(i);
+  std::shuffle(pool.begin(), pool.end(), rng);
+  std::vector<int32_t> table(static_cast<size_t>(B * MP), 0);
+  size_t next = 0;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t k = 0; k < (lens[b] + page - 1) / page; ++k)
+      table[b * MP + k] = pool[next++];
+  GuardedBuffer q(dt, B * Hkv * G * D), K(dt, NP * Hkv * page * D), V(dt, NP * Hkv * page * D),
+      o(dt, B * Hkv * G * D);
+  auto qv = fill_random(q, rng), kv = fill_random(K, rng, -0.5, 0.5), vv = fill_random(V, rng);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  tg_selection sel{};
+  tg_status st;
+  auto call = [&](tg_selection* s) {
+    if (dt == Dt::F16)
+      return s ? shipped_decode_attention_f16_query(nullptr, P{q.data()}, P{K.data()}, P{V.data()},
+                                                    table.data(), lens.data(), P{o.data()}, B, Hkv,
+                                                    G, NP, MP, page, D, scale, s)
+               : shipped_decode_attention_f16(nullptr, P{q.data()}, P{K.data()}, P{V.data()},
+                                              table.data(), lens.data(), P{o.data()}, B, Hkv, G,
+                                              NP, MP, page, D, scale);
+    return s ? shipped_decode_attention_bf16_query(nullptr, P{q.data()}, P{K.data()}, P{V.data()},
+                                                   table.data(), lens.data(), P{o.data()}, B, Hkv,
+                                                   G, NP, MP, page, D, scale, s)
+             : shipped_decode_attention_bf16(nullptr, P{q.data()}, P{K.data()}, P{V.data()},
+                                             table.data(), lens.data(), P{o.data()}, B, Hkv, G, NP,
+                                             MP, page, D, scale);
+  };
+  call(&sel);
+  double ms = time_ms([&] { return call(nullptr); }, st);
+  auto ref = ref::decode_attention(qv, kv, vv, table, lens, B, Hkv, G, MP, page, D, scale);
+  auto e = compare(o.values(), ref);
+  double kv_bytes = 0;
+  for (int32_t n : lens)
+    kv_bytes += 2.0 * n * Hkv * D * dt_bytes(dt);
+  char shape[64];
+  std::snprintf(shape, sizeof shape, "B%lldG%lld page %lld", (long long)B, (long long)G,
+                (long long)page);
+  row("decode_attention", dt, shape, sel, st, e, tolerance(dt, 1000 + D), ms, gbps(kv_bytes, ms),
+      o.guards_intact());
+}
+
 } // namespace
 
 int main() {
@@ -200,6 +257,9 @@ int main() {
   }
   for (Dt dt : kFp8Dts)
     gemm_fp8(dt, 513, 1000, 777);
+  for (Dt dt : {Dt::F16, Dt::BF16})
+    for (int64_t page : {16, 64})
+      decode(dt, page);
   std::printf("\n%s: %d failure(s)\n", g_failures ? "FAILED" : "all verified", g_failures);
   return g_failures ? 1 : 0;
 }

@@ -5,6 +5,7 @@
 // (one KV head) and G = 1, and G = 20 (more query heads than a C tile holds: two tiles along x,
 // the second ragged).
 #include "Numeric.h"
+#include "Reference.h"
 
 #include "tgk_decode.h"
 
@@ -27,41 +28,6 @@ using tgtest::Dt;
 struct Case {
   int64_t Hkv, G, page;
 };
-
-// o[b, h, g, :] = softmax_j(q[b, h, g, :] . K[j] * scale) @ V, keys j < len[b] of sequence b,
-// token j at row j % page of page table[b, j / page]; 0 for a sequence of length 0.
-std::vector<double> reference(const std::vector<double>& q, const std::vector<double>& K,
-                              const std::vector<double>& V, const std::vector<int32_t>& table,
-                              const std::vector<int32_t>& lens, int64_t B, int64_t Hkv, int64_t G,
-                              int64_t MP, int64_t page, int64_t D, double scale) {
-  std::vector<double> o(static_cast<size_t>(B * Hkv * G * D), 0.0);
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < Hkv; ++h)
-      for (int64_t g = 0; g < G; ++g) {
-        const double* qv = &q[((b * Hkv + h) * G + g) * D];
-        double* ov = &o[((b * Hkv + h) * G + g) * D];
-        const int64_t n = lens[b];
-        std::vector<double> s(static_cast<size_t>(n));
-        double m = -std::numeric_limits<double>::infinity();
-        auto row = [&](int64_t j) { // offset of token j's row for head h
-          return ((static_cast<int64_t>(table[b * MP + j / page]) * Hkv + h) * page + j % page) * D;
-        };
-        for (int64_t j = 0; j < n; ++j) {
-          double dot = 0;
-          for (int64_t d = 0; d < D; ++d)
-            dot += qv[d] * K[row(j) + d];
-          s[j] = dot * scale;
-          m = std::max(m, s[j]);
-        }
-        double l = 0;
-        for (int64_t j = 0; j < n; ++j)
-          l += (s[j] = std::exp(s[j] - m));
-        for (int64_t j = 0; j < n; ++j)
-          for (int64_t d = 0; d < D; ++d)
-            ov[d] += s[j] / l * V[row(j) + d];
-      }
-  return o;
-}
 
 tg_status call(Dt dt, const void* q, const void* K, const void* V, const int32_t* table,
                const int32_t* lens, void* o, int64_t B, int64_t Hkv, int64_t G, int64_t NP,
@@ -134,7 +100,8 @@ TEST_P(DecodeAttention, PagedRaggedGqaAgainstFloat64) {
                    c.G, NP, MP, c.page, D, scale, nullptr),
               TG_OK);
     EXPECT_TRUE(o.guards_intact());
-    const auto ref = reference(qv, Kv, Vv, table, lens, B, c.Hkv, c.G, MP, c.page, D, scale);
+    const auto ref = tgtest::ref::decode_attention(qv, Kv, Vv, table, lens, B, c.Hkv, c.G, MP,
+                                                    c.page, D, scale);
     const auto got = o.values();
     // f32 sums of up to 1000 products of T values, p rounded to T: flash attention's bound
     const auto st = tgtest::compare(got, ref, 1.0);

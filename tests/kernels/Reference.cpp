@@ -121,4 +121,36 @@ Vec flash_attention(const Vec& Q, const Vec& K, const Vec& V, int64_t B, int64_t
   return O;
 }
 
+Vec decode_attention(const Vec& q, const Vec& K, const Vec& V, const std::vector<int32_t>& table,
+                     const std::vector<int32_t>& lens, int64_t B, int64_t Hkv, int64_t G,
+                     int64_t MP, int64_t page, int64_t D, double scale) {
+  Vec o(static_cast<size_t>(B * Hkv * G * D), 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < Hkv; ++h)
+      for (int64_t g = 0; g < G; ++g) {
+        const double* qv = &q[((b * Hkv + h) * G + g) * D];
+        double* ov = &o[((b * Hkv + h) * G + g) * D];
+        const int64_t n = lens[b];
+        Vec s(static_cast<size_t>(n));
+        double m = -std::numeric_limits<double>::infinity();
+        auto row = [&](int64_t j) { // offset of token j's row for head h
+          return ((static_cast<int64_t>(table[b * MP + j / page]) * Hkv + h) * page + j % page) * D;
+        };
+        for (int64_t j = 0; j < n; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < D; ++d)
+            dot += qv[d] * K[row(j) + d];
+          s[j] = dot * scale;
+          m = std::max(m, s[j]);
+        }
+        double l = 0;
+        for (int64_t j = 0; j < n; ++j)
+          l += (s[j] = std::exp(s[j] - m));
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t d = 0; d < D; ++d)
+            ov[d] += s[j] / l * V[row(j) + d];
+      }
+  return o;
+}
+
 } // namespace tgtest::ref

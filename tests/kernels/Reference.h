@@ -34,4 +34,11 @@ Vec layernorm(const Vec& X, const Vec& W, const Vec& Bias, int64_t M, int64_t N,
 Vec flash_attention(const Vec& Q, const Vec& K, const Vec& V, int64_t B, int64_t H, int64_t S,
                     int64_t D, double sm_scale, bool causal);
 
+// Paged decode attention (kernels/decode_attention.yaml): o[b, h, g, :] = softmax_j(q[b, h, g, :]
+// . K[j] * scale) @ V over keys j < lens[b] of sequence b, token j at row j % page of page
+// table[b * MP + j / page] of the [NP, Hkv, page, D] caches; 0 for a sequence of length 0.
+Vec decode_attention(const Vec& q, const Vec& K, const Vec& V, const std::vector<int32_t>& table,
+                     const std::vector<int32_t>& lens, int64_t B, int64_t Hkv, int64_t G,
+                     int64_t MP, int64_t page, int64_t D, double scale);
+
 } // namespace tgtest::ref
