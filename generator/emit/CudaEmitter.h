@@ -21,6 +21,11 @@
 
 namespace tilegen::emit {
 
+// True if e is a multiple of m for every value of its variables (a syntactic test: products
+// with a multiple, sums and differences of multiples, integer literals), as the CUDA and HIP
+// copies ask of a tile's innermost offset before using m-element vectors.
+bool expr_multiple_of(const ir::Expr& e, int64_t m);
+
 // Units per group at each level of the split kernel's join tree (emit_combine): each group's
 // last part to arrive merges its members and goes up a level, until one part has them all.
 inline constexpr int64_t kSplitGroup = 4;
@@ -107,6 +112,14 @@ protected:
   void op_comment(const ir::Stmt& s);
   void emit_for(const ir::For* f);
   virtual void emit_pipelined(const ir::For* f, int64_t stages);
+  // A pipelined loop's body split into its producers (copies from global tiles, in order) and
+  // the rest; `hoistable` is false when a producer follows a `let` (it might use it), so that
+  // the loads cannot be issued ahead (CUDA's cp.async stages, HIP's register staging).
+  struct PipelineBody {
+    std::vector<ir::Stmt> body, producers, consumers;
+    bool hoistable = true;
+  };
+  PipelineBody split_pipeline_body(const ir::For* f) const;
   void emit_fill(const ir::Fill* f);
   void emit_copy(const ir::Copy* c);
   // The synchronous 16-byte path of copy_global_to_shared on targets without asynchronous

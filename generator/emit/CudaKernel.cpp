@@ -110,24 +110,32 @@ Expr CudaEmitter::loop_interior(const Copy* c, const For* f) const {
                                substitute(inside, {{f->var.get(), last}})));
 }
 
-void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
-  std::vector<Stmt> body;
+CudaEmitter::PipelineBody CudaEmitter::split_pipeline_body(const For* f) const {
+  PipelineBody p;
   if (auto* q = f->body->as<Seq>())
-    body = q->stmts;
+    p.body = q->stmts;
   else
-    body = {f->body};
-  std::vector<Stmt> producers, consumers;
-  bool let_seen = false, hoistable = true;
-  for (const auto& s : body) {
+    p.body = {f->body};
+  bool let_seen = false;
+  for (const auto& s : p.body) {
     if (s->as<LetStmt>())
       let_seen = true;
     if (is_producer(s)) {
-      hoistable = hoistable && !let_seen;
-      producers.push_back(s);
+      p.hoistable = p.hoistable && !let_seen;
+      p.producers.push_back(s);
     } else {
-      consumers.push_back(s);
+      p.consumers.push_back(s);
     }
   }
+  return p;
+}
+
+void CudaEmitter::emit_pipelined(const For* f, int64_t stages) {
+  PipelineBody split = split_pipeline_body(f);
+  std::vector<Stmt>& body = split.body;
+  std::vector<Stmt>& producers = split.producers;
+  std::vector<Stmt>& consumers = split.consumers;
+  const bool hoistable = split.hoistable;
   // Producers nested deeper (inside an `if`) or after a `let` they might use are not hoisted.
   if (producers.empty() || !hoistable) {
     producers.clear();

@@ -16,24 +16,23 @@ namespace tilegen::emit {
 
 using namespace ir;
 
-namespace {
-
-// True if e is a multiple of m for every value of its variables.
-bool multiple_of(const Expr& e, int64_t m) {
+bool expr_multiple_of(const Expr& e, int64_t m) {
   if (m <= 1)
     return true;
   if (auto* i = e->as<IntImm>())
     return i->value % m == 0;
   if (auto* c = e->as<Cast>())
-    return multiple_of(c->value, m);
+    return expr_multiple_of(c->value, m);
   if (auto* b = e->as<Binary>()) {
     if (b->op == BinaryOp::Mul)
-      return multiple_of(b->a, m) || multiple_of(b->b, m);
+      return expr_multiple_of(b->a, m) || expr_multiple_of(b->b, m);
     if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub)
-      return multiple_of(b->a, m) && multiple_of(b->b, m);
+      return expr_multiple_of(b->a, m) && expr_multiple_of(b->b, m);
   }
   return false;
 }
+
+namespace {
 
 int log2_of(int64_t v) {
   int l = 0;
@@ -201,7 +200,7 @@ bool CudaEmitter::cp_async_vec_ok(const Copy* c, bool async) const {
   const Buffer* sb = c->dst.buffer.get();
   const int64_t eb = g.dtype.bytes(), V = 16 / eb;
   return async && g.dtype == sb->dtype && is_const_zero(c->pad) && eb <= 16 &&
-         slots_.at(sb).cols % V == 0 && multiple_of(c->src.offsets[g.rank() - 1], V);
+         slots_.at(sb).cols % V == 0 && expr_multiple_of(c->src.offsets[g.rank() - 1], V);
 }
 
 // When the 16-byte chunks of c's source tile may be copied without per-chunk tests: every
@@ -333,7 +332,7 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
   // chunks of f16 in shared memory. Synchronous, like the scalar path, but 16 elements per
   // load: the scalar path's byte loads ran a 1x8192x8192 GEMV at 1.9 ms on the H200.
   const bool widen16 = !same_type && g.dtype.is_fp8() && sb->dtype == DType::f16() &&
-                       is_const_zero(c->pad) && C % 16 == 0 && multiple_of(c->src.offsets[n - 1], 16);
+                       is_const_zero(c->pad) && C % 16 == 0 && expr_multiple_of(c->src.offsets[n - 1], 16);
   if (widen16) {
     const int64_t chunks = R * C / 16, per = (chunks + threads_ - 1) / threads_, CPR = C / 16;
     const std::string fn = need("tg_widen_fp8x16"), P = std::to_string(per);
@@ -466,7 +465,7 @@ bool CudaEmitter::shift_copy_ok(const Copy* c) const {
   if (!shift_ok_ || t_.gpu.async_copy == AsyncCopy::None || g.scope != MemScope::Global ||
       sb->scope != MemScope::Shared || g.dtype != sb->dtype || g.dtype.bytes() != 2 ||
       !is_const_zero(c->pad) || c->src.tile_rank() != 2 || g.rank() < 2 || !row_major(sb) ||
-      multiple_of(g.shape.back(), 8)) // rows of whole chunks: never needed
+      expr_multiple_of(g.shape.back(), 8)) // rows of whole chunks: never needed
     return false;
   auto it = slots_.find(sb);
   return it != slots_.end() && it->second.stages >= 2 && it->second.cols * 2 % 16 == 0;
@@ -693,7 +692,7 @@ void CudaEmitter::copy_global_fragment(const Copy* c, bool load) {
     vec = L.regs[fr - 1][0].size;
   while (vec > 1 && (vec * eb > 16 || !vec_type(vec * eb)))
     vec /= 2;
-  if (!multiple_of(gr.offsets[n - 1], vec))
+  if (!expr_multiple_of(gr.offsets[n - 1], vec))
     vec = 1;
   std::vector<std::string> off;
   for (const auto& o : gr.offsets)

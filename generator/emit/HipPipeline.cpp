@@ -31,33 +31,6 @@ namespace tilegen::emit {
 
 using namespace ir;
 
-namespace {
-
-bool is_producer(const Stmt& s) {
-  auto* c = s->as<Copy>();
-  return c && c->src.buffer->scope == MemScope::Global && c->dst.buffer->scope == MemScope::Shared;
-}
-
-// True if e is a multiple of m for every value of its variables (as CudaOps.cpp's test for
-// the widening copy's column offset).
-bool multiple_of(const Expr& e, int64_t m) {
-  if (m <= 1)
-    return true;
-  if (auto* i = e->as<IntImm>())
-    return i->value % m == 0;
-  if (auto* c = e->as<Cast>())
-    return multiple_of(c->value, m);
-  if (auto* b = e->as<Binary>()) {
-    if (b->op == BinaryOp::Mul)
-      return multiple_of(b->a, m) || multiple_of(b->b, m);
-    if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub)
-      return multiple_of(b->a, m) && multiple_of(b->b, m);
-  }
-  return false;
-}
-
-} // namespace
-
 // How a producer copy stages through registers: the width of its 16-byte source chunks in
 // elements, or 0 where it does not (then it is copied synchronously at the store).
 HipEmitter::StagedCopy HipEmitter::staged_copy(const Copy* c) const {
@@ -69,7 +42,7 @@ HipEmitter::StagedCopy HipEmitter::staged_copy(const Copy* c) const {
   if (cp_async_vec_ok(c, true)) { // the tensor's own type: chunks stored as they are
     s.elems = 16 / g.dtype.bytes();
   } else if (g.dtype.is_fp8() && sb->dtype == DType::f16() && is_const_zero(c->pad) && sl.cols % 16 == 0 &&
-             multiple_of(c->src.offsets[n - 1], 16)) { // FP8 widened to f16 (LegalizeHip)
+             expr_multiple_of(c->src.offsets[n - 1], 16)) { // FP8 widened to f16 (LegalizeHip)
     s.elems = 16;
     s.widen = true;
   } else {
@@ -138,24 +111,11 @@ void HipEmitter::staged_store(const Copy* c, const StagedCopy& s, const std::str
 }
 
 void HipEmitter::emit_pipelined(const For* f, int64_t stages) {
-  std::vector<Stmt> body;
-  if (auto* q = f->body->as<Seq>())
-    body = q->stmts;
-  else
-    body = {f->body};
-  std::vector<Stmt> producers, consumers;
-  bool let_seen = false, hoistable = true;
-  for (const auto& s : body) {
-    if (s->as<LetStmt>())
-      let_seen = true;
-    if (is_producer(s)) {
-      hoistable = hoistable && !let_seen;
-      producers.push_back(s);
-    } else {
-      consumers.push_back(s);
-    }
-  }
-  bool staged = stages >= 2 && !producers.empty() && hoistable && t_.hip.register_staged_pipeline;
+  const PipelineBody split = split_pipeline_body(f);
+  const std::vector<Stmt>& producers = split.producers;
+  const std::vector<Stmt>& consumers = split.consumers;
+  bool staged = stages >= 2 && !producers.empty() && split.hoistable &&
+                t_.hip.register_staged_pipeline;
   for (const auto& p : producers) // every producer's buffer holds this loop's stages
     staged = staged && slots_.at(p->as<Copy>()->dst.buffer.get()).stages == stages;
   if (!staged) { // one stage: CUDA's synchronous loop (stage 0 of each buffer)
