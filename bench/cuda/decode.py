@@ -39,6 +39,7 @@ D = 128
 
 def make_case(B, Hkv, G, page, lens, dtype, gen, device="cuda"):
     """Inputs of one call: a shuffled page pool, the block table, q; V and K in [-1, 1)."""
+    assert len(lens) == B, f"{len(lens)} lengths for B = {B}"
     pages = [max(0, math.ceil(n / page)) for n in lens]
     MP = max(1, max(pages))
     NP = sum(pages) + 3
@@ -86,7 +87,7 @@ def cases(quick):
     out = []
     for types in ("bf16", "f16"):
         for page in (16, 64):
-            out.append((types, 4, 2, 8, page, [0, 1, 15, 17, 1000]))       # GQA, few tiles: split
+            out.append((types, 5, 2, 8, page, [0, 1, 15, 17, 1000]))       # GQA, few tiles: split
             out.append((types, 4, 1, 8, page, [1000, 17, 0, 1]))           # MQA
             out.append((types, 3, 4, 1, page, [999, 64, 16]))              # G = 1
             out.append((types, 2, 2, 20, page, [300, 5]))                  # G = 20: two row tiles
