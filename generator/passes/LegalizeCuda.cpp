@@ -45,11 +45,10 @@ private:
 
 } // namespace
 
-Kernel widen_fp8_gemm_operands(const Kernel& k, const std::function<bool(const Gemm&)>& native) {
-  GemmCollector c;
-  c.visit(k.body);
+std::set<const Buffer*> fp8_widened_operands(const std::vector<const Gemm*>& gemms,
+                                             const std::function<bool(const Gemm&)>& native) {
   std::set<const Buffer*> widen;
-  for (const Gemm* g : c.gemms) {
+  for (const Gemm* g : gemms) {
     const bool keep = native(*g);
     for (const Buffer* b : {g->a.get(), g->b.get()})
       if (!keep && fp8_shared(*b))
@@ -57,12 +56,19 @@ Kernel widen_fp8_gemm_operands(const Kernel& k, const std::function<bool(const G
   }
   for (bool changed = true; changed;) {
     changed = false;
-    for (const Gemm* g : c.gemms)
+    for (const Gemm* g : gemms)
       if (widen.count(g->a.get()) || widen.count(g->b.get()))
         for (const Buffer* b : {g->a.get(), g->b.get()})
           if (fp8_shared(*b) && widen.insert(b).second)
             changed = true;
   }
+  return widen;
+}
+
+Kernel widen_fp8_gemm_operands(const Kernel& k, const std::function<bool(const Gemm&)>& native) {
+  GemmCollector c;
+  c.visit(k.body);
+  std::set<const Buffer*> widen = fp8_widened_operands(c.gemms, native);
   if (widen.empty())
     return k;
   return Widener(std::move(widen)).mutate_kernel(k);

@@ -11,6 +11,10 @@
 // Precondition: an instantiated kernel (constant block size and shapes).
 #pragma once
 
+#include <functional>
+#include <set>
+#include <vector>
+
 #include "ir/IR.h"
 #include "targets/Target.h"
 
@@ -22,6 +26,12 @@ ir::Kernel legalize_cuda(const ir::Kernel& k, const Target& target);
 
 // The widening above with the gemms whose FP8 operands stay FP8 given by `native` (shared with
 // passes/LegalizeHip).
+// The FP8 shared buffers widen_fp8_gemm_operands widens among these gemms' operands: those of
+// a gemm `native` rejects, and every FP8 shared operand of a gemm that shares a widened one (a
+// buffer has one dtype). The resource estimate asks it too, so that its byte count and the
+// legalized kernel agree.
+std::set<const ir::Buffer*> fp8_widened_operands(const std::vector<const ir::Gemm*>& gemms,
+                                                 const std::function<bool(const ir::Gemm&)>& native);
 ir::Kernel widen_fp8_gemm_operands(const ir::Kernel& k,
                                    const std::function<bool(const ir::Gemm&)>& native);
 

@@ -355,33 +355,30 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
   // stage of every such buffer (as the source stores them: FP8 before widening).
   const bool async = target.gpu.async_copy != AsyncCopy::None || target.hip.register_staged_pipeline;
   int64_t staging_chunks = 0;
-  // LegalizeHip widens FP8 gemm operands to f16 except for the gemms of an FP8 matrix
-  // instruction (gfx942), and every operand of a gemm that shares a widened one
+  // the FP8 operands LegalizeHip widens to f16: those of gemms no FP8 matrix instruction takes
+  // (gfx942 has some), by the same rule (fp8_widened_operands)
   std::set<const Buffer*> hip_widened;
   if (target.backend == Backend::HIP) {
     bool fragment_a = false;
     for (const Gemm* g : w.gemms)
       fragment_a = fragment_a || g->a->scope == MemScope::Fragment;
-    for (const Gemm* g : w.gemms) {
-      if (g->c->rank() != 2 || g->a->rank() != 2)
-        continue;
-      auto M = w.value(g->c->shape[0], g->loc, "gemm extent");
-      auto N = w.value(g->c->shape[1], g->loc, "gemm extent");
-      auto K = w.value(g->transpose_a ? g->a->shape[0] : g->a->shape[1], g->loc, "gemm extent");
-      if (!M || !N || !K)
-        return std::nullopt;
-      if (!hip_fp8_matrix_native(target, g->a->dtype, g->b->dtype, g->c->dtype,
-                                 g->a->scope == MemScope::Shared, g->b->scope == MemScope::Shared, *M,
-                                 *N, *K, r.threads, fragment_a))
-        hip_widened.insert({g->a.get(), g->b.get()});
-    }
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (const Gemm* g : w.gemms)
-        if (hip_widened.count(g->a.get()) || hip_widened.count(g->b.get()))
-          for (const Buffer* b : {g->a.get(), g->b.get()})
-            changed = hip_widened.insert(b).second || changed;
-    }
+    bool known = true;
+    hip_widened = fp8_widened_operands(w.gemms, [&](const Gemm& g) {
+      if (g.c->rank() != 2 || g.a->rank() != 2)
+        return false;
+      auto M = w.value(g.c->shape[0], g.loc, "gemm extent");
+      auto N = w.value(g.c->shape[1], g.loc, "gemm extent");
+      auto K = w.value(g.transpose_a ? g.a->shape[0] : g.a->shape[1], g.loc, "gemm extent");
+      if (!M || !N || !K) {
+        known = false;
+        return false;
+      }
+      return hip_fp8_matrix_native(target, g.a->dtype, g.b->dtype, g.c->dtype,
+                                   g.a->scope == MemScope::Shared, g.b->scope == MemScope::Shared,
+                                   *M, *N, *K, r.threads, fragment_a);
+    });
+    if (!known)
+      return std::nullopt;
   }
   for (const Alloc* a : w.allocs) {
     const BufferPtr& b = a->buffer;
