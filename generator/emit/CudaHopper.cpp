@@ -199,13 +199,10 @@ void CudaEmitter::emit_producer_branch() {
     for (const Region* r : {&as_copy(s)->src, &as_copy(s)->dst})
       for (const auto& e : r->offsets)
         uses.visit(e);
-  // nvcc -Werror all-warnings reported such an index in a W4A16 GEMM (#177-D); the shipped
-  // kernels' producers compile without the cast, and their text is kept, so only kernels with
-  // a packed tensor (whose copies became consumer loops) get it.
-  const bool packed = std::any_of(k_.tensors.begin(), k_.tensors.end(),
-                                  [](const BufferPtr& t) { return t->packed != Packed::None; });
+  // (nvcc reports it otherwise, #177-D: first seen in a W4A16 GEMM, whose packed copies run in
+  // the consumers)
   for (const auto& g : k_.grid)
-    if (packed && !uses.vars.count(g.index.get()))
+    if (!uses.vars.count(g.index.get()))
       line("(void)" + name(g.index->name) + ";");
   emit_lets_before(f);
   line(ws_trip_count(f));
