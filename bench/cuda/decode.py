@@ -134,6 +134,122 @@ def verify(lib, quick, log):
     return ok_all
 
 
+MLA_DL, MLA_DR, MLA_PAGE = 512, 64, 64
+
+
+def make_mla_case(B, H, lens, dtype, gen, device="cuda"):
+    """Inputs of one mla_decode call: a shuffled page pool, the block table, q and the cache in [-1, 1)."""
+    assert len(lens) == B, f"{len(lens)} lengths for B = {B}"
+    page, D = MLA_PAGE, MLA_DL + MLA_DR
+    pages = [max(0, math.ceil(n / page)) for n in lens]
+    MP = max(1, max(pages))
+    NP = sum(pages) + 3
+    perm = torch.randperm(NP, generator=gen, device="cpu").to(torch.int32)
+    table = torch.full((B, MP), 1 << 30, dtype=torch.int32)
+    at = 0
+    for b, p in enumerate(pages):
+        table[b, :p] = perm[at:at + p]
+        at += p
+
+    def rnd(*shape):
+        return (torch.rand(*shape, generator=gen, device="cpu") * 2 - 1).to(dtype)
+    x = {"q": rnd(B, H, D), "KV_cache": rnd(NP, page, D), "block_table": table,
+         "seq_lens": torch.tensor(lens, dtype=torch.int32)}
+    x = {n: t.to(device) for n, t in x.items()}
+    x["o"] = torch.full((B, H, MLA_DL), float("nan"), dtype=dtype, device=device)
+    dims = dict(B=B, H=H, NP=NP, MP=MP, PAGE=page, DL=MLA_DL, DR=MLA_DR)
+    return x, dims
+
+
+def mla_reference(x, dims, scale):
+    """float64 on the GPU: keys are whole cache rows, values their first DL dims."""
+    B, H, page = dims["B"], dims["H"], dims["PAGE"]
+    q = x["q"].double()
+    out = torch.zeros(B, H, MLA_DL, dtype=torch.float64, device=q.device)
+    for b in range(B):
+        n = int(x["seq_lens"][b])
+        if n == 0:
+            continue
+        npg = math.ceil(n / page)
+        ids = x["block_table"][b, :npg].long()
+        kv = x["KV_cache"][ids].double().reshape(npg * page, -1)[:n]
+        s = (q[b] @ kv.t()) * scale
+        out[b] = torch.softmax(s, dim=-1) @ kv[:, :MLA_DL]
+    return out
+
+
+def mla_cases(quick):
+    out = []
+    for types in ("bf16", "f16"):
+        out.append((types, 5, 128, [0, 1, 63, 65, 1000]))                  # few tiles: split
+        out.append((types, 3, 20, [64, 129, 3]))                            # ragged head tile
+        if not quick:
+            out.append((types, 1, 128, [65536]))                            # B 1, long
+        nb = 16 if quick else 64  # quick: the memcheck run
+        out.append((types, nb, 128, [(37 * i) % 2000 for i in range(nb)]))  # many tiles
+    return out
+
+
+def verify_mla(lib, quick, log):
+    ok_all = True
+    gen = torch.Generator()
+    gen.manual_seed(20261206)
+    launch = make_launch(0)
+    for types, B, H, lens in mla_cases(quick):
+        x, dims = make_mla_case(B, H, lens, DT[types], gen)
+        scale = 1.0 / math.sqrt(192.0)  # DeepSeek-V3: 1 / sqrt(qk_nope + qk_rope head dims)
+        args = {n: t.data_ptr() for n, t in x.items()}
+        args.update(dims)
+        args["sm_scale"] = scale
+        qst, sel = lib.query("mla_decode", types, launch, **args)
+        target, inst, reason = describe(sel)
+        label = f"mla_decode {types} B{B} H{H} lens {lens[:6]}"
+        if qst != TG_OK or not target.startswith("sm_"):
+            log(f"FAIL {label}: query status {qst}, target {target}: {reason}")
+            ok_all = False
+            continue
+        st = lib.call("mla_decode", types, launch, **args)
+        torch.cuda.synchronize()
+        if st != TG_OK:
+            log(f"FAIL {label} [{target}]: status {lib.status_string(st)}")
+            ok_all = False
+            continue
+        got = x["o"].double()
+        want = mla_reference(x, dims, scale)
+        nan = int(torch.isnan(got).sum())
+        err = ((got - want).abs().max().item()) if got.numel() else 0.0
+        tol = 2e-2 if types == "bf16" else 4e-3
+        ok = nan == 0 and err <= tol
+        ok_all = ok_all and ok
+        log(f"{'ok  ' if ok else 'FAIL'} {label} [{target} {inst}]: max abs err "
+            f"{err:.3g} (tol {tol:g}){f', {nan} NaN' if nan else ''}")
+    return ok_all
+
+
+def time_mla(lib, B, ctx, H=128, types="bf16"):
+    """One mla_decode launch timed; verified against the float64 reference on its first 4 sequences."""
+    gen = torch.Generator()
+    gen.manual_seed(11)
+    x, dims = make_mla_case(B, H, [ctx] * B, DT[types], gen)
+    scale = 1.0 / math.sqrt(192.0)
+    args = {n: t.data_ptr() for n, t in x.items()}
+    args.update(dims)
+    args["sm_scale"] = scale
+    launch = make_launch(0, torch.cuda.current_stream().cuda_stream)
+    _, sel = lib.query("mla_decode", types, launch, **args)
+    ours = lib.bind("mla_decode", types, launch, **args)
+    ms = time_batches([ours])
+    torch.cuda.synchronize()
+    sub = dict(x, q=x["q"][:4], block_table=x["block_table"][:4], seq_lens=x["seq_lens"][:4])
+    err = (x["o"][:4].double() - mla_reference(sub, dict(dims, B=4), scale)).abs().max().item()
+    tol = 2e-2 if types == "bf16" else 4e-3
+    kv_bytes = B * ctx * (MLA_DL + MLA_DR) * x["KV_cache"].element_size()
+    target, inst, _ = describe(sel)
+    return {"case": f"mla B{B} H{H} ctx{ctx} page{MLA_PAGE} {types}", "variant": f"{target} {inst}",
+            "ms": ms, "kv_gbps": kv_bytes / (ms * 1e-3) / 1e9, "err": err, "tol": tol,
+            "verified": err <= tol}
+
+
 def time_case(lib, B, ctx, Hkv=8, G=8, page=16, types="bf16"):
     gen = torch.Generator()
     gen.manual_seed(7)
@@ -168,12 +284,24 @@ def main():
     ap.add_argument("--out", default=None)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--verify-only", action="store_true")
+    ap.add_argument("--only", choices=("gqa", "mla"), default=None)
+    ap.add_argument("--mla-time-json", action="store_true",
+                    help="only time mla_decode at B 64, ctx 8192 and print one JSON line (child)")
     a = ap.parse_args()
     lib = Library(os.path.join(a.dist, "libtgb.so"), os.path.join(a.dist, "tgb.h"), "tgb")
-    if not lib.has("decode_attention", "bf16"):
-        print("decode.py: libtgb.so has no decode_attention (rebuild with bench/cuda/build.sh)")
-        return 2
-    ok = verify(lib, a.quick, print)
+    if a.mla_time_json:
+        print("MLAJSON " + json.dumps(time_mla(lib, 64, 8192)))
+        return 0
+    gqa, mla = a.only != "mla", a.only != "gqa"
+    for kernel, wanted in (("decode_attention", gqa), ("mla_decode", mla)):
+        if wanted and not lib.has(kernel, "bf16"):
+            print(f"decode.py: libtgb.so has no {kernel} (rebuild with bench/cuda/build.sh)")
+            return 2
+    ok = True
+    if gqa:
+        ok = verify(lib, a.quick, print) and ok
+    if mla:
+        ok = verify_mla(lib, a.quick, print) and ok
     if a.verify_only:
         return 0 if ok else 1
     # the same cases with the split refused (the whole loop on every tile), in a child process:
@@ -181,22 +309,50 @@ def main():
     env = dict(os.environ, TILEGEN_GPU_SPLIT="0")
     print("== with TILEGEN_GPU_SPLIT=0 (every tile whole)")
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--dist", a.dist, "--verify-only"]
-                       + (["--quick"] if a.quick else []), env=env)
+                       + (["--quick"] if a.quick else []) + (["--only", a.only] if a.only else []),
+                       env=env)
     ok = ok and r.returncode == 0
     copy, _ = copy_bandwidth()
     copy_gbps = max(copy)
-    rows = [time_case(lib, 32, 8192), time_case(lib, 1, 131072)]
+    rows = [time_case(lib, 32, 8192), time_case(lib, 1, 131072)] if gqa else []
+    mla_rows = [time_mla(lib, 64, 8192)] if mla else []
+    if mla:
+        # the sm_90 variant (another tile: 16 heads per block) in a child process, where the
+        # library was built with sm_90a (TILEGEN_GPU_DISABLE is read once per process)
+        env = dict(os.environ, TILEGEN_GPU_DISABLE="sm_90a")
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--dist", a.dist,
+                            "--mla-time-json"], env=env, capture_output=True, text=True)
+        line = [x for x in r.stdout.splitlines() if x.startswith("MLAJSON ")]
+        if r.returncode == 0 and line:
+            row = json.loads(line[0][len("MLAJSON "):])
+            row["case"] += " (TILEGEN_GPU_DISABLE=sm_90a)"
+            if row["variant"] != mla_rows[0]["variant"]:
+                mla_rows.append(row)
+        else:
+            print(f"mla_decode with TILEGEN_GPU_DISABLE=sm_90a failed: {r.stdout[-2000:]}{r.stderr[-2000:]}")
+            ok = False
+    ok = ok and all(r_["verified"] for r_ in mla_rows)
     print(f"\ndevice-to-device copy: {copy_gbps:.0f} GB/s (read + written)\n")
-    print("| case | ours ms | KV GB/s | % of copy | SDPA (enable_gqa) ms | vs SDPA | variant |")
-    print("|---|---|---|---|---|---|---|")
+    if rows:
+        print("| case | ours ms | KV GB/s | % of copy | SDPA (enable_gqa) ms | vs SDPA | variant |")
+        print("|---|---|---|---|---|---|---|")
     for r_ in rows:
         print(f"| {r_['case']} | {r_['ms']:.4f} | {r_['kv_gbps']:.0f} | {100 * r_['kv_gbps'] / copy_gbps:.0f}% | "
               f"{r_['sdpa_ms']:.4f} | {r_['sdpa_ms'] / r_['ms']:.2f}x | {r_['variant']} {r_['sdpa_note']} |")
-    print("\nbars (issue #34): >= 80% of copy, >= 1.5x SDPA")
+    if rows:
+        print("\nbars (issue #34): >= 80% of copy, >= 1.5x SDPA")
+    if mla_rows:
+        print("\n| case | ours ms | cache GB/s | % of copy | max abs err (tol) | variant |")
+        print("|---|---|---|---|---|---|")
+    for r_ in mla_rows:
+        print(f"| {r_['case']} | {r_['ms']:.4f} | {r_['kv_gbps']:.0f} | {100 * r_['kv_gbps'] / copy_gbps:.0f}% | "
+              f"{r_['err']:.3g} ({r_['tol']:g}){'' if r_['verified'] else ' FAIL'} | {r_['variant']} |")
+    if mla_rows:
+        print("\nbars (issue #34, mla): >= 80% of copy")
     if a.out:
         os.makedirs(a.out, exist_ok=True)
         with open(os.path.join(a.out, "decode.json"), "w") as f:
-            json.dump({"copy_gbps": copy_gbps, "rows": rows, "verified": ok}, f, indent=1)
+            json.dump({"copy_gbps": copy_gbps, "rows": rows, "mla_rows": mla_rows, "verified": ok}, f, indent=1)
     print("verification:", "all passed" if ok else "FAILURES above")
     return 0 if ok else 1
 

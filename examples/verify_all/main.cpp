@@ -1,5 +1,5 @@
 // Runs every shipped kernel x type (gemm_fp8: e4m3 and e5m2; decode_attention: f16 and bf16, pages of
-// 16 and 64) through the generated dispatch library `shipped`, at ragged
+// 16 and 64; mla_decode: f16 and bf16) through the generated dispatch library `shipped`, at ragged
 // sizes on fresh random inputs, checks each result against a float64 reference (the same
 // references and tolerances as tests/kernels, see docs/kernels.md) and prints one table row
 // per run: the variant the dispatcher chose, the error, and the time.
@@ -238,6 +238,61 @@ void decode(Dt dt, int64_t page) {
       o.guards_intact());
 }
 
+// mla_decode: DeepSeek-V3's 128 heads of 576 against one shared paged latent cache (V its first
+// 512 dims), B sequences of ragged lengths (one of them 0), pages of 64 dealt out of order.
+void mla(Dt dt) {
+  auto rng = rng_for(std::string("verify_all mla") + dt_name(dt));
+  const std::vector<int32_t> lens = {1, 65, 0, 1000, 63};
+  const int64_t B = static_cast<int64_t>(lens.size()), H = 128, page = 64, DL = 512, DR = 64;
+  const int64_t D = DL + DR;
+  int64_t MP = 1, used = 0;
+  for (int32_t n : lens) {
+    MP = std::max<int64_t>(MP, (n + page - 1) / page);
+    used += (n + page - 1) / page;
+  }
+  const int64_t NP = used + 2;
+  std::vector<int32_t> pool(static_cast<size_t>(NP));
+  for (size_t i = 0; i < pool.size(); ++i)
+    pool[i] = static_cast<int32_t>(i);
+  std::shuffle(pool.begin(), pool.end(), rng);
+  std::vector<int32_t> table(static_cast<size_t>(B * MP), 0);
+  size_t next = 0;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t k = 0; k < (lens[b] + page - 1) / page; ++k)
+      table[b * MP + k] = pool[next++];
+  GuardedBuffer q(dt, B * H * D), KV(dt, NP * page * D), o(dt, B * H * DL);
+  auto qv = fill_random(q, rng), kvv = fill_random(KV, rng);
+  const float scale = 1.0f / std::sqrt(192.0f);
+  tg_selection sel{};
+  tg_status st;
+  auto call = [&](tg_selection* s) {
+    if (dt == Dt::F16)
+      return s ? shipped_mla_decode_f16_query(nullptr, P{q.data()}, P{KV.data()}, table.data(),
+                                              lens.data(), P{o.data()}, B, H, NP, MP, page, DL, DR,
+                                              scale, s)
+               : shipped_mla_decode_f16(nullptr, P{q.data()}, P{KV.data()}, table.data(),
+                                        lens.data(), P{o.data()}, B, H, NP, MP, page, DL, DR, scale);
+    return s ? shipped_mla_decode_bf16_query(nullptr, P{q.data()}, P{KV.data()}, table.data(),
+                                             lens.data(), P{o.data()}, B, H, NP, MP, page, DL, DR,
+                                             scale, s)
+             : shipped_mla_decode_bf16(nullptr, P{q.data()}, P{KV.data()}, table.data(),
+                                       lens.data(), P{o.data()}, B, H, NP, MP, page, DL, DR, scale);
+  };
+  call(&sel);
+  double ms = time_ms([&] { return call(nullptr); }, st);
+  auto ref = ref::mla_decode(qv, kvv, table, lens, B, H, MP, page, DL, DR, scale);
+  auto e = compare(o.values(), ref, 1.0);
+  // compute-bound on a CPU: 2 H (D + DL) flops per token (the score and the value gemm)
+  double flops = 0;
+  for (int32_t n : lens)
+    flops += 2.0 * H * n * (D + DL);
+  char shape[64];
+  std::snprintf(shape, sizeof shape, "B%lldH%lld page %lld", (long long)B, (long long)H,
+                (long long)page);
+  row("mla_decode", dt, shape, sel, st, e, tolerance(dt, 1000 + D), ms, gflops(flops, ms),
+      o.guards_intact());
+}
+
 } // namespace
 
 int main() {
@@ -260,6 +315,8 @@ int main() {
   for (Dt dt : {Dt::F16, Dt::BF16})
     for (int64_t page : {16, 64})
       decode(dt, page);
+  for (Dt dt : {Dt::F16, Dt::BF16})
+    mla(dt);
   std::printf("\n%s: %d failure(s)\n", g_failures ? "FAILED" : "all verified", g_failures);
   return g_failures ? 1 : 0;
 }

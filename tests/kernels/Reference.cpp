@@ -153,4 +153,36 @@ Vec decode_attention(const Vec& q, const Vec& K, const Vec& V, const std::vector
   return o;
 }
 
+Vec mla_decode(const Vec& q, const Vec& KV, const std::vector<int32_t>& table,
+               const std::vector<int32_t>& lens, int64_t B, int64_t H, int64_t MP, int64_t page,
+               int64_t DL, int64_t DR, double scale) {
+  const int64_t D = DL + DR;
+  Vec o(static_cast<size_t>(B * H * DL), 0.0);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      const double* qv = &q[(b * H + h) * D];
+      double* ov = &o[(b * H + h) * DL];
+      const int64_t n = lens[b];
+      Vec s(static_cast<size_t>(n));
+      double m = -std::numeric_limits<double>::infinity();
+      auto row = [&](int64_t j) { // offset of token j's cache row
+        return (static_cast<int64_t>(table[b * MP + j / page]) * page + j % page) * D;
+      };
+      for (int64_t j = 0; j < n; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < D; ++d)
+          dot += qv[d] * KV[row(j) + d];
+        s[j] = dot * scale;
+        m = std::max(m, s[j]);
+      }
+      double l = 0;
+      for (int64_t j = 0; j < n; ++j)
+        l += (s[j] = std::exp(s[j] - m));
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t d = 0; d < DL; ++d)
+          ov[d] += s[j] / l * KV[row(j) + d];
+    }
+  return o;
+}
+
 } // namespace tgtest::ref

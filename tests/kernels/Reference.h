@@ -41,4 +41,12 @@ Vec decode_attention(const Vec& q, const Vec& K, const Vec& V, const std::vector
                      const std::vector<int32_t>& lens, int64_t B, int64_t Hkv, int64_t G,
                      int64_t MP, int64_t page, int64_t D, double scale);
 
+// Multi-head latent attention decode (kernels/mla_decode.yaml): o[b, h, :] = softmax_j(q[b, h, :]
+// . KV[j] * scale) @ KV[j, :DL] over tokens j < lens[b], token j at row j % page of page
+// table[b * MP + j / page] of the [NP, page, DL + DR] cache, with q [B, H, DL + DR] and o
+// [B, H, DL]; 0 for a sequence of length 0.
+Vec mla_decode(const Vec& q, const Vec& KV, const std::vector<int32_t>& table,
+               const std::vector<int32_t>& lens, int64_t B, int64_t H, int64_t MP, int64_t page,
+               int64_t DL, int64_t DR, double scale);
+
 } // namespace tgtest::ref
