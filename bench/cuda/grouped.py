@@ -33,13 +33,19 @@ TOL = 2e-2  # bf16 output (u = 2^-8, 3u) plus f32 sums over K <= 4096 (docs/kern
 
 
 def make_case(sizes, M, N, K, gen, device="cuda"):
+    """Inputs of one call, drawn on the device (`gen` is a generator there): A in [-1, 1), W in
+    [-1, 1) / sqrt(K) (results of about unit size), one expert at a time (E 64 x 4096 x 14336
+    is 7.5 GB of bf16); C filled with NaN."""
     E = len(sizes)
     assert sum(sizes) <= M, (sizes, M)
     offs = torch.cumsum(torch.tensor(sizes, dtype=torch.int64), 0).to(torch.int32)
 
-    def rnd(*shape):
-        return (torch.rand(*shape, generator=gen, device="cpu") * 2 - 1).to(torch.bfloat16)
-    x = {"A": rnd(M, K).to(device), "W": (rnd(E, K, N) * (K ** -0.5)).to(device), "offs": offs.to(device)}
+    def rnd(*shape, scale=1.0):
+        return ((torch.rand(*shape, generator=gen, device=device) * 2 - 1) * scale).to(torch.bfloat16)
+    W = torch.empty(E, K, N, dtype=torch.bfloat16, device=device)
+    for e in range(E):
+        W[e] = rnd(K, N, scale=K ** -0.5)
+    x = {"A": rnd(M, K), "W": W, "offs": offs.to(device)}
     x["C"] = torch.full((M, N), float("nan"), dtype=torch.bfloat16, device=device)
     return x, dict(M=M, N=N, K=K, E=E)
 
@@ -147,7 +153,7 @@ def run_case(lib, sizes, M, N, K, gen, log, launch, torch_too=False):
 
 
 def verify(lib, quick, log):
-    gen = torch.Generator()
+    gen = torch.Generator(device="cuda")
     gen.manual_seed(20261206)
     launch = make_launch(0)
     ok_all = True
@@ -162,7 +168,7 @@ BARS = [(8, 16384, 14336, 4096), (64, 16384, 14336, 4096)]
 
 def time_bar(lib, E, M, N, K, log):
     sizes = spread(E, M, 100 + E)
-    gen = torch.Generator()
+    gen = torch.Generator(device="cuda")
     gen.manual_seed(E)
     launch = make_launch(0, torch.cuda.current_stream().cuda_stream)
     ok, x, dims = run_case(lib, sizes, M, N, K, gen, log, launch, torch_too=True)
