@@ -134,9 +134,9 @@ if [[ $mode == decode ]]; then
 fi
 
 if [[ $mode == grouped ]]; then
-  step grouped 360 "$OUT/grouped.log" python3 "$here/grouped.py" --dist "$dist" --out "$OUT" $quick
+  step grouped 300 "$OUT/grouped.log" python3 "$here/grouped.py" --dist "$dist" --out "$OUT" $quick
   if [[ -n $sanitizer ]]; then
-    step "grouped memcheck" 150 "$OUT/grouped_memcheck.log" "$sanitizer" --tool memcheck --error-exitcode 99 \
+    step "grouped memcheck" 220 "$OUT/grouped_memcheck.log" "$sanitizer" --tool memcheck --error-exitcode 99 \
       python3 "$here/grouped.py" --dist "$dist" --verify-only --quick
   fi
   grep -hE '^(ok|FAIL|\||E[0-9]+ M|bar|verification|torch)|ERROR SUMMARY' "$OUT/grouped.log" \
