@@ -2,7 +2,7 @@
 # The one command for the device machine (issue #3, points 9 and 10), from the repository
 # root, with build-bench-cuda/dist carried (bench/cuda/build.sh makes it here):
 #
-#   bash bench/cuda/run_device.sh [all|bench|sanitize|grid|odd|ncu] [--quick]
+#   bash bench/cuda/run_device.sh [all|bench|sanitize|grid|odd|decode|grouped|ncu] [--quick]
 #
 #   all (default)  environment, host cost, bench.py (verification + copy bandwidth + timings
 #                  vs cuBLAS / PyTorch / SDPA flash + cuDNN + the table of targets), then
@@ -20,6 +20,11 @@
 #                  torch SDPA (enable_gqa) at B 32 ctx 8192 and B 1 ctx 131072, then
 #                  compute-sanitizer memcheck on its verification (--quick); its own mode, so
 #                  that `all` keeps its time budget for the steps it had
+#   grouped        grouped_gemm (bench/cuda/grouped.py): verification against float64 at ragged
+#                  expert groups (empty experts, groups smaller than a tile, rows past the last
+#                  offset), then issue #34's bar shapes (E 8 and 64, K 4096, N 14336, 16384
+#                  tokens, uneven) verified and timed against torch._grouped_mm, then
+#                  compute-sanitizer memcheck on its verification (--quick); its own mode
 #   ncu            Nsight Compute (--clock-control none) on one call of ours per timed case
 #
 # Every step runs whatever the previous ones did, under its own timeout; logs and tables go
@@ -128,6 +133,16 @@ if [[ $mode == decode ]]; then
     "$OUT/decode_memcheck.log" 2>/dev/null > "$OUT/decode.md"
 fi
 
+if [[ $mode == grouped ]]; then
+  step grouped 300 "$OUT/grouped.log" python3 "$here/grouped.py" --dist "$dist" --out "$OUT" $quick
+  if [[ -n $sanitizer ]]; then
+    step "grouped memcheck" 220 "$OUT/grouped_memcheck.log" "$sanitizer" --tool memcheck --error-exitcode 99 \
+      python3 "$here/grouped.py" --dist "$dist" --verify-only --quick
+  fi
+  grep -hE '^(ok|FAIL|\||E[0-9]+ M|bar|verification|torch)|ERROR SUMMARY' "$OUT/grouped.log" \
+    "$OUT/grouped_memcheck.log" 2>/dev/null > "$OUT/grouped.md"
+fi
+
 if [[ $mode == all || $mode == sanitize ]]; then
   if [[ -z $sanitizer ]]; then
     echo "| sanitizers | compute-sanitizer not found | - | - |" >> "$steps"
@@ -219,7 +234,7 @@ fi
 echo
 echo "## Steps"
 cat "$steps"
-for f in host_cost.md sanitize.md grid.md odd.md decode.md sm80path/summary.md summary.md; do
+for f in host_cost.md sanitize.md grid.md odd.md decode.md grouped.md sm80path/summary.md summary.md; do
   if [[ -f $OUT/$f ]]; then
     echo
     echo "## $f"

@@ -183,6 +183,21 @@ Vec mla_decode(const Vec& q, const Vec& KV, const std::vector<int32_t>& table,
           ov[d] += s[j] / l * KV[row(j) + d];
     }
   return o;
+Vec grouped_gemm(const Vec& A, const Vec& W, const std::vector<int32_t>& offs, int64_t M,
+                 int64_t N, int64_t K) {
+  Vec C(static_cast<size_t>(M * N), 0.0);
+  int64_t begin = 0;
+  for (size_t e = 0; e < offs.size(); ++e) {
+    const double* w = &W[e * K * N];
+    for (int64_t i = begin; i < offs[e]; ++i)
+      for (int64_t k = 0; k < K; ++k) {
+        const double a = A[i * K + k];
+        for (int64_t j = 0; j < N; ++j)
+          C[i * N + j] += a * w[k * N + j];
+      }
+    begin = offs[e];
+  }
+  return C;
 }
 
 } // namespace tgtest::ref

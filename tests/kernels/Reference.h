@@ -48,5 +48,10 @@ Vec decode_attention(const Vec& q, const Vec& K, const Vec& V, const std::vector
 Vec mla_decode(const Vec& q, const Vec& KV, const std::vector<int32_t>& table,
                const std::vector<int32_t>& lens, int64_t B, int64_t H, int64_t MP, int64_t page,
                int64_t DL, int64_t DR, double scale);
+// MoE grouped GEMM (kernels/grouped_gemm.yaml): rows [offs[e - 1], offs[e]) of C[M, N] (offs[-1]
+// = 0) are the same rows of A[M, K] times W[e] (W is [E, K, N]); rows at and past offs[E - 1]
+// are 0 here (the kernel does not write them).
+Vec grouped_gemm(const Vec& A, const Vec& W, const std::vector<int32_t>& offs, int64_t M,
+                 int64_t N, int64_t K);
 
 } // namespace tgtest::ref

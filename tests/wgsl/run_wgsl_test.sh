@@ -3,7 +3,8 @@
 #   run_wgsl_test.sh setup    <src root> <work dir> <tilegen>   npm ci (pinned) + generate the library
 #   run_wgsl_test.sh validate <src root> <work dir>             Tint validation of every variant
 #   run_wgsl_test.sh numeric  <src root> <work dir> <runner> <kernel|api>   Dawn on SwiftShader vs C
-#   run_wgsl_test.sh mla      <src root> <work dir>             mla_decode on SwiftShader vs float64
+#   run_wgsl_test.sh script   <src root> <work dir> <name>.mjs  a test with its own reference
+#                                                               (grouped_gemm.mjs, mla_decode.mjs), SwiftShader
 #   run_wgsl_test.sh arith    <src root> <work dir>             the module's integer helpers vs BigInt
 #   run_wgsl_test.sh chromium <src root> <work dir>             headless Chromium page test
 #   run_wgsl_test.sh limit    <src root> <work dir> <tilegen>   over_limit.yaml is refused (exit 1)
@@ -63,14 +64,14 @@ validate)
 arith)
   node "$here/arith.mjs" "$gen"
   ;;
-mla)
-  need_swiftshader
-  VK_ICD_FILENAMES="$icd" node "$npm_dir/mla_decode.mjs" "$gen"
-  ;;
 numeric)
   runner=$4
   need_swiftshader
   VK_ICD_FILENAMES="$icd" node "$npm_dir/numeric.mjs" "$gen" "$runner" "$work/scratch-$5" "$5"
+  ;;
+script)
+  need_swiftshader
+  VK_ICD_FILENAMES="$icd" node "$npm_dir/$4" "$gen"
   ;;
 chromium)
   chromium_bin="${TGW_CHROMIUM:-$(command -v chromium || true)}"
