@@ -28,40 +28,6 @@ namespace {
 using tgtest::Dt;
 using tgtest::GuardedBuffer;
 
-// max over elements of |got - ref| / bound; a NaN reference needs a NaN result (ratio 0), any
-// other non-finite result is inf.
-double worst_ratio(const std::vector<double>& got, const std::vector<double>& ref,
-                   const std::vector<double>& absref, Dt dt, int64_t K, size_t* worst) {
-  const double u32 = std::ldexp(1.0, -24), uT = tgtest::unit_roundoff(dt);
-  const double gamma = (K + 1) * u32 / (1 - (K + 1) * u32);
-  // half the spacing of T's subnormals, and f32's subnormal spacing per addition and product
-  const double tiny = (dt == Dt::BF16 ? std::ldexp(1.0, -134) : std::ldexp(1.0, -25)) +
-                      2.0 * K * std::ldexp(1.0, -149);
-  double w = 0;
-  *worst = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    double r;
-    if (std::isnan(ref[i]))
-      r = std::isnan(got[i]) ? 0 : INFINITY;
-    else if (!std::isfinite(got[i]))
-      r = INFINITY;
-    else
-      r = std::fabs(got[i] - ref[i]) / (uT * std::fabs(ref[i]) + (1 + uT) * gamma * absref[i] + tiny);
-    if (r > w || std::isnan(r)) {
-      w = std::isnan(r) ? INFINITY : r;
-      *worst = i;
-    }
-  }
-  return w;
-}
-
-std::vector<double> abs_of(const std::vector<double>& v) {
-  std::vector<double> a(v.size());
-  for (size_t i = 0; i < v.size(); ++i)
-    a[i] = std::fabs(v[i]);
-  return a;
-}
-
 // A GuardedBuffer of `count` elements that starts `off` elements into its storage (an odd
 // element offset: aligned to the element, not to 16 bytes).
 struct Offset {
@@ -149,10 +115,10 @@ TEST_P(GemmW4A16, RaggedGroupsZeroPointsAgainstFloat64) {
     for (auto& v : w)
       v = tgtest::round_to(dt, v);
     const auto ref = tgtest::ref::gemm(a, w, c.M, c.N, c.K);
-    const auto absref = tgtest::ref::gemm(abs_of(a), abs_of(w), c.M, c.N, c.K);
+    const auto absref = tgtest::ref::gemm(tgtest::abs_of(a), tgtest::abs_of(w), c.M, c.N, c.K);
     const auto got = C.values();
     size_t worst;
-    const double r = worst_ratio(got, ref, absref, dt, c.K, &worst);
+    const double r = tgtest::gemm_bound_ratio(got, ref, absref, dt, c.K, &worst);
     std::printf("[numeric] gemm_w4a16 %s (%s): worst error / bound %.3g\n", what.c_str(),
                 sel.target, r);
     EXPECT_LE(r, 1.0) << "element " << worst << ": got " << got[worst] << ", expected "
@@ -243,10 +209,10 @@ TEST(GemmMxfp4, RaggedAndScaleEdgesAgainstFloat64) {
     for (auto& v : w)
       v = std::isnan(v) ? v : tgtest::round_to(Dt::BF16, v);
     const auto ref = tgtest::ref::gemm(a, w, c.M, c.N, c.K);
-    const auto absref = tgtest::ref::gemm(abs_of(a), abs_of(w), c.M, c.N, c.K);
+    const auto absref = tgtest::ref::gemm(tgtest::abs_of(a), tgtest::abs_of(w), c.M, c.N, c.K);
     const auto got = C.values();
     size_t worst;
-    const double r = worst_ratio(got, ref, absref, Dt::BF16, c.K, &worst);
+    const double r = tgtest::gemm_bound_ratio(got, ref, absref, Dt::BF16, c.K, &worst);
     std::printf("[numeric] gemm_mxfp4 %s (%s): worst error / bound %.3g\n", what.c_str(),
                 sel.target, r);
     EXPECT_LE(r, 1.0) << "element " << worst << ": got " << got[worst] << ", expected "
