@@ -2,7 +2,7 @@
 # The one command for the device machine (issue #3, points 9 and 10), from the repository
 # root, with build-bench-cuda/dist carried (bench/cuda/build.sh makes it here):
 #
-#   bash bench/cuda/run_device.sh [all|bench|sanitize|grid|odd|decode|grouped|ncu] [--quick]
+#   bash bench/cuda/run_device.sh [all|bench|sanitize|grid|odd|decode|grouped|dequant|ncu] [--quick]
 #
 #   all (default)  environment, host cost, bench.py (verification + copy bandwidth + timings
 #                  vs cuBLAS / PyTorch / SDPA flash + cuDNN + the table of targets), then
@@ -25,6 +25,10 @@
 #                  offset), then issue #34's bar shapes (E 8 and 64, K 4096, N 14336, 16384
 #                  tokens, uneven) verified and timed against torch._grouped_mm, then
 #                  compute-sanitizer memcheck on its verification (--quick); its own mode
+#   dequant        gemm_w4a16 and gemm_mxfp4 (bench/cuda/dequant.py): verification against float64
+#                  at ragged shapes, zero points, odd offsets and e8m0 edges, then timings at
+#                  N = K = 8192 against torch.matmul (cuBLAS bf16) and torch._weight_int4pack_mm,
+#                  then compute-sanitizer memcheck on its verification (--quick); its own mode
 #   ncu            Nsight Compute (--clock-control none) on one call of ours per timed case
 #
 # Every step runs whatever the previous ones did, under its own timeout; logs and tables go
@@ -141,6 +145,14 @@ if [[ $mode == grouped ]]; then
   fi
   grep -hE '^(ok|FAIL|\||E[0-9]+ M|bar|verification|torch)|ERROR SUMMARY' "$OUT/grouped.log" \
     "$OUT/grouped_memcheck.log" 2>/dev/null > "$OUT/grouped.md"
+if [[ $mode == dequant ]]; then
+  step dequant 300 "$OUT/dequant.log" python3 "$here/dequant.py" --dist "$dist" --out "$OUT" $quick
+  if [[ -n $sanitizer ]]; then
+    step "dequant memcheck" 240 "$OUT/dequant_memcheck.log" "$sanitizer" --tool memcheck --error-exitcode 99 \
+      python3 "$here/dequant.py" --dist "$dist" --verify-only --quick
+  fi
+  grep -hE '^(ok|FAIL|\||bars|verification)|ERROR SUMMARY' "$OUT/dequant.log" \
+    "$OUT/dequant_memcheck.log" 2>/dev/null > "$OUT/dequant.md"
 fi
 
 if [[ $mode == all || $mode == sanitize ]]; then
@@ -234,7 +246,7 @@ fi
 echo
 echo "## Steps"
 cat "$steps"
-for f in host_cost.md sanitize.md grid.md odd.md decode.md grouped.md sm80path/summary.md summary.md; do
+for f in host_cost.md sanitize.md grid.md odd.md decode.md grouped.md dequant.md sm80path/summary.md summary.md; do
   if [[ -f $OUT/$f ]]; then
     echo
     echo "## $f"

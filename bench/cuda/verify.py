@@ -126,6 +126,8 @@ def verify_all(api, device, launch, quick, only=None, log=print, seed=20261129, 
             continue  # paged inputs: verified by bench/cuda/decode.py (run_device.sh runs it)
         if kname == "grouped_gemm":
             continue  # expert offsets: verified by bench/cuda/grouped.py (run_device.sh grouped)
+        if kname in ("gemm_w4a16", "gemm_mxfp4"):
+            continue  # packed weights: verified by bench/cuda/dequant.py (run_device.sh dequant)
         kernel = catalog.KERNELS.get(kname)
         if kernel is None:
             rows.append({"kernel": kname, "types": types, "shape": "-", "ptr": "-", "target": "",

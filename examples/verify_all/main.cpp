@@ -1,6 +1,7 @@
 // Runs every shipped kernel x type (gemm_fp8: e4m3 and e5m2; decode_attention: f16 and bf16, pages of
-// 16 and 64; mla_decode: f16 and bf16; grouped_gemm: bf16) through the generated dispatch library
-// `shipped`, at ragged
+// 16 and 64; mla_decode: f16 and bf16; grouped_gemm: bf16; gemm_w4a16: f16 and bf16, symmetric
+// and with zero points; gemm_mxfp4: bf16) through the generated dispatch library `shipped`, at
+// ragged
 // sizes on fresh random inputs, checks each result against a float64 reference (the same
 // references and tolerances as tests/kernels, see docs/kernels.md) and prints one table row
 // per run: the variant the dispatcher chose, the error, and the time.
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -292,6 +294,8 @@ void mla(Dt dt) {
                 (long long)page);
   row("mla_decode", dt, shape, sel, st, e, tolerance(dt, 1000 + D), ms, gflops(flops, ms),
       o.guards_intact());
+}
+
 // grouped_gemm: E = 6 experts over M = 700 sorted tokens, uneven (two empty, one of 3 rows), 45
 // rows past the last offset (not written: they must keep the guard pattern), ragged N and K.
 void grouped(int64_t M, int64_t N, int64_t K) {
@@ -329,6 +333,80 @@ void grouped(int64_t M, int64_t N, int64_t K) {
       untouched);
 }
 
+// gemm_w4a16: A [M, K] in T, u4 weights [K, N] with scales (and zero points, 0 and 15 among
+// them) per group along K; gemm_mxfp4: e2m1 weights [N, K] with e8m0 scales per 32. Each element
+// of C must lie within the per-element bound of Numeric.h gemm_bound_ratio (the "rel err"
+// column shows error / bound there, the tolerance 1).
+void gemm_w4a16(Dt dt, int64_t M, int64_t N, int64_t K, int64_t group, int64_t zp) {
+  auto rng = rng_for(std::string("verify_all gemm_w4a16") + dt_name(dt) + std::to_string(M));
+  const int64_t G = (K + group - 1) / group;
+  std::uniform_int_distribution<int> code(0, 15);
+  std::vector<uint8_t> q(static_cast<size_t>(K * N)), z(static_cast<size_t>(G * N));
+  for (auto& v : q)
+    v = static_cast<uint8_t>(code(rng));
+  for (size_t i = 0; i < z.size(); ++i)
+    z[i] = i % 3 == 0 ? 0 : i % 3 == 1 ? 15 : static_cast<uint8_t>(code(rng));
+  GuardedBuffer A(dt, M * K), S(dt, G * N), C(dt, M * N);
+  auto a = fill_random(A, rng), s = fill_random(S, rng, 0.001, 0.1);
+  const auto bq = ref::pack_nibbles(q, K, N), zq = ref::pack_nibbles(z, G, N);
+  const uint8_t* Z = zp ? zq.data() : nullptr;
+  tg_selection sel{};
+  tg_status st;
+  auto call = [&](tg_selection* o) {
+    if (dt == Dt::F16)
+      return o ? shipped_gemm_w4a16_f16_query(nullptr, P{A.data()}, bq.data(), P{S.data()}, Z,
+                                              P{C.data()}, M, N, K, group, zp, o)
+               : shipped_gemm_w4a16_f16(nullptr, P{A.data()}, bq.data(), P{S.data()}, Z,
+                                        P{C.data()}, M, N, K, group, zp);
+    return o ? shipped_gemm_w4a16_bf16_query(nullptr, P{A.data()}, bq.data(), P{S.data()}, Z,
+                                             P{C.data()}, M, N, K, group, zp, o)
+             : shipped_gemm_w4a16_bf16(nullptr, P{A.data()}, bq.data(), P{S.data()}, Z,
+                                       P{C.data()}, M, N, K, group, zp);
+  };
+  call(&sel);
+  double ms = time_ms([&] { return call(nullptr); }, st);
+  auto w = ref::w4a16_weights(q, s, zp ? &z : nullptr, N, K, group);
+  for (auto& v : w)
+    v = round_to(dt, v);
+  ErrorStats e;
+  e.rel = gemm_bound_ratio(C.values(), ref::gemm(a, w, M, N, K),
+                           ref::gemm(abs_of(a), abs_of(w), M, N, K), dt, K, &e.worst);
+  char shape[64];
+  std::snprintf(shape, sizeof shape, "%lldx%lldx%lld g%lld%s", (long long)M, (long long)N,
+                (long long)K, (long long)group, zp ? " zp" : "");
+  row("gemm_w4a16", dt, shape, sel, st, e, 1.0, ms, gflops(2.0 * M * N * K, ms),
+      C.guards_intact());
+}
+
+void gemm_mxfp4(int64_t M, int64_t N, int64_t K) {
+  auto rng = rng_for("verify_all gemm_mxfp4 " + std::to_string(M));
+  const int64_t KB = (K + 31) / 32;
+  std::uniform_int_distribution<int> code(0, 15), expo(122, 132);
+  std::vector<uint8_t> b(static_cast<size_t>(N * K)), E(static_cast<size_t>(N * KB));
+  for (auto& v : b)
+    v = static_cast<uint8_t>(code(rng));
+  for (auto& v : E)
+    v = static_cast<uint8_t>(expo(rng));
+  GuardedBuffer A(Dt::BF16, M * K), C(Dt::BF16, M * N);
+  auto a = fill_random(A, rng);
+  const auto bq = ref::pack_nibbles(b, N, K);
+  tg_selection sel{};
+  tg_status st;
+  auto* pa = static_cast<const tg_bf16*>(A.data());
+  auto* pc = static_cast<tg_bf16*>(C.data());
+  shipped_gemm_mxfp4_bf16_query(nullptr, pa, bq.data(), E.data(), pc, M, N, K, &sel);
+  double ms = time_ms([&] { return shipped_gemm_mxfp4_bf16(nullptr, pa, bq.data(), E.data(), pc,
+                                                           M, N, K); }, st);
+  auto w = ref::mxfp4_weights_kn(b, E, N, K);
+  for (auto& v : w)
+    v = round_to(Dt::BF16, v);
+  ErrorStats e;
+  e.rel = gemm_bound_ratio(C.values(), ref::gemm(a, w, M, N, K),
+                           ref::gemm(abs_of(a), abs_of(w), M, N, K), Dt::BF16, K, &e.worst);
+  row("gemm_mxfp4", Dt::BF16, std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K),
+      sel, st, e, 1.0, ms, gflops(2.0 * M * N * K, ms), C.guards_intact());
+}
+
 } // namespace
 
 int main() {
@@ -354,6 +432,12 @@ int main() {
   for (Dt dt : {Dt::F16, Dt::BF16})
     mla(dt);
   grouped(700, 1000, 777);
+  for (Dt dt : {Dt::F16, Dt::BF16}) {
+    gemm_w4a16(dt, 1, 1000, 777, 128, 0);
+    gemm_w4a16(dt, 130, 1000, 777, 64, 1);
+  }
+  gemm_mxfp4(1, 1000, 778);
+  gemm_mxfp4(130, 1000, 778);
   std::printf("\n%s: %d failure(s)\n", g_failures ? "FAILED" : "all verified", g_failures);
   return g_failures ? 1 : 0;
 }

@@ -135,6 +135,21 @@ std::string typed_helper(const std::string& name) {
   if (op == "floormod")
     return "// a - b * floor(a / b): the sign of b.\n" + sig + "(" + T + " a, " + T + " b) {\n  const " +
            T + " r = a % b;\n  return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;\n}\n";
+  // Every divisor (CFamilyPrinter's divisor_needs_guard; docs/spec.md "Operators and typing"), as
+  // on the C and CUDA backends: a / 0 = 0, a % 0 = a, cdiv(a, 0) = 0, INT_MIN / -1 wraps.
+  const std::string neg = "(" + T + ")(0u - (u" + T + ")a)"; // -a, wrapping at INT_MIN
+  if (op == "floordiv_any" || op == "cdiv_any")
+    return std::string("// ") + (op == "cdiv_any" ? "ceil" : "floor") +
+           "(a / b) for any b: 0 for b = 0; INT_MIN / -1 wraps to INT_MIN.\n" + sig + "(" + T +
+           " a, " + T + " b) {\n  if (b == 0)\n    return 0;\n  if (b == -1)\n    return " + neg +
+           ";\n  const " + T + " q = a / b;\n  return q " +
+           (op == "cdiv_any" ? "+ ((a % b != 0 && (a < 0) == (b < 0)) ? 1 : 0)"
+                             : "- ((a % b != 0 && (a < 0) != (b < 0)) ? 1 : 0)") +
+           ";\n}\n";
+  if (op == "floormod_any")
+    return "// a - b * floor(a / b) for any b: a % 0 = a; a % -1 = 0.\n" + sig + "(" + T + " a, " +
+           T + " b) {\n  if (b == 0)\n    return a;\n  if (b == -1)\n    return 0;\n  const " + T +
+           " r = a % b;\n  return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;\n}\n";
   internal_error("unknown MSL helper " + name);
 }
 

@@ -314,4 +314,36 @@ double max_bound_ratio(const std::vector<double>& got, const std::vector<double>
   return m;
 }
 
+double gemm_bound_ratio(const std::vector<double>& got, const std::vector<double>& ref,
+                        const std::vector<double>& absref, Dt dt, int64_t K, size_t* worst) {
+  const double u32 = std::ldexp(1.0, -24), uT = unit_roundoff(dt);
+  const double gamma = (K + 1) * u32 / (1 - (K + 1) * u32);
+  const double tiny = (dt == Dt::BF16 ? std::ldexp(1.0, -134) : std::ldexp(1.0, -25)) +
+                      2.0 * K * std::ldexp(1.0, -149);
+  double w = 0;
+  *worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double r;
+    if (std::isnan(ref[i]))
+      r = std::isnan(got[i]) ? 0 : INFINITY;
+    else if (!std::isfinite(got[i]))
+      r = INFINITY;
+    else
+      r = std::fabs(got[i] - ref[i]) /
+          (uT * std::fabs(ref[i]) + (1 + uT) * gamma * absref[i] + tiny);
+    if (r > w || std::isnan(r)) {
+      w = std::isnan(r) ? INFINITY : r;
+      *worst = i;
+    }
+  }
+  return w;
+}
+
+std::vector<double> abs_of(const std::vector<double>& v) {
+  std::vector<double> a(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    a[i] = std::fabs(v[i]);
+  return a;
+}
+
 } // namespace tgtest

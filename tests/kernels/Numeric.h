@@ -116,4 +116,15 @@ double fp8_gemm_bound(double ref, double abs_ref, int64_t K);
 double max_bound_ratio(const std::vector<double>& got, const std::vector<double>& ref,
                        const std::vector<double>& bound, size_t* worst = nullptr);
 
+// GEMMs whose operands are exact in f32 and whose products are too (16-bit A times weights
+// dequantized and rounded to T: gemm_w4a16, gemm_mxfp4): the only roundings are the K - 1 f32
+// additions and the store to T, so whatever the summation order, per element
+//   |got - ref| <= u_T |ref| + (1 + u_T) g S + tiny,  g = (K + 1) u_f32 / (1 - (K + 1) u_f32),
+// S = sum_k |A[i,k] W[k,j]| (`absref`), tiny = half T's subnormal spacing + 2 K f32 subnormal
+// spacings. Returns the max over elements of |got - ref| / bound; a NaN reference needs a NaN
+// result (ratio 0), any other non-finite result counts as inf.
+double gemm_bound_ratio(const std::vector<double>& got, const std::vector<double>& ref,
+                        const std::vector<double>& absref, Dt dt, int64_t K, size_t* worst);
+std::vector<double> abs_of(const std::vector<double>& v);
+
 } // namespace tgtest

@@ -183,6 +183,8 @@ Vec mla_decode(const Vec& q, const Vec& KV, const std::vector<int32_t>& table,
           ov[d] += s[j] / l * KV[row(j) + d];
     }
   return o;
+}
+
 Vec grouped_gemm(const Vec& A, const Vec& W, const std::vector<int32_t>& offs, int64_t M,
                  int64_t N, int64_t K) {
   Vec C(static_cast<size_t>(M * N), 0.0);
@@ -198,6 +200,51 @@ Vec grouped_gemm(const Vec& A, const Vec& W, const std::vector<int32_t>& offs, i
     begin = offs[e];
   }
   return C;
+}
+
+} // namespace tgtest::ref
+
+namespace tgtest::ref {
+
+std::vector<uint8_t> pack_nibbles(const std::vector<uint8_t>& codes, int64_t rows, int64_t cols) {
+  std::vector<uint8_t> out(static_cast<size_t>(rows * cols / 2), 0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const uint8_t v = codes[r * cols + c] & 15;
+      out[(r * cols + c) / 2] |= static_cast<uint8_t>(c % 2 ? v << 4 : v);
+    }
+  return out;
+}
+
+Vec w4a16_weights(const std::vector<uint8_t>& q, const Vec& S, const std::vector<uint8_t>* Z,
+                  int64_t N, int64_t K, int64_t group) {
+  Vec W(static_cast<size_t>(K * N));
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t n = 0; n < N; ++n) {
+      const int64_t g = k / group;
+      const double z = Z ? (*Z)[g * N + n] : 8.0;
+      W[k * N + n] = (q[k * N + n] - z) * S[g * N + n];
+    }
+  return W;
+}
+
+double e2m1_value(uint8_t code) {
+  static const double mag[8] = {0, 0.5, 1, 1.5, 2, 3, 4, 6};
+  return (code & 8 ? -1.0 : 1.0) * mag[code & 7];
+}
+
+double e8m0_value(uint8_t e) {
+  return e == 255 ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, e - 127);
+}
+
+Vec mxfp4_weights_kn(const std::vector<uint8_t>& B, const std::vector<uint8_t>& E, int64_t N,
+                     int64_t K) {
+  const int64_t KB = (K + 31) / 32;
+  Vec W(static_cast<size_t>(K * N));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k)
+      W[k * N + n] = e2m1_value(B[n * K + k]) * e8m0_value(E[n * KB + k / 32]);
+  return W;
 }
 
 } // namespace tgtest::ref

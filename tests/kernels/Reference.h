@@ -55,3 +55,27 @@ Vec grouped_gemm(const Vec& A, const Vec& W, const std::vector<int32_t>& offs, i
                  int64_t N, int64_t K);
 
 } // namespace tgtest::ref
+
+namespace tgtest::ref {
+
+// Packs 4-bit codes (one per byte, 0..15, row-major [rows, cols], cols even) two to a byte, low
+// nibble first: code (r, c) is the low (c even) or high (c odd) nibble of byte r * cols / 2 + c / 2.
+std::vector<uint8_t> pack_nibbles(const std::vector<uint8_t>& codes, int64_t rows, int64_t cols);
+
+// gemm_w4a16's weights before their rounding to T (docs/kernels.md): W[K, N] with
+// W[k, n] = (q[k, n] - z) * S[k / group, n], z = Z[k / group, n] when Z is given, else 8.
+// q and Z are codes (one per byte, row-major), S is [cdiv(K, group), N].
+Vec w4a16_weights(const std::vector<uint8_t>& q, const Vec& S, const std::vector<uint8_t>* Z,
+                  int64_t N, int64_t K, int64_t group);
+
+// OCP MX: the value of an e2m1 code (S.EE.M: ±{0, 0.5, 1, 1.5, 2, 3, 4, 6}) and of an e8m0
+// scale (2^(e - 127), NaN for 255).
+double e2m1_value(uint8_t code);
+double e8m0_value(uint8_t e);
+
+// gemm_mxfp4's weights before their rounding to bf16, transposed to [K, N] for ref::gemm:
+// W[k, n] = e2m1(B[n, k]) * e8m0(E[n, k / 32]); B codes [N, K], E [N, cdiv(K, 32)].
+Vec mxfp4_weights_kn(const std::vector<uint8_t>& B, const std::vector<uint8_t>& E, int64_t N,
+                     int64_t K);
+
+} // namespace tgtest::ref

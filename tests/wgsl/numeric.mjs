@@ -364,6 +364,85 @@ if (!only || only === 'packed') {
   }
 }
 
+// Dequantizing GEMMs (kernels/gemm_w4a16.yaml, kernels/gemm_mxfp4.yaml) at small ragged shapes
+// against a float64 reference of docs/kernels.md's math: the weights dequantized and rounded to
+// T once, then A @ W. Each element lies within u_T |ref| + gamma_K sum |a w| (A and w are exact
+// in f32, and so are their products; only the f32 sums and the store round). Zero points 0 and
+// 15 and the symmetric form, groups of 32, 64 and 96; normal MX scales only (WGSL may flush
+// subnormals and assume no NaN; DequantGemmTest.cpp covers e8m0 0, 254 and 255 on C).
+if (!only || only === 'dequant') {
+  const E2M1 = [0, 0.5, 1, 1.5, 2, 3, 4, 6];
+  const pack = (codes, rows, cols) => {
+    const out = new Uint8Array(rows * cols / 2);
+    for (let i = 0; i < rows * cols; ++i) out[i >> 1] |= (codes[i] & 15) << (i % 2 ? 4 : 0);
+    return out;
+  };
+  const check = (got, ref, absref, type, K) => {
+    const uT = type === 'f16' ? 2 ** -11 : 2 ** -8, g = (K + 1) * 2 ** -24 / (1 - (K + 1) * 2 ** -24);
+    for (let i = 0; i < ref.length; ++i) {
+      const bound = uT * Math.abs(ref[i]) + (1 + uT) * g * absref[i] + 2 ** -24;
+      if (!(Math.abs(got[i] - ref[i]) <= bound)) return `C[${i}] = ${got[i]}, want ${ref[i]} (bound ${bound})`;
+    }
+    return null;
+  };
+  const matmul = (a, w, M, N, K, abs) => {
+    const c = new Float64Array(M * N);
+    for (let m = 0; m < M; ++m)
+      for (let k = 0; k < K; ++k) {
+        const x = abs ? Math.abs(a[m * K + k]) : a[m * K + k];
+        for (let n = 0; n < N; ++n) c[m * N + n] += x * (abs ? Math.abs(w[k * N + n]) : w[k * N + n]);
+      }
+    return c;
+  };
+  for (const type of ['bf16', 'f16']) {
+    for (const [M, N, K, group, zp] of [[1, 64, 96, 32, 0], [5, 38, 130, 64, 1], [17, 70, 200, 96, 1]]) {
+      const G = Math.ceil(K / group), dt = DTYPES[type];
+      const a = dt.decode(dt.encode(Array.from({ length: M * K }, () => uniform(-1, 1))));
+      const s = dt.decode(dt.encode(Array.from({ length: G * N }, () => uniform(0.001, 0.1))));
+      const q = Array.from({ length: K * N }, () => Math.floor(rand() * 16));
+      const z = Array.from({ length: G * N }, (_, i) => (i % 3 === 0 ? 0 : i % 3 === 1 ? 15 : Math.floor(rand() * 16)));
+      const w = dt.decode(dt.encode(Array.from({ length: K * N }, (_, i) => {
+        const k = Math.floor(i / N), n = i % N, gi = Math.floor(k / group) * N + n;
+        return (q[i] - (zp ? z[gi] : 8)) * s[gi];
+      })));
+      const ref = matmul(a, w, M, N, K, false), absref = matmul(a, w, M, N, K, true);
+      for (const [target, device] of devices) {
+        ++cases;
+        const bufs = { A: makeBuffer(device, dt.encode(a)), Bq: makeBuffer(device, pack(q, K, N)),
+                       S: makeBuffer(device, dt.encode(s)), Z: makeBuffer(device, zp ? pack(z, G, N) : new Uint8Array(0)),
+                       C: makeBuffer(device, dt.encode(new Array(M * N).fill(NaN))) };
+        const res = await lib[`tgw_gemm_w4a16_${type}`](device, { ...bufs, M, N, K, GROUP: group, ZP: zp });
+        const bad = check(dt.decode(await readBuffer(device, bufs.C, M * N * 2)), ref, absref, type, K);
+        if (bad) { ++failures; console.log(`FAIL gemm_w4a16_${type} M=${M} N=${N} K=${K} group=${group} zp=${zp} on ${target} (${res.target}): ${bad}`); }
+        else console.log(`  gemm_w4a16_${type} on ${target}: M=${M} N=${N} K=${K} group=${group} zp=${zp} within the bound`);
+        for (const b of Object.values(bufs)) b.destroy();
+      }
+    }
+  }
+  const bf = DTYPES.bf16;
+  for (const [M, N, K] of [[1, 64, 64], [5, 37, 98], [17, 70, 130]]) {
+    const KB = Math.ceil(K / 32);
+    const a = bf.decode(bf.encode(Array.from({ length: M * K }, () => uniform(-1, 1))));
+    const b = Array.from({ length: N * K }, () => Math.floor(rand() * 16));
+    const e = Uint8Array.from({ length: N * KB }, () => 120 + Math.floor(rand() * 15));
+    const w = bf.decode(bf.encode(Array.from({ length: K * N }, (_, i) => {
+      const k = Math.floor(i / N), n = i % N, c = b[n * K + k];
+      return (c & 8 ? -1 : 1) * E2M1[c & 7] * 2 ** (e[n * KB + (k >> 5)] - 127);
+    })));
+    const ref = matmul(a, w, M, N, K, false), absref = matmul(a, w, M, N, K, true);
+    for (const [target, device] of devices) {
+      ++cases;
+      const bufs = { A: makeBuffer(device, bf.encode(a)), B: makeBuffer(device, pack(b, N, K)), E: makeBuffer(device, e),
+                     C: makeBuffer(device, bf.encode(new Array(M * N).fill(NaN))) };
+      const res = await lib.tgw_gemm_mxfp4_bf16(device, { ...bufs, M, N, K });
+      const bad = check(bf.decode(await readBuffer(device, bufs.C, M * N * 2)), ref, absref, 'bf16', K);
+      if (bad) { ++failures; console.log(`FAIL gemm_mxfp4_bf16 M=${M} N=${N} K=${K} on ${target} (${res.target}): ${bad}`); }
+      else console.log(`  gemm_mxfp4_bf16 on ${target}: M=${M} N=${N} K=${K} within the bound`);
+      for (const b2 of Object.values(bufs)) b2.destroy();
+    }
+  }
+}
+
 // Unsigned integers (tests/lit/emit/Inputs/unsigned32.yaml): every u8 byte, u16 and u32 words
 // with their extremes, zero divisors, run-time counts inside and past 32 (the JS module takes a
 // u32 scalar as an i32: -1 reaches the kernel as 0xffffffff), u8/u16 stores packed into words,
