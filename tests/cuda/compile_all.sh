@@ -11,8 +11,11 @@
 # spills and device warnings are), which saves the host pass (cudafe++ and the host compiler,
 # about a third of a compile); sm_80, sm_90 and sm_90a files are compiled whole (-c).
 # Usage: compile_all.sh TILEGEN KERNELS_DIR RUNTIME_INCLUDE WORK_DIR [ARCH...]
-# COMPILE_ALL_GREP=STRING compiles only the variant files containing STRING (sm_90a: the
-# warp-specialized ones, `tg_kernel_ws`; the rest are the sm_90 lowering, compiled for sm_90).
+# An ARCH written `keys:A` is generated but not compiled: its files only mark code as seen, so
+# that `keys:90 90a` compiles just the sm_90a files whose code is not sm_90's (cuda.compile_all
+# compiles sm_90's): the warp-specialized kernels, the wgmma ones outside them and the tiles
+# sm_90a chose differently.
+# COMPILE_ALL_GREP=STRING compiles only the variant files containing STRING.
 # Exit 77 (ctest SKIP) when no nvcc is found.
 set -uo pipefail
 tilegen=$1 kernels=$2 include=$3 work=$4
@@ -27,6 +30,8 @@ rm -rf "$work" && mkdir -p "$work"
 jobs=$(nproc 2>/dev/null || echo 2)
 fail=0
 for a in $archs; do
+  keys_only=0
+  [[ $a == keys:* ]] && keys_only=1 a=${a#keys:}
   out="$work/sm_$a"
   mkdir -p "$out"
   "$tilegen" generate --lib ck --targets "sm_$a" --out "$out" "$kernels"/*.yaml || { echo "FAIL: generate sm_$a"; fail=1; continue; }
@@ -45,7 +50,7 @@ for a in $archs; do
       echo "same code as $(grep -m1 "^$key " "$work/.keys" | cut -d' ' -f2-)" > "$f.same"
     else
       echo "$key $(basename "$(dirname "$f")")/$(basename "$f")" >> "$work/.keys"
-      echo "$f" >> "$out/.compile"
+      ((keys_only)) || echo "$f" >> "$out/.compile"
     fi
   done
   case $a in
