@@ -2,7 +2,9 @@
 // target `hip` and `c`, bench/hip/run_device.sh) run on GPU 0 through the generated dispatch
 // code and the HIP runtime layer (runtime/src/hip.c), on HIP's NVIDIA platform, against the
 // float64 references of tests/kernels (Reference.cpp), on ragged shapes, with 16-byte-aligned
-// tensors (tg_kernel_16) and with every tensor one element off (tg_kernel_0). Each call is
+// tensors (tg_kernel_16) and with every tensor one element off (tg_kernel_0); decode_attention
+// also over a paged cache with pages out of order (ragged lengths incl. 0, G above the tile's
+// rows, MQA). Each call is
 // first asked (_query) which variant it runs: anything but the `hip` one is a failure (the
 // point is to run the HIP sources). Device buffers carry 256 guard bytes on each side, checked
 // after every call; calls go on a created stream and the program (not the library)
@@ -55,15 +57,14 @@ struct AnyPtr {
   template <class T> operator T*() const { return static_cast<T*>(p); }
 };
 
-// A host tensor (GuardedBuffer, rounded values) mirrored on the device at an offset of `off`
-// elements past a 256-byte boundary, between guard bytes of 0xFF.
-struct DevTensor {
-  GuardedBuffer host;
-  size_t off;
+// Device memory for n elements of `elem` bytes at an offset of `off` elements past a 256-byte
+// boundary, between guard bytes of 0xFF.
+struct DevBytes {
+  size_t elem, off;
   unsigned char* base = nullptr;
   size_t bytes;
-  DevTensor(Dt dt, size_t n, size_t off_elems) : host(dt, n), off(off_elems) {
-    bytes = n * dt_bytes(dt);
+  DevBytes(size_t elem_bytes, size_t n, size_t off_elems) : elem(elem_bytes), off(off_elems) {
+    bytes = n * elem;
     if (g_cpu) {
       base = static_cast<unsigned char*>(std::malloc(bytes + 2 * kGuard + 64));
       std::memset(base, 0xFF, bytes + 2 * kGuard + 64);
@@ -72,29 +73,44 @@ struct DevTensor {
     CK(cudaMalloc(&base, bytes + 2 * kGuard + 64));
     CK(cudaMemset(base, 0xFF, bytes + 2 * kGuard + 64));
   }
-  ~DevTensor() {
+  ~DevBytes() {
     if (g_cpu)
       std::free(base);
     else
       cudaFree(base);
   }
-  AnyPtr ptr() { return {base + kGuard + off * dt_bytes(host.dtype())}; }
+  DevBytes(const DevBytes&) = delete;
+  DevBytes& operator=(const DevBytes&) = delete;
+  AnyPtr ptr() { return {base + kGuard + off * elem}; }
   void copy(void* dst, const void* src, size_t n, cudaMemcpyKind kind) {
     if (g_cpu)
       std::memcpy(dst, src, n);
     else
       CK(cudaMemcpy(dst, src, n, kind));
   }
-  void upload() { copy(ptr(), host.data(), bytes, cudaMemcpyHostToDevice); }
-  void download() { copy(host.data(), ptr(), bytes, cudaMemcpyDeviceToHost); }
   bool guards_intact() {
     std::vector<unsigned char> all(bytes + 2 * kGuard + 64);
     copy(all.data(), base, all.size(), cudaMemcpyDeviceToHost);
-    const size_t lo = kGuard + off * dt_bytes(host.dtype()), hi = lo + bytes;
+    const size_t lo = kGuard + off * elem, hi = lo + bytes;
     for (size_t i = 0; i < all.size(); ++i)
       if ((i < lo || i >= hi) && all[i] != 0xFF)
         return false;
     return true;
+  }
+};
+
+// A host tensor (GuardedBuffer, rounded values) mirrored on the device (DevBytes).
+struct DevTensor : DevBytes {
+  GuardedBuffer host;
+  DevTensor(Dt dt, size_t n, size_t off_elems) : DevBytes(dt_bytes(dt), n, off_elems), host(dt, n) {}
+  void upload() { copy(ptr(), host.data(), bytes, cudaMemcpyHostToDevice); }
+  void download() { copy(host.data(), ptr(), bytes, cudaMemcpyDeviceToHost); }
+};
+
+// An i32 tensor (decode_attention's block table and lengths), uploaded once.
+struct DevInts : DevBytes {
+  DevInts(const std::vector<int32_t>& v, size_t off_elems) : DevBytes(4, v.size(), off_elems) {
+    copy(ptr(), v.data(), bytes, cudaMemcpyHostToDevice);
   }
 };
 
@@ -130,6 +146,9 @@ void run_case(const Case& c, size_t off) {
     what += (i ? "," : "") + std::to_string(d[i]);
   what += "]" + std::string(c.flag ? " causal" : "") + (off ? " off-by-one" : " aligned");
   double bound_ratio = -1;
+  std::vector<std::unique_ptr<DevInts>> ints; // i32 tensors, checked for guards like t
+  size_t zero_from = 0, zero_to = 0;          // outputs that must be exactly 0
+  bool zeros_ok = true;
 
 #define CALL(fn, ...)                                                                            \
   do {                                                                                           \
@@ -222,6 +241,51 @@ void run_case(const Case& c, size_t off) {
       C->download();
       bound_ratio = max_bound_ratio(C->host.values(), ref, bound);
     }
+  } else if (c.kernel == "decode_attention") {
+    // dims: Hkv, G, PAGE; D = 128 (the spec's only value). B = 8 sequences of ragged lengths
+    // (0, 1, PAGE-1, PAGE+1, 1000, ...; 8 so that seq_lens passes the 16-byte kernel's check
+    // when aligned), their pages dealt out of order and interleaved from one shuffled pool with
+    // 3 pages no sequence uses; table columns past a sequence's pages hold 2^30 (never read).
+    const int64_t Hkv = d[0], G = d[1], page = d[2], D = 128;
+    const std::vector<int32_t> lens = {1, int32_t(page) - 1, 0, int32_t(page) + 1, 1000,
+                                       2 * int32_t(page), 3, int32_t(page)};
+    const int64_t B = int64_t(lens.size());
+    int64_t MP = 1, used = 0;
+    for (int32_t n : lens) {
+      MP = std::max<int64_t>(MP, (n + page - 1) / page);
+      used += (n + page - 1) / page;
+    }
+    const int64_t NP = used + 3;
+    std::vector<int32_t> pool(size_t(NP), 0);
+    for (size_t i = 0; i < pool.size(); ++i)
+      pool[i] = int32_t(i);
+    std::shuffle(pool.begin(), pool.end(), rng);
+    std::vector<int32_t> table(size_t(B * MP), 1 << 30);
+    size_t next = 0;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t k = 0; k < (lens[b] + page - 1) / page; ++k)
+        table[size_t(b * MP + k)] = pool[next++];
+    L = 1000 + D; // as tests/kernels: f32 sums over the keys and over D, p rounded to T
+    scale = 1.0;  // |V| < 1: errors relative to 1
+    const size_t nq = size_t(B * Hkv * G * D), nkv = size_t(NP * Hkv * page * D);
+    auto *Q = add(dt, nq), *K = add(dt, nkv), *V = add(dt, nkv), *O = add(dt, nq);
+    auto q = fill_random(Q->host, rng, -1.0, 1.0), k = fill_random(K->host, rng, -0.5, 0.5),
+         v = fill_random(V->host, rng, -1.0, 1.0);
+    for (auto& p : t)
+      p->upload();
+    ints.push_back(std::make_unique<DevInts>(table, off));
+    ints.push_back(std::make_unique<DevInts>(lens, off));
+    const AnyPtr Tb = ints[0]->ptr(), Ln = ints[1]->ptr();
+    const float sm = float(1.0 / std::sqrt(double(D)) * 4.0); // scores of a few units
+    ref = ref::decode_attention(q, k, v, table, lens, B, Hkv, G, MP, page, D, sm);
+    zero_from = size_t(2 * Hkv * G * D), zero_to = size_t(3 * Hkv * G * D); // sequence 2: length 0
+    what = c.kernel + " " + dt_name(dt) + " [Hkv " + std::to_string(Hkv) + ", G " + std::to_string(G) +
+           ", page " + std::to_string(page) + ", B " + std::to_string(B) + ", NP " + std::to_string(NP) + "]" +
+           (off ? " off-by-one" : " aligned");
+    if (dt == Dt::F16)
+      CALL(tgh_decode_attention_f16, Q->ptr(), K->ptr(), V->ptr(), Tb, Ln, O->ptr(), B, Hkv, G, NP, MP, page, D, sm);
+    else
+      CALL(tgh_decode_attention_bf16, Q->ptr(), K->ptr(), V->ptr(), Tb, Ln, O->ptr(), B, Hkv, G, NP, MP, page, D, sm);
   }
   ++g_runs;
   const char* result = "ok";
@@ -241,12 +305,19 @@ void run_case(const Case& c, size_t off) {
     out->download();
     for (auto& p : t)
       guards = guards && p->guards_intact();
-    s = compare(out->host.values(), ref, scale);
+    for (auto& p : ints)
+      guards = guards && p->guards_intact();
+    const auto vals = out->host.values();
+    s = compare(vals, ref, scale);
+    for (size_t i = zero_from; i < zero_to; ++i)
+      zeros_ok = zeros_ok && vals[i] == 0.0;
     tol = tolerance(c.kernel == "gemm_fp8" ? Dt::BF16 : dt, L);
     if (!guards)
       result = "FAIL (guard bytes written)";
     else if (s.nonfinite || s.rel > tol || bound_ratio > 1)
       result = "FAIL (numerics)";
+    else if (!zeros_ok)
+      result = "FAIL (a length-0 sequence's output is not 0)";
   }
   if (std::strncmp(result, "ok", 2) != 0)
     ++g_fail;
@@ -295,11 +366,20 @@ int main(int argc, char** argv) {
   for (Dt dt : kFp8Dts)
     for (auto mnk : std::vector<std::vector<int64_t>>{{67, 45, 48}, {16, 136, 128}, {130, 64, 80}})
       cases.push_back({"gemm_fp8", dt, mnk});
-  std::set<std::string> seen; // --quick: the first shape of each kernel x type, both alignments
+  // decode_attention {Hkv, G, PAGE}: GQA (G = 8), MQA (one KV head), G = 1, and G = 20, above
+  // the HIP tile's 16 query heads (two tiles along x, the second ragged; 3 on C's 8-row tiles)
+  for (Dt dt : {Dt::F16, Dt::BF16})
+    for (int64_t page : {16, 64})
+      for (auto hg : std::vector<std::vector<int64_t>>{{2, 8}, {1, 8}, {3, 1}, {1, 20}})
+        cases.push_back({"decode_attention", dt, {hg[0], hg[1], page}});
+  // --quick: the first shape of each kernel x type (decode_attention: and page size, one
+  // variant each), both alignments
+  std::set<std::string> seen;
   for (const Case& c : cases) {
     if (!only.empty() && c.kernel != only)
       continue;
-    if (quick && !seen.insert(c.kernel + dt_name(c.dt)).second)
+    const std::string key = c.kernel + dt_name(c.dt) + (c.kernel == "decode_attention" ? std::to_string(c.dims[2]) : "");
+    if (quick && !seen.insert(key).second)
       continue;
     for (size_t off : {size_t(0), size_t(1)})
       run_case(c, off);

@@ -36,12 +36,20 @@ protected:
   std::string helpers_source() const override;
   std::string fp8_widen_tag(ir::DType t) const override;
   void emit_gemm(const ir::Stmt& s, const ir::Gemm* g) override;
-  // HipPipeline.cpp: `stages` LDS buffers filled through registers (no cp.async on AMD).
+  // HipPipeline.cpp: `stages` LDS buffers filled through registers (no cp.async on AMD); the
+  // accumulators of the loop's FP8 FNUZ gemms scaled once around it (fnuz_hoisted).
   void emit_pipelined(const ir::For* f, int64_t stages) override;
 
 private:
+  void emit_pipelined_loop(const ir::For* f, int64_t stages);
   // HipGemm.cpp: one gemm on an AMD matrix instruction (GemmPlan::MatrixCore).
   void gemm_matrix_core(const ir::Gemm* g, const passes::GemmPlan& p);
+  // HipGemm.cpp: the accumulators a loop's body uses only as C of FP8 gemms on FNUZ
+  // instructions (AmdMatrixShape::fnuz), which the loop holds at 1/4 of their values: scaled
+  // once before it and once after it, not around each gemm (docs/hip.md "FP8 on gfx942").
+  std::vector<const ir::Buffer*> fnuz_hoisted(const ir::For* f) const;
+  void fnuz_scale(const ir::Buffer* acc, const char* factor);
+  std::set<const ir::Buffer*> fnuz_scaled_; // accumulators now held at 1/4 (inside such a loop)
   // HipPipeline.cpp: how a producer copy stages its tile through registers.
   struct StagedCopy {
     int64_t elems = 0;   // elements per 16-byte source chunk; 0: not staged (synchronous copy)

@@ -18,8 +18,13 @@
 // accumulator that is not an f32 subnormal; docs/hip.md "FP8 on gfx942").
 #include "emit/HipEmitter.h"
 
+#include "ir/IRVisitor.h"
 #include "layout/MatrixCore.h"
 #include "support/InternalError.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
 
 namespace tilegen::emit {
 
@@ -29,7 +34,65 @@ namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
 
+// The accumulators of a loop body's FP8 FNUZ gemms (`fnuz` says which gemm is one), and every
+// other use of any buffer (counted per buffer; a FNUZ gemm's A and B count, its C does not).
+class FnuzUses : public IRVisitor {
+public:
+  explicit FnuzUses(std::function<bool(const Gemm*)> fnuz) : fnuz_(std::move(fnuz)) {}
+  std::vector<const Buffer*> accs;
+  std::map<const Buffer*, int> other;
+
+protected:
+  void visit_Gemm(const Gemm* g) override {
+    if (!fnuz_(g)) {
+      IRVisitor::visit_Gemm(g);
+      return;
+    }
+    if (std::find(accs.begin(), accs.end(), g->c.get()) == accs.end())
+      accs.push_back(g->c.get());
+    ++other[g->a.get()];
+    ++other[g->b.get()];
+  }
+  void visit_buffer_use(const BufferPtr& b) override { ++other[b.get()]; }
+
+private:
+  std::function<bool(const Gemm*)> fnuz_;
+};
+
 } // namespace
+
+// A FNUZ gemm's accumulator is used at 1/4 of its value (products / 4). Around one gemm that is
+// a multiply of every accumulator register before and after it; in a k loop on CDNA3 those
+// multiplies made the compiler keep a VGPR copy of the AGPR accumulators (gemm_fp8 gfx942:
+// 340 / 414 unified registers, 272 without them). So a loop whose body uses an accumulator only
+// as C of FNUZ gemms holds it at 1/4 for all its iterations: one multiply before the loop, one
+// after (the same values: scaling by a power of two commutes with f32 rounding for every value
+// that is not subnormal, and sums of FP8 products never are).
+std::vector<const Buffer*> HipEmitter::fnuz_hoisted(const For* f) const {
+  FnuzUses uses([&](const Gemm* g) {
+    const auto it = plan_.gemms.find(g);
+    if (it == plan_.gemms.end() || it->second.kind != passes::GemmPlan::MatrixCore ||
+        it->second.matrix < 0 || static_cast<size_t>(it->second.matrix) >= t_.hip.matrix.size())
+      return false;
+    return t_.hip.matrix[static_cast<size_t>(it->second.matrix)].fnuz && g->a->dtype.bytes() == 1;
+  });
+  uses.visit(f->body);
+  std::vector<const Buffer*> out;
+  for (const Buffer* acc : uses.accs)
+    if (!uses.other.count(acc) && !fnuz_scaled_.count(acc))
+      out.push_back(acc);
+  return out;
+}
+
+void HipEmitter::fnuz_scale(const Buffer* acc, const char* factor) {
+  const bool before = std::string(factor) == "0.25f";
+  line(before ? "// FNUZ operands read as half their OCP values: products / 4 into acc / 4 in every "
+                "iteration of the loop below, exactly (one scaling around the loop)"
+              : "// acc x 4 after the loop above: the OCP values");
+  line("#pragma unroll");
+  line("for (int tg_r = 0; tg_r < " + str(frag(acc).num_regs()) + "; ++tg_r) " + name(acc->name) + "[tg_r] *= " +
+       factor + ";");
+}
 
 void HipEmitter::gemm_matrix_core(const Gemm* g, const passes::GemmPlan& p) {
   TG_ASSERT(p.matrix >= 0 && static_cast<size_t>(p.matrix) < t_.hip.matrix.size(),
@@ -155,7 +218,8 @@ void HipEmitter::gemm_matrix_core(const Gemm* g, const passes::GemmPlan& p) {
   // (gfx1100 spilled with 8 k blocks of 4 tiles unrolled; tests/hip/compile_all.sh).
   const int64_t block_regs = (tm + tn) * per_lane * eb / 4;
   const std::string acc = name(C->name);
-  if (fp8) {
+  const bool rescale = fp8 && !fnuz_scaled_.count(C); // else the loop around it does (fnuz_hoisted)
+  if (rescale) {
     line("// FNUZ operands read as half their OCP values: products / 4 into acc / 4, exactly");
     line("#pragma unroll");
     line("for (int tg_r = 0; tg_r < " + str(L.num_regs()) + "; ++tg_r) " + acc + "[tg_r] *= 0.25f;");
@@ -194,7 +258,7 @@ void HipEmitter::gemm_matrix_core(const Gemm* g, const passes::GemmPlan& p) {
   close();
   close();
   close();
-  if (fp8) {
+  if (rescale) {
     line("#pragma unroll");
     line("for (int tg_r = 0; tg_r < " + str(L.num_regs()) + "; ++tg_r) " + acc + "[tg_r] *= 4.0f;");
   }

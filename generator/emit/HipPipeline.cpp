@@ -111,6 +111,18 @@ void HipEmitter::staged_store(const Copy* c, const StagedCopy& s, const std::str
 }
 
 void HipEmitter::emit_pipelined(const For* f, int64_t stages) {
+  const std::vector<const Buffer*> hoisted = fnuz_hoisted(f);
+  for (const Buffer* acc : hoisted)
+    fnuz_scale(acc, "0.25f");
+  fnuz_scaled_.insert(hoisted.begin(), hoisted.end());
+  emit_pipelined_loop(f, stages);
+  for (const Buffer* acc : hoisted) {
+    fnuz_scaled_.erase(acc);
+    fnuz_scale(acc, "4.0f");
+  }
+}
+
+void HipEmitter::emit_pipelined_loop(const For* f, int64_t stages) {
   const PipelineBody split = split_pipeline_body(f);
   const std::vector<Stmt>& producers = split.producers;
   const std::vector<Stmt>& consumers = split.consumers;

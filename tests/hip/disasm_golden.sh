@@ -7,7 +7,10 @@
 #    loads issued before the MFMAs, the LDS stores into the other stage after them, one barrier;
 #  * gemm_fp8_*_gfx942.check: gemm_fp8 e4m3 / e5m2 on gfx942's FP8 MFMA (v_mfma_f32_*_fp8_fp8 /
 #    *_bf8_bf8), the FNUZ conversion's integer operations between the LDS reads and the MFMAs,
-#    no f16 MFMA and no scratch.
+#    the accumulator's x 1/4 and x 4 outside the k loop, no f16 MFMA and no scratch; and (from
+#    llvm-readelf-19's AMDHSA notes) both kernels of each gemm_fp8 file within 288 unified
+#    registers (VGPRs + AGPRs): 276 / 272 with the rescale around the loop, 340 / 414 when it
+#    was around every k step (docs/hip.md "FP8 on gfx942").
 # Usage: disasm_golden.sh TILEGEN KERNELS_DIR GOLDEN_DIR WORK_DIR
 # Exit 77 (ctest SKIP) without clang++-19, llvm-objdump-19, llvm-as/dis-19, FileCheck or the
 # ROCm bitcode.
@@ -15,13 +18,14 @@ set -uo pipefail
 tilegen=$1 kernels=$2 golden=$3 work=$4
 clang19=${CLANG19:-$(command -v clang++-19 || true)}
 objdump=$(command -v llvm-objdump-19 || true)
+readelf=$(command -v llvm-readelf-19 || true)
 llvm_as=$(command -v llvm-as-19 || true)
 llvm_dis=$(command -v llvm-dis-19 || true)
 filecheck=${FILECHECK:-$(command -v FileCheck-19 || command -v FileCheck || command -v FileCheck-14 || true)}
 bitcode=${ROCM_BITCODE:-/usr/lib/x86_64-linux-gnu/amdgcn/bitcode}
-for tool in "$clang19" "$objdump" "$llvm_as" "$llvm_dis" "$filecheck"; do
+for tool in "$clang19" "$objdump" "$readelf" "$llvm_as" "$llvm_dis" "$filecheck"; do
   if [[ -z $tool || ! -x $tool ]]; then
-    echo "SKIP: needs clang++-19, llvm-objdump-19, llvm-as-19, llvm-dis-19 and FileCheck"
+    echo "SKIP: needs clang++-19, llvm-objdump-19, llvm-readelf-19, llvm-as-19, llvm-dis-19 and FileCheck"
     exit 77
   fi
 done
@@ -47,6 +51,19 @@ for pair in gemm_f16_gfx942:g__gemm__f16__gfx942 gemm_fp8_e4m3_gfx942:g__gemm_fp
   else
     echo "FAIL: $check ($src.s)"
     fail=1
+  fi
+  if [[ $check == gemm_fp8_* ]]; then
+    regs=$("$readelf" --notes "$src.co" | awk '/\.name:/ {n = $NF} /\.agpr_count:/ {a = $NF}
+      /\.vgpr_count:/ {v = $NF} /\.vgpr_spill_count:/ {print n, v, a}')
+    [[ $(echo "$regs" | wc -l) == 2 ]] || { echo "FAIL: $check: kernels in the notes: $regs"; fail=1; }
+    while read -r kname unified agpr; do
+      if [[ $unified -le 288 ]]; then
+        echo "PASS: $check $kname: $unified unified registers ($agpr AGPRs) <= 288"
+      else
+        echo "FAIL: $check $kname: $unified unified registers ($agpr AGPRs) > 288"
+        fail=1
+      fi
+    done <<< "$regs"
   fi
 done
 exit $fail
