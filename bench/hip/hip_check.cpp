@@ -24,6 +24,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <numeric>
 #include <memory>
 #include <random>
 #include <set>
@@ -107,9 +110,12 @@ struct DevTensor : DevBytes {
   void download() { copy(host.data(), ptr(), bytes, cudaMemcpyDeviceToHost); }
 };
 
-// An i32 tensor (decode_attention's block table and lengths), uploaded once.
+// An integer tensor uploaded once: i32 (decode_attention's and mla_decode's block table and
+// lengths, grouped_gemm's offsets) or u8 (the dequant GEMMs' packed codes, zero points and e8m0
+// scales); `off_elems` of its own elements off.
 struct DevInts : DevBytes {
-  DevInts(const std::vector<int32_t>& v, size_t off_elems) : DevBytes(4, v.size(), off_elems) {
+  template <class T>
+  DevInts(const std::vector<T>& v, size_t off_elems) : DevBytes(sizeof(T), v.size(), off_elems) {
     copy(ptr(), v.data(), bytes, cudaMemcpyHostToDevice);
   }
 };
@@ -149,6 +155,15 @@ void run_case(const Case& c, size_t off) {
   std::vector<std::unique_ptr<DevInts>> ints; // i32 tensors, checked for guards like t
   size_t zero_from = 0, zero_to = 0;          // outputs that must be exactly 0
   bool zeros_ok = true;
+  // the dequant GEMMs: the per-element bound of gemm_bound_ratio (S = sum |a w| in absref)
+  // instead of the tolerance on the max error
+  std::vector<double> absref;
+  int64_t bound_k = 0;
+  // grouped_gemm: only the first cmp_n outputs are compared; the rest must keep the 0xFF
+  // bytes DevBytes filled them with (not written)
+  size_t cmp_n = SIZE_MAX;
+  // a kernel's further checks on the output values: an empty string if they hold
+  std::function<std::string(const std::vector<double>&)> extra;
 
 #define CALL(fn, ...)                                                                            \
   do {                                                                                           \
@@ -286,12 +301,178 @@ void run_case(const Case& c, size_t off) {
       CALL(tgh_decode_attention_f16, Q->ptr(), K->ptr(), V->ptr(), Tb, Ln, O->ptr(), B, Hkv, G, NP, MP, page, D, sm);
     else
       CALL(tgh_decode_attention_bf16, Q->ptr(), K->ptr(), V->ptr(), Tb, Ln, O->ptr(), B, Hkv, G, NP, MP, page, D, sm);
+  } else if (c.kernel == "mla_decode") {
+    // dims: H (query heads). PAGE 64, DL 512, DR 64 (the spec's only values). B = 8 sequences
+    // of ragged lengths (0, 1, 63, 65, 200, ...; 8 so that seq_lens passes the 16-byte kernel's
+    // check when aligned) over pages dealt out of order from one shuffled pool with 3 unused
+    // pages, as decode_attention; table columns past a sequence's pages hold 2^30.
+    const int64_t H = d[0], page = 64, DL = 512, DR = 64, D = DL + DR;
+    const std::vector<int32_t> lens = {1, 63, 0, 65, 200, 64, 3, 128};
+    const int64_t B = int64_t(lens.size());
+    int64_t MP = 1, used = 0;
+    for (int32_t n : lens) {
+      MP = std::max<int64_t>(MP, (n + page - 1) / page);
+      used += (n + page - 1) / page;
+    }
+    const int64_t NP = used + 3;
+    std::vector<int32_t> pool(size_t(NP), 0);
+    std::iota(pool.begin(), pool.end(), 0);
+    std::shuffle(pool.begin(), pool.end(), rng);
+    std::vector<int32_t> table(size_t(B * MP), 1 << 30);
+    size_t next = 0;
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t k = 0; k < (lens[b] + page - 1) / page; ++k)
+        table[size_t(b * MP + k)] = pool[next++];
+    L = 200 + D; // as tests/kernels/MlaDecodeTest: the longest sequence plus D, relative to |V| < 1
+    scale = 1.0;
+    auto *Q = add(dt, size_t(B * H * D)), *KV = add(dt, size_t(NP * page * D)), *O = add(dt, size_t(B * H * DL));
+    auto q = fill_random(Q->host, rng, -1.0, 1.0), kv = fill_random(KV->host, rng, -1.0, 1.0);
+    for (auto& p : t)
+      p->upload();
+    ints.push_back(std::make_unique<DevInts>(table, off));
+    ints.push_back(std::make_unique<DevInts>(lens, off));
+    const AnyPtr Tb = ints[0]->ptr(), Ln = ints[1]->ptr();
+    const float sm = float(2.0 / std::sqrt(double(D))); // scores of a few units
+    ref = ref::mla_decode(q, kv, table, lens, B, H, MP, page, DL, DR, sm);
+    zero_from = size_t(2 * H * DL), zero_to = size_t(3 * H * DL); // sequence 2: length 0
+    what = c.kernel + " " + dt_name(dt) + " [H " + std::to_string(H) + ", B " + std::to_string(B) +
+           ", NP " + std::to_string(NP) + "]" + (off ? " off-by-one" : " aligned");
+    if (dt == Dt::F16)
+      CALL(tgh_mla_decode_f16, Q->ptr(), KV->ptr(), Tb, Ln, O->ptr(), B, H, NP, MP, page, DL, DR, sm);
+    else
+      CALL(tgh_mla_decode_bf16, Q->ptr(), KV->ptr(), Tb, Ln, O->ptr(), B, H, NP, MP, page, DL, DR, sm);
+  } else if (c.kernel == "grouped_gemm") {
+    // dims: M, N, K, then the rows of each expert (E = dims - 3; their sum <= M: the rows past
+    // the last offset are not written)
+    const int64_t M = d[0], N = d[1], K = d[2], E = int64_t(d.size()) - 3;
+    std::vector<int32_t> offs(static_cast<size_t>(E));
+    for (int64_t e = 0; e < E; ++e)
+      offs[size_t(e)] = int32_t((e ? offs[size_t(e - 1)] : 0) + d[size_t(3 + e)]);
+    const int64_t end = offs.back();
+    L = K;
+    auto *A = add(dt, size_t(M * K)), *W = add(dt, size_t(E * K * N)), *C = add(dt, size_t(M * N));
+    auto a = fill_random(A->host, rng), w = fill_random(W->host, rng);
+    A->upload();
+    W->upload(); // not C: its bytes stay 0xFF (a NaN) until the kernel writes them
+    ints.push_back(std::make_unique<DevInts>(offs, off));
+    ref = ref::grouped_gemm(a, w, offs, M, N, K);
+    cmp_n = size_t(end * N);
+    extra = [cmp_n, C, N](const std::vector<double>&) -> std::string {
+      const auto bytes = C->host.snapshot();
+      for (size_t b = cmp_n * 2; b < bytes.size(); ++b)
+        if (bytes[b] != 0xFF)
+          return "row " + std::to_string(b / 2 / size_t(N)) + " past the last offset was written";
+      return "";
+    };
+    what = c.kernel + " " + dt_name(dt) + " [M " + std::to_string(M) + ", N " + std::to_string(N) + ", K " +
+           std::to_string(K) + "; groups";
+    for (int64_t e = 0; e < E; ++e)
+      what += " " + std::to_string(d[size_t(3 + e)]);
+    what += std::string("]") + (off ? " off-by-one" : " aligned");
+    CALL(tgh_grouped_gemm_bf16, A->ptr(), W->ptr(), ints[0]->ptr(), C->ptr(), M, N, K, E);
+  } else if (c.kernel == "gemm_w4a16") {
+    // dims: M, N, K, GROUP, ZP. Codes uniform in 0..15; zero points 0 and 15 (the extremes) in
+    // two thirds of the columns, random in the rest; scales in [0.001, 0.1]. Bound as
+    // tests/kernels/DequantGemmTest: the weights rounded to T once, then gemm_bound_ratio.
+    const int64_t M = d[0], N = d[1], K = d[2], group = d[3], zp = d[4], G = (K + group - 1) / group;
+    std::uniform_int_distribution<int> code(0, 15);
+    std::vector<uint8_t> q(size_t(K * N)), z(size_t(G * N));
+    for (auto& v : q)
+      v = uint8_t(code(rng));
+    for (int64_t g = 0; g < G; ++g)
+      for (int64_t n = 0; n < N; ++n)
+        z[size_t(g * N + n)] = n % 3 == 0 ? 0 : n % 3 == 1 ? 15 : uint8_t(code(rng));
+    auto *A = add(dt, size_t(M * K)), *S = add(dt, size_t(G * N)), *C = add(dt, size_t(M * N));
+    auto a = fill_random(A->host, rng, -1.0, 1.0), sv = fill_random(S->host, rng, 0.001, 0.1);
+    for (auto& p : t)
+      p->upload();
+    ints.push_back(std::make_unique<DevInts>(ref::pack_nibbles(q, K, N), off));
+    if (zp)
+      ints.push_back(std::make_unique<DevInts>(ref::pack_nibbles(z, G, N), off));
+    const uint8_t* Bq = ints[0]->ptr();
+    const uint8_t* Z = zp ? static_cast<const uint8_t*>(ints[1]->ptr()) : nullptr;
+    auto w = ref::w4a16_weights(q, sv, zp ? &z : nullptr, N, K, group);
+    for (auto& v : w)
+      v = round_to(dt, v);
+    ref = ref::gemm(a, w, M, N, K);
+    absref = ref::gemm(abs_of(a), abs_of(w), M, N, K);
+    bound_k = K;
+    what = c.kernel + " " + dt_name(dt) + " [M " + std::to_string(M) + ", N " + std::to_string(N) + ", K " +
+           std::to_string(K) + ", group " + std::to_string(group) + (zp ? ", zero points" : ", symmetric") +
+           "]" + (off ? " off-by-one" : " aligned");
+    if (dt == Dt::F16)
+      CALL(tgh_gemm_w4a16_f16, A->ptr(), Bq, S->ptr(), Z, C->ptr(), M, N, K, group, zp);
+    else
+      CALL(tgh_gemm_w4a16_bf16, A->ptr(), Bq, S->ptr(), Z, C->ptr(), M, N, K, group, zp);
+  } else if (c.kernel == "gemm_mxfp4") {
+    // dims: M, N, K, edges. e2m1 codes uniform, e8m0 scales 124..130 (2^-3 .. 2^3); with edges,
+    // as tests/kernels/DequantGemmTest, by column n % 4: 0: every scale 0 (2^-127: subnormal
+    // weights and outputs); 1: block 1's scale 254 (2^127) over weights <= 1.5 and A's block-1
+    // columns scaled by 2^-120; 2: block 2's scale 255 (NaN: the column's outputs are NaN).
+    const int64_t M = d[0], N = d[1], K = d[2], KB = (K + 31) / 32;
+    const bool edges = d[3] != 0;
+    std::uniform_int_distribution<int> code(0, 15), small(0, 3), expo(124, 130);
+    std::vector<uint8_t> b(size_t(N * K)), e(size_t(N * KB));
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < K; ++k) {
+        const bool big = edges && n % 4 == 1 && k / 32 == 1;
+        b[size_t(n * K + k)] = uint8_t(big ? small(rng) | (code(rng) & 8) : code(rng));
+      }
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t kb = 0; kb < KB; ++kb) {
+        uint8_t v = uint8_t(expo(rng));
+        if (edges && n % 4 == 0)
+          v = 0;
+        else if (edges && n % 4 == 1 && kb == 1)
+          v = 254;
+        else if (edges && n % 4 == 2 && kb == 2)
+          v = 255;
+        e[size_t(n * KB + kb)] = v;
+      }
+    auto *A = add(Dt::BF16, size_t(M * K)), *C = add(Dt::BF16, size_t(M * N));
+    auto a = fill_random(A->host, rng, -1.0, 1.0);
+    if (edges)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t k = 32; k < 64 && k < K; ++k) {
+          const size_t i = size_t(m * K + k);
+          A->host.set(i, std::ldexp(a[i], -120));
+          a[i] = A->host.get(i); // as stored (bf16 subnormals round)
+        }
+    for (auto& p : t)
+      p->upload();
+    ints.push_back(std::make_unique<DevInts>(ref::pack_nibbles(b, N, K), off));
+    ints.push_back(std::make_unique<DevInts>(e, off));
+    auto w = ref::mxfp4_weights_kn(b, e, N, K);
+    for (auto& v : w)
+      v = std::isnan(v) ? v : round_to(Dt::BF16, v);
+    ref = ref::gemm(a, w, M, N, K);
+    absref = ref::gemm(abs_of(a), abs_of(w), M, N, K);
+    bound_k = K;
+    if (edges) // the edges are exercised: tiny (not flushed) outputs in the e8m0-0 columns, NaN columns
+      extra = [M, N](const std::vector<double>& got) -> std::string {
+        size_t tiny = 0, nan = 0;
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t n = 0; n < N; ++n) {
+            const double v = got[size_t(m * N + n)];
+            tiny += n % 4 == 0 && v != 0 && std::fabs(v) < std::ldexp(1.0, -110);
+            nan += n % 4 == 2 && std::isnan(v);
+          }
+        if (tiny < size_t(M * ((N + 3) / 4) * 95 / 100)) // a sum may cancel
+          return std::to_string(tiny) + " tiny outputs in the e8m0-0 columns";
+        if (nan != size_t(M * ((N + 1) / 4)))
+          return std::to_string(nan) + " NaN outputs in the e8m0-255 columns";
+        return "";
+      };
+    what = c.kernel + " " + dt_name(dt) + " [M " + std::to_string(M) + ", N " + std::to_string(N) + ", K " +
+           std::to_string(K) + (edges ? ", scale edges" : "") + "]" + (off ? " off-by-one" : " aligned");
+    CALL(tgh_gemm_mxfp4_bf16, A->ptr(), ints[0]->ptr(), ints[1]->ptr(), C->ptr(), M, N, K);
   }
   ++g_runs;
   const char* result = "ok";
   ErrorStats s;
   double tol = 0;
   bool guards = true;
+  std::string extra_msg;
   if (qs != TG_OK || std::string(sel.target) != expected_target()) {
     result = "FAIL (not the expected variant)";
   } else if (st != TG_OK) {
@@ -308,16 +489,29 @@ void run_case(const Case& c, size_t off) {
     for (auto& p : ints)
       guards = guards && p->guards_intact();
     const auto vals = out->host.values();
-    s = compare(vals, ref, scale);
+    if (!absref.empty()) {
+      size_t worst = 0;
+      bound_ratio = gemm_bound_ratio(vals, ref, absref, dt, bound_k, &worst);
+    } else if (cmp_n < vals.size()) {
+      s = compare(std::vector<double>(vals.begin(), vals.begin() + cmp_n),
+                  std::vector<double>(ref.begin(), ref.begin() + cmp_n), scale);
+    } else {
+      s = compare(vals, ref, scale);
+    }
     for (size_t i = zero_from; i < zero_to; ++i)
       zeros_ok = zeros_ok && vals[i] == 0.0;
-    tol = tolerance(c.kernel == "gemm_fp8" ? Dt::BF16 : dt, L);
+    tol = absref.empty() ? tolerance(c.kernel == "gemm_fp8" ? Dt::BF16 : dt, L) : 0;
+    extra_msg = extra ? extra(vals) : "";
     if (!guards)
       result = "FAIL (guard bytes written)";
-    else if (s.nonfinite || s.rel > tol || bound_ratio > 1)
+    else if ((absref.empty() && (s.nonfinite || s.rel > tol)) || bound_ratio > 1)
       result = "FAIL (numerics)";
     else if (!zeros_ok)
       result = "FAIL (a length-0 sequence's output is not 0)";
+    else if (!extra_msg.empty()) {
+      extra_msg = "FAIL (" + extra_msg + ")";
+      result = extra_msg.c_str();
+    }
   }
   if (std::strncmp(result, "ok", 2) != 0)
     ++g_fail;
@@ -372,6 +566,34 @@ int main(int argc, char** argv) {
     for (int64_t page : {16, 64})
       for (auto hg : std::vector<std::vector<int64_t>>{{2, 8}, {1, 8}, {3, 1}, {1, 20}})
         cases.push_back({"decode_attention", dt, {hg[0], hg[1], page}});
+  // mla_decode {H}: H = 20 above the HIP tile's 16 heads (two tiles, the second ragged), 3
+  // (one ragged tile), 16 (one whole tile); 8 sequences of lengths 0, 1, 63, 65, ... (above)
+  for (Dt dt : {Dt::F16, Dt::BF16})
+    for (int64_t h : {20, 3, 16})
+      cases.push_back({"mla_decode", dt, {h}});
+  // grouped_gemm {M, N, K, rows of each expert...}: uneven groups with empty experts first, in
+  // the middle and last and rows past the last offset; several groups in one tile with N, K
+  // multiples of 8 (the aligned run takes tg_kernel_16); groups of 1..10 rows with K over
+  // several k tiles; every expert empty (nothing is written)
+  for (auto g : std::vector<std::vector<int64_t>>{{300, 200, 100, 0, 130, 3, 0, 150, 0},
+                                                  {157, 96, 40, 5, 0, 7, 64, 1, 0, 60, 20},
+                                                  {55, 130, 300, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+                                                  {40, 64, 64, 0, 0, 0}})
+    cases.push_back({"grouped_gemm", Dt::BF16, g});
+  // gemm_w4a16 {M, N, K, GROUP, ZP}: ragged M, N, K (K not a multiple of the group), groups 32
+  // and 128, with and without zero points, both shape classes (decode: M <= 16); N a multiple
+  // of 32 and K of 8 in two (tg_kernel_16 when aligned, one with Z, one without)
+  for (Dt dt : {Dt::F16, Dt::BF16})
+    for (auto w : std::vector<std::vector<int64_t>>{{5, 70, 300, 128, 1}, {1, 64, 256, 128, 0},
+                                                    {33, 130, 129, 32, 1}, {130, 96, 200, 32, 1},
+                                                    {7, 2, 32, 32, 0}, {20, 66, 260, 128, 0}})
+      cases.push_back({"gemm_w4a16", dt, w});
+  // gemm_mxfp4 {M, N, K, edges}: ragged M, N, K (K not a multiple of the 32-weight block), the
+  // e8m0 edges (0, 254, 255) in both shape classes, and K = 512, N = 64 (one 16-byte row of
+  // scales: tg_kernel_16 when aligned) in both classes
+  for (auto m : std::vector<std::vector<int64_t>>{{5, 67, 302, 0}, {16, 130, 96, 1}, {33, 200, 130, 1},
+                                                  {6, 64, 512, 0}, {130, 64, 512, 0}})
+    cases.push_back({"gemm_mxfp4", Dt::BF16, m});
   // --quick: the first shape of each kernel x type (decode_attention: and page size, one
   // variant each), both alignments
   std::set<std::string> seen;
