@@ -4,7 +4,10 @@
 // float64 references of tests/kernels (Reference.cpp), on ragged shapes, with 16-byte-aligned
 // tensors (tg_kernel_16) and with every tensor one element off (tg_kernel_0); decode_attention
 // also over a paged cache with pages out of order (ragged lengths incl. 0, G above the tile's
-// rows, MQA). Each call is
+// rows, MQA), and mla_decode likewise (H above the tile's heads); grouped_gemm over uneven and
+// empty experts (rows past the last offset must stay unwritten); gemm_w4a16 (groups 32/128,
+// with and without zero points) and gemm_mxfp4 (e8m0 edge scales) held to the per-element
+// bound of tests/kernels/DequantGemmTest (gemm_bound_ratio). Each call is
 // first asked (_query) which variant it runs: anything but the `hip` one is a failure (the
 // point is to run the HIP sources). Device buffers carry 256 guard bytes on each side, checked
 // after every call; calls go on a created stream and the program (not the library)
