@@ -268,21 +268,9 @@ void run_case(const Case& c, size_t off) {
     const std::vector<int32_t> lens = {1, int32_t(page) - 1, 0, int32_t(page) + 1, 1000,
                                        2 * int32_t(page), 3, int32_t(page)};
     const int64_t B = int64_t(lens.size());
-    int64_t MP = 1, used = 0;
-    for (int32_t n : lens) {
-      MP = std::max<int64_t>(MP, (n + page - 1) / page);
-      used += (n + page - 1) / page;
-    }
-    const int64_t NP = used + 3;
-    std::vector<int32_t> pool(size_t(NP), 0);
-    for (size_t i = 0; i < pool.size(); ++i)
-      pool[i] = int32_t(i);
-    std::shuffle(pool.begin(), pool.end(), rng);
-    std::vector<int32_t> table(size_t(B * MP), 1 << 30);
-    size_t next = 0;
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t k = 0; k < (lens[b] + page - 1) / page; ++k)
-        table[size_t(b * MP + k)] = pool[next++];
+    const PagedTable pt = paged_table(lens, page, 3, 1 << 30, rng);
+    const int64_t MP = pt.MP, NP = pt.NP;
+    const std::vector<int32_t>& table = pt.table;
     L = 1000 + D; // as tests/kernels: f32 sums over the keys and over D, p rounded to T
     scale = 1.0;  // |V| < 1: errors relative to 1
     const size_t nq = size_t(B * Hkv * G * D), nkv = size_t(NP * Hkv * page * D);
@@ -312,20 +300,9 @@ void run_case(const Case& c, size_t off) {
     const int64_t H = d[0], page = 64, DL = 512, DR = 64, D = DL + DR;
     const std::vector<int32_t> lens = {1, 63, 0, 65, 200, 64, 3, 128};
     const int64_t B = int64_t(lens.size());
-    int64_t MP = 1, used = 0;
-    for (int32_t n : lens) {
-      MP = std::max<int64_t>(MP, (n + page - 1) / page);
-      used += (n + page - 1) / page;
-    }
-    const int64_t NP = used + 3;
-    std::vector<int32_t> pool(size_t(NP), 0);
-    std::iota(pool.begin(), pool.end(), 0);
-    std::shuffle(pool.begin(), pool.end(), rng);
-    std::vector<int32_t> table(size_t(B * MP), 1 << 30);
-    size_t next = 0;
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t k = 0; k < (lens[b] + page - 1) / page; ++k)
-        table[size_t(b * MP + k)] = pool[next++];
+    const PagedTable pt = paged_table(lens, page, 3, 1 << 30, rng);
+    const int64_t MP = pt.MP, NP = pt.NP;
+    const std::vector<int32_t>& table = pt.table;
     L = 200 + D; // as tests/kernels/MlaDecodeTest: the longest sequence plus D, relative to |V| < 1
     scale = 1.0;
     auto *Q = add(dt, size_t(B * H * D)), *KV = add(dt, size_t(NP * page * D)), *O = add(dt, size_t(B * H * DL));

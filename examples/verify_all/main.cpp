@@ -191,21 +191,10 @@ void decode(Dt dt, int64_t page) {
   auto rng = rng_for(std::string("verify_all decode") + dt_name(dt) + std::to_string(page));
   const std::vector<int32_t> lens = {1, 17, 0, 1000, static_cast<int32_t>(page) - 1};
   const int64_t B = static_cast<int64_t>(lens.size()), Hkv = 2, G = 8, D = 128;
-  int64_t MP = 1, used = 0;
-  for (int32_t n : lens) {
-    MP = std::max<int64_t>(MP, (n + page - 1) / page);
-    used += (n + page - 1) / page;
-  }
-  const int64_t NP = used + 2;
-  std::vector<int32_t> pool(static_cast<size_t>(NP));
-  for (size_t i = 0; i < pool.size(); ++i)
-    pool[i] = static_cast<int32_t>(i);
-  std::shuffle(pool.begin(), pool.end(), rng);
-  std::vector<int32_t> table(static_cast<size_t>(B * MP), 0);
-  size_t next = 0;
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t k = 0; k < (lens[b] + page - 1) / page; ++k)
-      table[b * MP + k] = pool[next++];
+  // pages dealt out of order from one shuffled pool with 2 unused pages
+  const PagedTable pt = paged_table(lens, page, 2, 0, rng);
+  const int64_t MP = pt.MP, NP = pt.NP;
+  const std::vector<int32_t>& table = pt.table;
   GuardedBuffer q(dt, B * Hkv * G * D), K(dt, NP * Hkv * page * D), V(dt, NP * Hkv * page * D),
       o(dt, B * Hkv * G * D);
   auto qv = fill_random(q, rng), kv = fill_random(K, rng, -0.5, 0.5), vv = fill_random(V, rng);
@@ -248,21 +237,10 @@ void mla(Dt dt) {
   const std::vector<int32_t> lens = {1, 65, 0, 1000, 63};
   const int64_t B = static_cast<int64_t>(lens.size()), H = 128, page = 64, DL = 512, DR = 64;
   const int64_t D = DL + DR;
-  int64_t MP = 1, used = 0;
-  for (int32_t n : lens) {
-    MP = std::max<int64_t>(MP, (n + page - 1) / page);
-    used += (n + page - 1) / page;
-  }
-  const int64_t NP = used + 2;
-  std::vector<int32_t> pool(static_cast<size_t>(NP));
-  for (size_t i = 0; i < pool.size(); ++i)
-    pool[i] = static_cast<int32_t>(i);
-  std::shuffle(pool.begin(), pool.end(), rng);
-  std::vector<int32_t> table(static_cast<size_t>(B * MP), 0);
-  size_t next = 0;
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t k = 0; k < (lens[b] + page - 1) / page; ++k)
-      table[b * MP + k] = pool[next++];
+  // pages dealt out of order from one shuffled pool with 2 unused pages
+  const PagedTable pt = paged_table(lens, page, 2, 0, rng);
+  const int64_t MP = pt.MP, NP = pt.NP;
+  const std::vector<int32_t>& table = pt.table;
   GuardedBuffer q(dt, B * H * D), KV(dt, NP * page * D), o(dt, B * H * DL);
   auto qv = fill_random(q, rng), kvv = fill_random(KV, rng);
   const float scale = 1.0f / std::sqrt(192.0f);

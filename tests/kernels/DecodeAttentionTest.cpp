@@ -64,24 +64,12 @@ TEST_P(DecodeAttention, PagedRaggedGqaAgainstFloat64) {
                              " G=" + std::to_string(c.G) + " page=" + std::to_string(c.page);
     SCOPED_TRACE(what);
     std::mt19937_64 rng(tgtest::seed_of("decode/" + what));
-    // pages per sequence, the table's width, and every sequence's pages dealt from one shuffled
-    // pool (out of order, interleaved between sequences) with 3 pages no sequence uses
-    int64_t MP = 1, used = 0;
-    for (int32_t n : lens) {
-      MP = std::max<int64_t>(MP, (n + c.page - 1) / c.page);
-      used += (n + c.page - 1) / c.page;
-    }
-    const int64_t NP = used + 3;
-    std::vector<int32_t> pool(static_cast<size_t>(NP));
-    std::iota(pool.begin(), pool.end(), 0);
-    std::shuffle(pool.begin(), pool.end(), rng);
-    // columns a sequence does not use hold ids far out of range: they must never be read
-    std::vector<int32_t> table(static_cast<size_t>(B * MP), 1 << 30);
-    size_t next = 0;
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t k = 0; k < (lens[b] + c.page - 1) / c.page; ++k)
-        table[b * MP + k] = pool[next++];
-    ASSERT_EQ(next, static_cast<size_t>(used));
+    // every sequence's pages dealt from one shuffled pool (out of order, interleaved between
+    // sequences) with 3 pages no sequence uses; columns a sequence does not use hold ids far out
+    // of range: they must never be read
+    const tgtest::PagedTable pt = tgtest::paged_table(lens, c.page, 3, 1 << 30, rng);
+    const int64_t MP = pt.MP, NP = pt.NP;
+    const std::vector<int32_t>& table = pt.table;
 
     const size_t nq = static_cast<size_t>(B * c.Hkv * c.G * D);
     const size_t nkv = static_cast<size_t>(NP * c.Hkv * c.page * D);

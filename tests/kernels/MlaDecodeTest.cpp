@@ -65,23 +65,11 @@ TEST_P(MlaDecode, PagedRaggedAgainstFloat64) {
     SCOPED_TRACE(what);
     std::mt19937_64 rng(tgtest::seed_of("mla_decode/" + what));
     // every sequence's pages dealt from one shuffled pool (out of order, interleaved between
-    // sequences) with 3 pages no sequence uses
-    int64_t MP = 1, used = 0;
-    for (int32_t n : c.lens) {
-      MP = std::max<int64_t>(MP, (n + kPage - 1) / kPage);
-      used += (n + kPage - 1) / kPage;
-    }
-    const int64_t NP = used + 3;
-    std::vector<int32_t> pool(static_cast<size_t>(NP));
-    std::iota(pool.begin(), pool.end(), 0);
-    std::shuffle(pool.begin(), pool.end(), rng);
-    // columns a sequence does not use hold ids far out of range: they must never be read
-    std::vector<int32_t> table(static_cast<size_t>(B * MP), 1 << 30);
-    size_t next = 0;
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t k = 0; k < (c.lens[static_cast<size_t>(b)] + kPage - 1) / kPage; ++k)
-        table[static_cast<size_t>(b * MP + k)] = pool[next++];
-    ASSERT_EQ(next, static_cast<size_t>(used));
+    // sequences) with 3 pages no sequence uses; columns a sequence does not use hold ids far out
+    // of range: they must never be read
+    const tgtest::PagedTable pt = tgtest::paged_table(c.lens, kPage, 3, 1 << 30, rng);
+    const int64_t MP = pt.MP, NP = pt.NP;
+    const std::vector<int32_t>& table = pt.table;
 
     tgtest::GuardedBuffer q(dt, static_cast<size_t>(B * c.H * D)),
         KV(dt, static_cast<size_t>(NP * kPage * D)), o(dt, static_cast<size_t>(B * c.H * kDL));

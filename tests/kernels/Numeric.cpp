@@ -346,4 +346,25 @@ std::vector<double> abs_of(const std::vector<double>& v) {
   return a;
 }
 
+PagedTable paged_table(const std::vector<int32_t>& lens, int64_t page, int64_t spare,
+                       int32_t unused, std::mt19937_64& rng) {
+  PagedTable t;
+  int64_t used = 0;
+  for (int32_t n : lens) {
+    t.MP = std::max<int64_t>(t.MP, (n + page - 1) / page);
+    used += (n + page - 1) / page;
+  }
+  t.NP = used + spare;
+  std::vector<int32_t> pool(static_cast<size_t>(t.NP));
+  for (size_t i = 0; i < pool.size(); ++i)
+    pool[i] = static_cast<int32_t>(i);
+  std::shuffle(pool.begin(), pool.end(), rng);
+  t.table.assign(lens.size() * static_cast<size_t>(t.MP), unused);
+  size_t next = 0;
+  for (size_t b = 0; b < lens.size(); ++b)
+    for (int64_t k = 0; k < (lens[b] + page - 1) / page; ++k)
+      t.table[b * static_cast<size_t>(t.MP) + static_cast<size_t>(k)] = pool[next++];
+  return t;
+}
+
 } // namespace tgtest

@@ -127,4 +127,15 @@ double gemm_bound_ratio(const std::vector<double>& got, const std::vector<double
                         const std::vector<double>& absref, Dt dt, int64_t K, size_t* worst);
 std::vector<double> abs_of(const std::vector<double>& v);
 
+// The block table of a paged cache (decode_attention, mla_decode): sequence b's cdiv(lens[b],
+// page) pages are dealt from one shuffled pool of all used pages plus `spare` that no sequence
+// uses, so pages come out of order and interleaved between sequences. table is [B, MP], MP the
+// most pages of a sequence (at least 1); columns a sequence does not use hold `unused`.
+struct PagedTable {
+  std::vector<int32_t> table;
+  int64_t MP = 1, NP = 0;
+};
+PagedTable paged_table(const std::vector<int32_t>& lens, int64_t page, int64_t spare,
+                       int32_t unused, std::mt19937_64& rng);
+
 } // namespace tgtest
