@@ -18,6 +18,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -260,8 +261,219 @@ TEST_P(SimTest, FlashAttention) {
     }
 }
 
+// ---- decode_attention, mla_decode (paged caches) ---------------------------------------------
+
+// Ragged lengths against BN = 16 and both page sizes: 0 (writes 0), 1, a page less one, a page
+// plus one, several pages; GQA with G = 8 (one BG tile) and G = 9 (a second, ragged tile) and
+// MHA. Pages dealt out of order by tgtest::paged_table; unused table columns hold ids out of range.
+struct DecodeCase {
+  int64_t Hkv, G, page;
+};
+constexpr DecodeCase kDecodeCases[] = {{2, 8, 16}, {1, 9, 64}, {3, 1, 16}};
+
+// The kernels of f16 and bf16 only.
+class SimHalfTest : public SimTest {};
+
+TEST_P(SimHalfTest, DecodeAttention) {
+  const int64_t D = 128;
+  const std::vector<int32_t> lens = {1, 15, 0, 17, 70};
+  const int64_t B = static_cast<int64_t>(lens.size());
+  for (const auto& [Hkv, G, page] : kDecodeCases) {
+    const std::string sizes = fmt("B=%" PRId64 " Hkv=%" PRId64 " G=%" PRId64 " page=%" PRId64, B,
+                                  Hkv, G, page);
+    SCOPED_TRACE(sizes);
+    std::mt19937_64 rng(seed_of(std::string("metal/decode/") + dt_name(dt()) + "/" + sizes));
+    const PagedTable pt = paged_table(lens, page, 3, 1 << 30, rng);
+    const size_t nq = static_cast<size_t>(B * Hkv * G * D);
+    const size_t nkv = static_cast<size_t>(pt.NP * Hkv * page * D);
+    GuardedBuffer q(dt(), nq), K(dt(), nkv), V(dt(), nkv), o(dt(), nq);
+    auto qv = fill_random(q, rng, -1.0, 1.0);
+    auto kv = fill_random(K, rng, -0.5, 0.5);
+    auto vv = fill_random(V, rng, -1.0, 1.0);
+    const auto q0 = q.snapshot(), k0 = K.snapshot(), v0 = V.snapshot();
+    const float scale = 4.0f / std::sqrt(static_cast<float>(D));
+    const std::string inst = fmt("%s_PAGE%" PRId64 "_D128", dt_name(dt()), page);
+    ASSERT_EQ(call(launcher("decode_attention", inst),
+                   {q.data(), K.data(), V.data(), const_cast<int32_t*>(pt.table.data()),
+                    const_cast<int32_t*>(lens.data()), o.data()},
+                   {B, Hkv, G, pt.NP, pt.MP, page, D}, {scale}),
+              TG_OK)
+        << tg_metal_last_error();
+    EXPECT_TRUE(q.same_as(q0) && K.same_as(k0) && V.same_as(v0)) << "an input was modified";
+    // |V| < 1: the error relative to 1, flash attention's bound over the longest sequence + D
+    EXPECT_TRUE(verdict("decode_attention", dt(), sizes, o,
+                        ref::decode_attention(qv, kv, vv, pt.table, lens, B, Hkv, G, pt.MP, page,
+                                              D, scale),
+                        70 + D, 1.0));
+    const auto got = o.values();
+    for (int64_t i = 0; i < Hkv * G * D; ++i)
+      ASSERT_EQ(got[static_cast<size_t>(2 * Hkv * G * D + i)], 0.0) << "length-0 sequence, " << i;
+  }
+}
+
+// ---- grouped_gemm -----------------------------------------------------------------------------
+
+// Against BM = BN = 64, BK = 32: empty experts first, in the middle and last, several groups in
+// one row tile, a group crossing a tile boundary, N and K ragged, rows past the last offset (not
+// written), every expert empty.
+struct GroupedCase {
+  std::vector<int32_t> sizes;
+  int64_t M, N, K;
+};
+
+TEST(SimGrouped, GroupedGemm) {
+  const GroupedCase cases[] = {{{0, 5, 70, 0, 1, 0}, 80, 70, 33},
+                               {{3, 2}, 5, 9, 5},
+                               {{0, 0}, 7, 64, 32}};
+  for (const GroupedCase& c : cases) {
+    const int64_t E = static_cast<int64_t>(c.sizes.size());
+    std::vector<int32_t> offs(c.sizes.size());
+    std::partial_sum(c.sizes.begin(), c.sizes.end(), offs.begin());
+    const int64_t end = offs.back();
+    const std::string sizes = fmt("M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " E=%" PRId64 " end=%" PRId64,
+                                  c.M, c.N, c.K, E, end);
+    SCOPED_TRACE(sizes);
+    std::mt19937_64 rng(seed_of("metal/grouped_gemm/" + sizes));
+    GuardedBuffer A(Dt::BF16, c.M * c.K), W(Dt::BF16, E * c.K * c.N), C(Dt::BF16, c.M * c.N);
+    auto a = fill_random(A, rng), w = fill_random(W, rng);
+    ASSERT_EQ(call(launcher("grouped_gemm", "bf16"),
+                   {A.data(), W.data(), offs.data(), C.data()}, {c.M, c.N, c.K, E}),
+              TG_OK)
+        << tg_metal_last_error();
+    const auto ref = ref::grouped_gemm(a, w, offs, c.M, c.N, c.K);
+    const size_t n = static_cast<size_t>(end * c.N);
+    const auto got = C.values();
+    if (n > 0) {
+      // the experts' rows against the reference, through verdict's checks on a copy
+      GuardedBuffer rows(Dt::BF16, n);
+      for (size_t i = 0; i < n; ++i)
+        rows.set(i, got[i]);
+      EXPECT_TRUE(verdict("grouped_gemm", Dt::BF16, sizes, rows,
+                          std::vector<double>(ref.begin(), ref.begin() + n), c.K));
+    }
+    EXPECT_TRUE(C.guards_intact());
+    const auto bytes = C.snapshot();
+    for (size_t b = n * 2; b < bytes.size(); ++b)
+      ASSERT_EQ(bytes[b], GuardedBuffer::kPattern) << "row " << b / 2 / c.N << " was written";
+  }
+}
+
+// ---- gemm_w4a16, gemm_mxfp4 -------------------------------------------------------------------
+
+// The bound of tests/kernels/DequantGemmTest.cpp (any summation order; weights rounded to T once,
+// as the kernel does): worst error / bound <= 1.
+bool dequant_verdict(const char* kernel, Dt dt, const std::string& sizes, const GuardedBuffer& C,
+                     const std::vector<double>& a, const std::vector<double>& w, int64_t M,
+                     int64_t N, int64_t K) {
+  const auto ref = ref::gemm(a, w, M, N, K);
+  const auto absref = ref::gemm(abs_of(a), abs_of(w), M, N, K);
+  size_t worst = 0;
+  const double r = gemm_bound_ratio(C.values(), ref, absref, dt, K, &worst);
+  const bool ok = r <= 1.0 && C.guards_intact();
+  std::printf("[metal-sim] %-20s %-5s %-34s err/bound %.3f %s\n", kernel, dt_name(dt),
+              sizes.c_str(), r, ok ? "ok" : "FAIL");
+  return ok;
+}
+
+struct W4Case {
+  int64_t M, N, K, group;
+  bool zp;
+};
+
+TEST_P(SimHalfTest, GemmW4A16) {
+  // ragged against BM 32, BN 64, BK 32; K no multiple of the group; both zero-point forms
+  const W4Case cases[] = {{1, 64, 64, 32, false}, {5, 70, 100, 64, true}, {33, 66, 96, 96, true}};
+  for (const auto& [M, N, K, group, zp] : cases) {
+    const std::string sizes = fmt("M=%" PRId64 " N=%" PRId64 " K=%" PRId64 " group=%" PRId64
+                                  " zp=%d", M, N, K, group, zp ? 1 : 0);
+    SCOPED_TRACE(sizes);
+    std::mt19937_64 rng(seed_of(std::string("metal/w4a16/") + dt_name(dt()) + "/" + sizes));
+    const int64_t G = (K + group - 1) / group;
+    std::uniform_int_distribution<int> code(0, 15);
+    std::vector<uint8_t> q(static_cast<size_t>(K * N)), z(static_cast<size_t>(G * N));
+    for (auto& v : q)
+      v = static_cast<uint8_t>(code(rng));
+    for (auto& v : z)
+      v = static_cast<uint8_t>(code(rng));
+    GuardedBuffer A(dt(), M * K), S(dt(), G * N), C(dt(), M * N);
+    const auto a = fill_random(A, rng, -1.0, 1.0);
+    const auto s = fill_random(S, rng, 0.001, 0.1);
+    auto bq = ref::pack_nibbles(q, K, N);
+    auto zq = zp ? ref::pack_nibbles(z, G, N) : std::vector<uint8_t>{};
+    ASSERT_EQ(call(launcher("gemm_w4a16", dt_name(dt())),
+                   {A.data(), bq.data(), S.data(), zp ? zq.data() : nullptr, C.data()},
+                   {M, N, K, group, zp ? 1 : 0}),
+              TG_OK)
+        << tg_metal_last_error();
+    auto w = ref::w4a16_weights(q, s, zp ? &z : nullptr, N, K, group);
+    for (auto& v : w)
+      v = round_to(dt(), v);
+    EXPECT_TRUE(dequant_verdict("gemm_w4a16", dt(), sizes, C, a, w, M, N, K));
+  }
+}
+
+TEST(SimDequant, GemmMxfp4) {
+  // ragged against BM 32, BN 64, BK 32 and the 32-weight blocks; scales 2^-3 .. 2^3
+  struct {
+    int64_t M, N, K;
+  } const cases[] = {{1, 64, 64}, {5, 67, 102}, {33, 70, 64}};
+  for (const auto& [M, N, K] : cases) {
+    const std::string sizes = fmt("M=%" PRId64 " N=%" PRId64 " K=%" PRId64, M, N, K);
+    SCOPED_TRACE(sizes);
+    std::mt19937_64 rng(seed_of("metal/mxfp4/" + sizes));
+    const int64_t KB = (K + 31) / 32;
+    std::uniform_int_distribution<int> code(0, 15), expo(124, 130);
+    std::vector<uint8_t> b(static_cast<size_t>(N * K)), e(static_cast<size_t>(N * KB));
+    for (auto& v : b)
+      v = static_cast<uint8_t>(code(rng));
+    for (auto& v : e)
+      v = static_cast<uint8_t>(expo(rng));
+    GuardedBuffer A(Dt::BF16, M * K), C(Dt::BF16, M * N);
+    const auto a = fill_random(A, rng, -1.0, 1.0);
+    auto bp = ref::pack_nibbles(b, N, K);
+    ASSERT_EQ(call(launcher("gemm_mxfp4", "bf16"), {A.data(), bp.data(), e.data(), C.data()},
+                   {M, N, K}),
+              TG_OK)
+        << tg_metal_last_error();
+    auto w = ref::mxfp4_weights_kn(b, e, N, K);
+    for (auto& v : w)
+      v = round_to(Dt::BF16, v);
+    EXPECT_TRUE(dequant_verdict("gemm_mxfp4", Dt::BF16, sizes, C, a, w, M, N, K));
+  }
+}
+
+TEST_P(SimHalfTest, MlaDecode) {
+  const int64_t page = 64, DL = 512, DR = 64, D = DL + DR;
+  // H = 9: a full BH = 8 tile and a ragged one; lengths 0, 1, a page plus one (BN = 16 ragged)
+  const int64_t H = 9;
+  const std::vector<int32_t> lens = {1, 0, 65};
+  const int64_t B = static_cast<int64_t>(lens.size());
+  const std::string sizes = fmt("B=%" PRId64 " H=%" PRId64 " lens=1,0,65", B, H);
+  std::mt19937_64 rng(seed_of(std::string("metal/mla/") + dt_name(dt()) + "/" + sizes));
+  const PagedTable pt = paged_table(lens, page, 3, 1 << 30, rng);
+  GuardedBuffer q(dt(), B * H * D), KV(dt(), pt.NP * page * D), o(dt(), B * H * DL);
+  auto qv = fill_random(q, rng, -1.0, 1.0);
+  auto kvv = fill_random(KV, rng, -1.0, 1.0);
+  const auto q0 = q.snapshot(), kv0 = KV.snapshot();
+  const float scale = 2.0f / std::sqrt(static_cast<float>(D));
+  ASSERT_EQ(call(launcher("mla_decode", fmt("%s_PAGE64_DL512_DR64", dt_name(dt()))),
+                 {q.data(), KV.data(), const_cast<int32_t*>(pt.table.data()),
+                  const_cast<int32_t*>(lens.data()), o.data()},
+                 {B, H, pt.NP, pt.MP, page, DL, DR}, {scale}),
+            TG_OK)
+      << tg_metal_last_error();
+  EXPECT_TRUE(q.same_as(q0) && KV.same_as(kv0)) << "an input was modified";
+  EXPECT_TRUE(verdict("mla_decode", dt(), sizes, o,
+                      ref::mla_decode(qv, kvv, pt.table, lens, B, H, pt.MP, page, DL, DR, scale),
+                      65 + D, 1.0));
+  const auto got = o.values();
+  for (int64_t i = 0; i < H * DL; ++i)
+    ASSERT_EQ(got[static_cast<size_t>(H * DL + i)], 0.0) << "length-0 sequence, element " << i;
+}
+
 INSTANTIATE_TEST_SUITE_P(Metal, SimTest, testing::ValuesIn(kAllDts), dt_param_name);
 INSTANTIATE_TEST_SUITE_P(Metal, SimFp8Test, testing::ValuesIn(kFp8Dts), dt_param_name);
+INSTANTIATE_TEST_SUITE_P(Metal, SimHalfTest, testing::Values(Dt::F16, Dt::BF16), dt_param_name);
 
 // ---- the public C API (tgm.h): Metal rows on the simulated GPU, C rows with device -1 ----------
 
