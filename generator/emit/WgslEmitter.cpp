@@ -512,6 +512,14 @@ std::string WgslEmitter::print_cast(const Cast* c, int& prec) {
   if (from.is_bool())
     return "select(" + std::string(to.is_float() ? "0.0f, 1.0f" : to.is_unsigned() ? "0u, 1u" : "0, 1") +
            ", " + expr(c->value) + ")";
+  // a 32-bit integer into f32: rounded to nearest even as on every backend (docs/wgsl.md);
+  // a value masked to at most 24 bits (`x & 15u`: unpacked codes) converts exactly as it is
+  const auto* masked = c->value->as<Binary>();
+  const auto* mask = masked && masked->op == BinaryOp::BitAnd ? masked->b->as<IntImm>() : nullptr;
+  const bool small = mask && mask->value >= 0 && mask->value < (int64_t(1) << 24);
+  if (type_name(to) == "f32" && (type_name(from) == "u32" || type_name(from) == "i32") &&
+      !from.is_narrow_unsigned() && from != DType::i8() && !small)
+    return need(type_name(from) == "u32" ? "tg_f32_of_u32" : "tg_f32_of_i32") + "(" + expr(c->value) + ")";
   return type_name(to) + "(" + expr(c->value) + ")";
 }
 

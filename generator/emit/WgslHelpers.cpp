@@ -23,6 +23,14 @@ const std::vector<Helper>& helpers() {
       {"tg_inb", {}, R"(// 0 <= i < n (n >= 0): one unsigned comparison.
 fn tg_inb(i: i32, n: i32) -> bool { return u32(i) < u32(n); }
 )"},
+      {"tg_f32_of_u32", {}, R"(// f32(x) rounded to nearest even for every x (WGSL leaves the direction to the
+// implementation above 2^24): two parts f32 holds exactly, joined by one correctly rounded add.
+fn tg_f32_of_u32(x: u32) -> f32 { return f32(x >> 16u) * 65536.0f + f32(x & 0xffffu); }
+)"},
+      {"tg_f32_of_i32", {}, R"(// f32(x) rounded to nearest even for every x: x >> 16 (arithmetic) and the low
+// 16 bits are exact in f32, and so is their scaled sum's first term.
+fn tg_f32_of_i32(x: i32) -> f32 { return f32(x >> 16u) * 65536.0f + f32(x & 0xffff); }
+)"},
       {"tg_cdiv", {}, R"(// ceil(a / b) for b > 0 (WGSL's i32 division truncates toward zero).
 fn tg_cdiv(a: i32, b: i32) -> i32 {
   let q = a / b;
