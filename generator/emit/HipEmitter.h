@@ -48,7 +48,7 @@ private:
   // instructions (AmdMatrixShape::fnuz), which the loop holds at 1/4 of their values: scaled
   // once before it and once after it, not around each gemm (docs/hip.md "FP8 on gfx942").
   std::vector<const ir::Buffer*> fnuz_hoisted(const ir::For* f) const;
-  void fnuz_scale(const ir::Buffer* acc, const char* factor);
+  void fnuz_scale(const ir::Buffer* acc, bool before); // x 1/4 before the loop, x 4 after
   std::set<const ir::Buffer*> fnuz_scaled_; // accumulators now held at 1/4 (inside such a loop)
   // HipPipeline.cpp: how a producer copy stages its tile through registers.
   struct StagedCopy {

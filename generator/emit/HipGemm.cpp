@@ -84,14 +84,13 @@ std::vector<const Buffer*> HipEmitter::fnuz_hoisted(const For* f) const {
   return out;
 }
 
-void HipEmitter::fnuz_scale(const Buffer* acc, const char* factor) {
-  const bool before = std::string(factor) == "0.25f";
+void HipEmitter::fnuz_scale(const Buffer* acc, bool before) {
   line(before ? "// FNUZ operands read as half their OCP values: products / 4 into acc / 4 in every "
                 "iteration of the loop below, exactly (one scaling around the loop)"
               : "// acc x 4 after the loop above: the OCP values");
   line("#pragma unroll");
   line("for (int tg_r = 0; tg_r < " + str(frag(acc).num_regs()) + "; ++tg_r) " + name(acc->name) + "[tg_r] *= " +
-       factor + ";");
+       (before ? "0.25f" : "4.0f") + ";");
 }
 
 void HipEmitter::gemm_matrix_core(const Gemm* g, const passes::GemmPlan& p) {

@@ -113,12 +113,12 @@ void HipEmitter::staged_store(const Copy* c, const StagedCopy& s, const std::str
 void HipEmitter::emit_pipelined(const For* f, int64_t stages) {
   const std::vector<const Buffer*> hoisted = fnuz_hoisted(f);
   for (const Buffer* acc : hoisted)
-    fnuz_scale(acc, "0.25f");
+    fnuz_scale(acc, true);
   fnuz_scaled_.insert(hoisted.begin(), hoisted.end());
   emit_pipelined_loop(f, stages);
   for (const Buffer* acc : hoisted) {
     fnuz_scaled_.erase(acc);
-    fnuz_scale(acc, "4.0f");
+    fnuz_scale(acc, false);
   }
 }
 
