@@ -145,6 +145,8 @@ if [[ $mode == grouped ]]; then
   fi
   grep -hE '^(ok|FAIL|\||E[0-9]+ M|bar|verification|torch)|ERROR SUMMARY' "$OUT/grouped.log" \
     "$OUT/grouped_memcheck.log" 2>/dev/null > "$OUT/grouped.md"
+fi
+
 if [[ $mode == dequant ]]; then
   step dequant 300 "$OUT/dequant.log" python3 "$here/dequant.py" --dist "$dist" --out "$OUT" $quick
   if [[ -n $sanitizer ]]; then

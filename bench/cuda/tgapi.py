@@ -40,7 +40,8 @@ _SCALAR_TYPES = {
 }
 _ELEM_TYPES = {"float": "f32", "double": "f64", "tg_f16": "f16", "tg_bf16": "bf16",
                "tg_e4m3": "e4m3", "tg_e5m2": "e5m2",
-               "int8_t": "i8", "int32_t": "i32", "int64_t": "i64"}
+               "int8_t": "i8", "int16_t": "i16", "int32_t": "i32", "int64_t": "i64",
+               "uint8_t": "u8", "uint16_t": "u16", "uint32_t": "u32", "uint64_t": "u64"}
 
 _PROTO = re.compile(r"tg_status\s+(\w+)\s*\(([^;]*?)\)\s*;", re.S)
 
