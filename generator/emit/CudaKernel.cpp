@@ -21,15 +21,33 @@ using namespace ir;
 namespace {
 
 // The tensors a kernel reads only as scalars: element loads outside every parallel (a block
-// table in a copy's offsets, the `let` of a group's first row) and no other use. No code reads
-// them in vectors, so the host's TG_VEC tests leave them out: a block table of P pages per
-// sequence would otherwise need P % 4 == 0 for 16-byte copies of the pages it points to.
+// table in a copy's offsets, the `let` of a group's first row), loads inside a parallel whose
+// indices name none of its points (no parallel variable, no `let`: a sequence's length in
+// decode attention's mask, an expert's row range) and no other use. No code reads them in
+// vectors, so the host's TG_VEC tests leave them out: a block table of P pages per sequence
+// would otherwise need P % 4 == 0, and a lengths tensor of B sequences B % 4 == 0, for 16-byte
+// copies of the pages they point to.
 std::set<const Buffer*> scalar_only_tensors(const Kernel& k) {
+  // Whether an index names a point of the enclosing parallel (its variables, or a `let`, which
+  // may be computed from them).
+  struct PointDependent : IRVisitor {
+    bool found = false;
+    void visit_VarRef(const VarRef* n) override {
+      found = found || n->var->kind == VarKind::ParallelVar || n->var->kind == VarKind::Let;
+    }
+  };
   struct Uses : IRVisitor {
     int parallel = 0;
     std::set<const Buffer*> scalar, data;
     void visit_Load(const Load* n) override {
-      (parallel == 0 ? scalar : data).insert(n->buffer.get());
+      bool uniform = parallel == 0;
+      if (!uniform) {
+        PointDependent d;
+        for (const auto& i : n->indices)
+          d.visit(i);
+        uniform = !d.found;
+      }
+      (uniform ? scalar : data).insert(n->buffer.get());
       for (const auto& i : n->indices)
         visit(i);
     }
