@@ -632,6 +632,10 @@ std::string MslEmitter::print_cast(const Cast* c, int& prec) {
   }
   if (to == DType::f32() && from.is_narrow_float())
     return print(c->value, prec); // already a float holding the exact value
+  // u8/u16 -> u32: already a uint holding the value (to_compute). Not `uint(uint(x[i]))`, which
+  // C++ (the simulator's g++) may take for a declaration of a parameter x of array type.
+  if (to == DType::u32() && from.is_narrow_unsigned())
+    return print(c->value, prec);
   if (to == DType::i8() && from.is_unsigned()) // wraps to 8 bits (bitcast<i8> of a u8), held as int
     return "int(char(" + expr(c->value) + "))";
   if (to.is_narrow_unsigned()) // wraps to 8/16 bits, held as uint

@@ -241,6 +241,14 @@ Interval bounds_of(const Expr& e, const RangeEnv& env) {
       if (x.lo >= 0 && x.hi < y.lo)
         return a;
       return result(narrow({0, clamp(y.hi - 1)}));
+    case BinaryOp::Shr:
+      // x >> n for a count n >= 0 is floor(x / 2^n), signed (arithmetic, sign fill past the
+      // width) or unsigned (docs/spec.md "Bitwise operators"): monotone in each operand.
+      if (y.lo < 0)
+        return type_range;
+      return result(narrow(corners(x, y, [](I128 p, I128 q) {
+        return p >= kPosInf || p <= kNegInf ? p : p >> std::min<I128>(q, 126); // inf stays inf
+      })));
     case BinaryOp::BitAnd:
       // A non-negative operand bounds the result to [0, its maximum] (masks: `q & 15`).
       if (x.lo >= 0 && y.lo >= 0)

@@ -135,6 +135,12 @@ ir::DType packed_value_type(ir::Packed p);
 // Element idx (element indices; the last one counts elements) of packed tensor b, as a value of
 // packed_value_type(b->packed).
 ir::Expr packed_read(const ir::BufferPtr& b, std::vector<ir::Expr> idx, const SourceLoc& loc);
+// The u32 code of element j of a row from the (u32) byte that holds it: its low nibble for an
+// even j, its high one for an odd j (u4, i4, e2m1).
+ir::Expr packed_nibble(ir::Expr byte, ir::Expr j);
+// The value (of packed_value_type(p)) of the u32 code `code` of packed type p: what packed_read
+// returns for the element whose code it is.
+ir::Expr packed_value(ir::Packed p, ir::Expr code);
 // The u32 code (4 or 8 bits) of value v (of packed_value_type(p)) in packed type p.
 ir::Expr packed_code(ir::Packed p, ir::Expr v);
 // bitcast between a narrow float (f16, bf16, e4m3, e5m2; held as f32) and its unsigned

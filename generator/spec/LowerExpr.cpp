@@ -923,22 +923,30 @@ DType packed_value_type(ir::Packed p) {
   }
 }
 
+Expr packed_nibble(Expr byte, Expr j) {
+  // (byte >> 4 * (j & 1)) & 15: the low nibble for an even j, the high one for an odd j.
+  Expr shift = ir::Cast::make(
+      DType::u32(), bin(BinaryOp::Mul, bin(BinaryOp::BitAnd, j, ir::make_i64(1)), ir::make_i64(4)));
+  return bin(BinaryOp::BitAnd, bin(BinaryOp::Shr, byte, shift), u32c(15));
+}
+
 Expr packed_read(const ir::BufferPtr& b, std::vector<Expr> idx, const SourceLoc& loc) {
   const ir::Packed p = b->packed;
   Expr code;
   if (ir::packed_per_byte(p) == 2) {
-    // Element j of a row is the low (j even) or high (j odd) nibble of byte j >> 1:
-    // (byte >> 4 * (j & 1)) & 15, the byte loaded once. A negative j gives a negative byte
-    // index, which reads as 0 like any read outside the tensor.
+    // Element j of a row is the low (j even) or high (j odd) nibble of byte j >> 1, the byte
+    // loaded once. A negative j gives a negative byte index, which reads as 0 like any read
+    // outside the tensor.
     Expr j = idx.back();
     idx.back() = bin(BinaryOp::Shr, j, ir::make_i64(1));
-    Expr byte = ir::Cast::make(DType::u32(), ir::Load::make(b, std::move(idx), loc), loc);
-    Expr shift = ir::Cast::make(
-        DType::u32(), bin(BinaryOp::Mul, bin(BinaryOp::BitAnd, j, ir::make_i64(1)), ir::make_i64(4)));
-    code = bin(BinaryOp::BitAnd, bin(BinaryOp::Shr, byte, shift), u32c(15));
+    code = packed_nibble(ir::Cast::make(DType::u32(), ir::Load::make(b, std::move(idx), loc), loc), j);
   } else {
     code = ir::Cast::make(DType::u32(), ir::Load::make(b, std::move(idx), loc), loc);
   }
+  return packed_value(p, code);
+}
+
+Expr packed_value(ir::Packed p, Expr code) {
   switch (p) {
   case ir::Packed::U4: return code;
   case ir::Packed::I4: // two's complement nibble: (c ^ 8) - 8

@@ -332,8 +332,15 @@ private:
       return alloc(o, ir::MemScope::Local, out);
     case OpKind::Fill:
       return push(out, fill(o));
-    case OpKind::Copy:
-      return push(out, copy(o, false));
+    case OpKind::Copy: {
+      Stmt c = copy(o, false);
+      if (c && staged_read_ == c.get()) { // its Alloc scopes over the rest of this body
+        for (const auto& x : c->as<ir::Seq>()->stmts)
+          push(out, x);
+        return;
+      }
+      return push(out, c);
+    }
     case OpKind::AtomicAdd:
       return push(out, copy(o, true));
     case OpKind::Gemm:
@@ -642,6 +649,14 @@ private:
       }
     }
     const int id = packed_copies_++;
+    // A read into shared memory of whole bytes (pairs at an even offset, of an even extent):
+    // the tile's bytes are copied as they are into a u8 staging tile, an ordinary copy (which
+    // GPU backends vectorize and pipeline: cp.async stages), and a parallel loop unpacks each
+    // element from there (docs/spec.md "Packed types"). Fragments and local buffers are
+    // distributed over threads differently on each backend: they keep the element-wise loop.
+    if (reading && ob->scope == ir::MemScope::Shared &&
+        (!pairs || (known_even(packed.offsets.back()) && known_even(packed.extents.back()))))
+      return packed_staged_read(o, packed, onchip, id);
     // A fragment's neighbouring elements may live in different threads (GPU layouts), so a
     // write from one is staged through a shared tile of the same shape (a plain copy), whose
     // pairs every point can read.
@@ -659,14 +674,60 @@ private:
     return packed_loop(o, packed, onchip, reading, id);
   }
 
+  // e / 2 for an e that known_even proves even, halving an even factor or literal where one
+  // is visible (k * BK / 2 becomes k * (BK / 2), affine in k once BK is fixed).
+  Expr halve(const Expr& e) const {
+    if (auto i = e->as<ir::IntImm>())
+      return ir::IntImm::make(i->type, i->value / 2, e->loc);
+    if (auto b = e->as<ir::Binary>()) {
+      if ((b->op == ir::BinaryOp::Add || b->op == ir::BinaryOp::Sub) && known_even(b->a) &&
+          known_even(b->b))
+        return ir::Binary::make(b->op, halve(b->a), halve(b->b), e->loc);
+      if (b->op == ir::BinaryOp::Mul && known_even(b->a))
+        return ir::Binary::make(b->op, halve(b->a), b->b, e->loc);
+      if (b->op == ir::BinaryOp::Mul && known_even(b->b))
+        return ir::Binary::make(b->op, b->a, halve(b->b), e->loc);
+    }
+    return ir::Binary::make(ir::BinaryOp::Div, e, ir::make_i64(2), e->loc);
+  }
+
+  // A packed read into shared memory through a u8 staging tile (see packed_copy): the Alloc
+  // of tg_pk<id>_raw (the tile's byte shape), the Copy of the tile's bytes into it (out-of-range
+  // bytes read 0, as the element-wise loads do) and the unpacking parallel loop, whose points
+  // read their byte from the staging tile and take the pad where their element is outside the
+  // tensor. copy() hands the three to the enclosing body one by one (staged_read_), so the
+  // Copy is a top-level statement of a pipelined loop's body: a producer.
+  Stmt packed_staged_read(const Op& o, const ir::Region& packed, const ir::Region& onchip,
+                          int id) {
+    const bool pairs = ir::packed_per_byte(packed.buffer->packed) == 2;
+    ir::Region bytes = packed;
+    if (pairs) {
+      bytes.offsets.back() = halve(packed.offsets.back());
+      bytes.extents.back() = halve(packed.extents.back());
+    }
+    auto raw = ir::make_buffer("tg_pk" + std::to_string(id) + "_raw", ir::MemScope::Shared,
+                               DType::u8(), bytes.extents, ir::Access::ReadWrite, o.loc);
+    Stmt unpack = packed_loop(o, packed, onchip, true, id, raw);
+    if (!unpack)
+      return nullptr;
+    Stmt seq = ir::Seq::make({ir::Alloc::make(raw, o.loc),
+                              ir::Copy::make(bytes, ir::Region::whole(raw),
+                                             ir::make_zero(DType::u8()), o.loc),
+                              unpack},
+                             o.loc);
+    staged_read_ = seq.get();
+    return seq;
+  }
+
   // A packed write from on-chip region `onchip` into packed region `packed` (checked above).
   Stmt packed_copy_from(const Op& o, const ir::Region& onchip, const ir::Region& packed, int id) {
     return packed_loop(o, packed, onchip, false, id);
   }
 
-  // The parallel loop of a packed copy (see packed_copy).
+  // The parallel loop of a packed copy (see packed_copy). A read with a staging tile `raw`
+  // (packed_staged_read) decodes the bytes staged there instead of loading the tensor's.
   Stmt packed_loop(const Op& o, const ir::Region& packed, const ir::Region& onchip, bool reading,
-                   int id) {
+                   int id, const ir::BufferPtr& raw = nullptr) {
     const ir::BufferPtr& pb = packed.buffer;
     const ir::Packed p = pb->packed;
     const DType vt = packed_value_type(p);
@@ -701,33 +762,54 @@ private:
       return idx;
     };
     Stmt body;
-    if (reading) {
+    // A read's pad, and whether the element of the packed tensor at element indices idx lies
+    // inside it (byte bounds; the last dim holds whole pairs, so an element is inside iff its
+    // byte is). Points outside read as 0 and take the pad.
+    Expr pad;
+    if (reading && o.pad) {
+      pad = lo_.expr(*o.pad, Where::Pad);
+      if (!pad)
+        return nullptr;
+      pad = lo_.store_value(pad, vt, *o.pad, "the pad of '" + pb->name + "'");
+      if (!pad)
+        return nullptr;
+    }
+    auto inside = [&](const std::vector<Expr>& idx) {
+      Expr in;
+      for (size_t d = 0; d < rank; ++d) {
+        Expr i = idx[d], n = pb->shape[d];
+        if (d + 1 == rank && pairs)
+          i = ir::Binary::make(ir::BinaryOp::Shr, i, ir::make_i64(1));
+        Expr c = ir::Binary::make(ir::BinaryOp::And,
+                                  ir::Binary::make(ir::BinaryOp::Ge, i, ir::make_i64(0)),
+                                  ir::Binary::make(ir::BinaryOp::Lt, i, n));
+        in = in ? ir::Binary::make(ir::BinaryOp::And, in, c) : c;
+      }
+      return in;
+    };
+    if (reading && raw) {
+      // Point (.., j) decodes its element from byte j >> 1 (pairs, the tile starting on a
+      // byte) or j (e8m0) of the staging tile's row. (One point per byte, writing two
+      // elements, is what parallel's independence rule forbids.)
+      std::vector<Expr> bi;
+      for (size_t d = 0; d < tr; ++d)
+        bi.push_back(d + 1 < tr || !pairs
+                         ? var(d)
+                         : ir::Binary::make(ir::BinaryOp::Shr, var(d), ir::make_i64(1)));
+      Expr byte = ir::Cast::make(DType::u32(), ir::Load::make(raw, std::move(bi), o.loc), o.loc);
+      Expr v = packed_value(p, pairs ? packed_nibble(byte, var(tr - 1)) : byte);
+      if (pad)
+        v = ir::Select::make(inside(packed_idx(var(tr - 1))), v, pad);
+      body = ir::Store::make(ob, onchip_idx(var(tr - 1)), Lowerer::convert(ob->dtype, v),
+                             ir::StoreOp::Assign, o.loc);
+    } else if (reading) {
       std::vector<Expr> idx = packed_idx(var(tr - 1));
       // The element's value in a let: the store (and the pad's select) use it once.
       auto value = ir::make_var("tg_pk" + std::to_string(id) + "_v", ir::VarKind::Let, vt, o.loc);
       Stmt let = ir::LetStmt::make(value, packed_read(pb, idx, o.loc), o.loc);
       Expr v = ir::VarRef::make(value, o.loc);
-      if (o.pad) {
-        Expr pad = lo_.expr(*o.pad, Where::Pad);
-        if (!pad)
-          return nullptr;
-        pad = lo_.store_value(pad, vt, *o.pad, "the pad of '" + pb->name + "'");
-        if (!pad)
-          return nullptr;
-        // Points outside the tensor read as 0: the pad replaces them (byte bounds; the last
-        // dim holds whole pairs, so an element is inside iff its byte is).
-        Expr inside;
-        for (size_t d = 0; d < rank; ++d) {
-          Expr i = idx[d], n = pb->shape[d];
-          if (d + 1 == rank && pairs)
-            i = ir::Binary::make(ir::BinaryOp::Shr, i, ir::make_i64(1));
-          Expr c = ir::Binary::make(
-              ir::BinaryOp::And, ir::Binary::make(ir::BinaryOp::Ge, i, ir::make_i64(0)),
-              ir::Binary::make(ir::BinaryOp::Lt, i, n));
-          inside = inside ? ir::Binary::make(ir::BinaryOp::And, inside, c) : c;
-        }
-        v = ir::Select::make(inside, v, pad);
-      }
+      if (pad)
+        v = ir::Select::make(inside(idx), v, pad);
       body = ir::Seq::make({let, ir::Store::make(ob, onchip_idx(var(tr - 1)),
                                                  Lowerer::convert(ob->dtype, v),
                                                  ir::StoreOp::Assign, o.loc)},
@@ -1111,6 +1193,7 @@ private:
   DiagEngine& diag_;
   Lowerer lo_;
   const ir::Kernel* kernel_ = nullptr; // the kernel being lowered (known_even)
+  const ir::StmtNode* staged_read_ = nullptr; // the last packed_staged_read's Seq (op())
   int packed_copies_ = 0;              // numbers the loop variables of packed copies
   int depth_ = 0; // loops and ifs around the op being lowered
   std::map<const ir::Var*, uint64_t> let_size_;

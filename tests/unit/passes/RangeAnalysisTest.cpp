@@ -204,11 +204,18 @@ TEST(RangeAnalysis, DefaultsAndKnownShapes) {
   EXPECT_EQ(bounds_of(bin(BinaryOp::BitAnd, vr(v.S), c(-16)), env), Interval::at_least(0));
   EXPECT_EQ(bounds_of(Unary::make(UnaryOp::BitNot, vr(v.j)), env), Interval::of(-32, -1));
   EXPECT_EQ(bounds_of(bin(BinaryOp::BitOr, vr(v.j), c(1)), env), Interval::everything());
-  EXPECT_EQ(bounds_of(bin(BinaryOp::Shr, kv, c(4)), env), Interval::everything());
+  // x >> n for a count n >= 0 is floor(x / 2^n); a count that may be negative gives the sign
+  // fill, so it says nothing.
+  EXPECT_EQ(bounds_of(bin(BinaryOp::Shr, kv, c(4)), env), Interval::of(0, 19));
+  EXPECT_EQ(bounds_of(bin(BinaryOp::Shr, Unary::make(UnaryOp::BitNot, vr(v.j)), c(1)), env),
+            Interval::of(-16, -1));
+  EXPECT_EQ(bounds_of(bin(BinaryOp::Shr, kv, c(-1)), env), Interval::everything());
   // Unbounded products saturate to unbounded, not to a wrong finite bound.
   env.set(v.S.get(), Interval::at_least(1));
   Interval sq = bounds_of(bin(BinaryOp::Mul, vr(v.S), vr(v.S)), env);
   EXPECT_EQ(sq, Interval::at_least(1));
+  // ... and so do shifts of an unbounded value.
+  EXPECT_EQ(bounds_of(bin(BinaryOp::Shr, vr(v.S), c(1)), env), Interval::at_least(0));
 }
 
 TEST(RangeAnalysis, KernelRangesUseDimConstraintsAndGrid) {
