@@ -16,6 +16,20 @@ namespace tilegen::emit {
 
 using namespace ir;
 
+// The variables an expression mentions.
+std::set<const Var*> CEmitter::vars_of(const Expr& e) {
+  class Vars : public IRVisitor {
+  public:
+    std::set<const Var*> vars;
+
+  protected:
+    void visit_VarRef(const VarRef* n) override { vars.insert(n->var.get()); }
+  } v;
+  v.visit(e);
+  return v.vars;
+}
+
+
 namespace {
 
 // Above this many bytes of on-chip buffers per block, the buffers move from the stack to the
@@ -117,6 +131,35 @@ CEmitter::CEmitter(const Kernel& k, const Target& target, const VariantInfo& inf
     if (t->access == Access::Write && !reads.read.count(t.get()))
       write_only_.insert(t.get());
   find_fused_reductions(k.body);
+
+  // Copies of a read-only input into a tile at offsets that move with the grid index, in body
+  // order: a streaming store of a later row prefetches the next block's row of the first one
+  // that matches it (emit_copy_rows). One grid dim only: the blocks of a thread are then
+  // consecutive indices (`schedule(static)`), so block bx + 1 is the thread's next one.
+  class Inputs : public IRVisitor {
+  public:
+    const Var* bx = nullptr;
+    std::vector<const Copy*> found;
+
+  protected:
+    void visit_Copy(const Copy* n) override {
+      const Buffer* b = n->src.buffer.get();
+      if (b->scope == MemScope::Global && b->access == Access::Read &&
+          n->dst.buffer->scope != MemScope::Global) {
+        bool moves = false;
+        for (const auto& o : n->src.offsets)
+          moves = moves || vars_of(o).count(bx);
+        if (moves)
+          found.push_back(n);
+      }
+      IRVisitor::visit_Copy(n);
+    }
+  } inputs;
+  if (k.grid.size() == 1) {
+    inputs.bx = k.grid[0].index.get();
+    inputs.visit(k.body);
+    prefetch_srcs_ = inputs.found;
+  }
 }
 
 namespace {

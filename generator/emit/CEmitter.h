@@ -6,6 +6,7 @@
 #include "emit/CFamilyPrinter.h"
 #include "emit/Emitter.h"
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -56,6 +57,8 @@ private:
   void emit_if(const ir::IfThenElse* n);
   void emit_atomic_add(const ir::AtomicAdd* n);
   void emit_fused_reduce(const ir::Parallel* p, const ir::Reduce* r);
+  void emit_sum_loop(const std::string& var, const ir::Expr& extent, const std::string& ty,
+                     int64_t strip, const std::function<void()>& value);
   void find_fused_reductions(const ir::Stmt& body);
   void emit_copy_rows(const ir::Copy* n, const std::vector<ir::Expr>& si,
                       const std::vector<ir::Expr>& di);
@@ -90,6 +93,11 @@ private:
   // writes may bypass the caches (emit_copy_rows); streamed_ says one did (fence at the end).
   std::set<const ir::Buffer*> write_only_;
   bool streamed_ = false;
+  // Copies of read-only inputs whose offsets move with the (one) grid index: a streaming row
+  // store prefetches the next block's row of a matching one (emit_copy_rows).
+  std::vector<const ir::Copy*> prefetch_srcs_;
+  static std::set<const ir::Var*> vars_of(const ir::Expr& e);
+  std::string next_block_row(const ir::Copy* store, const std::vector<std::string>& vars);
   // Parallel -> the reduce it is emitted with; the reduces and tiles that fusion removes.
   std::map<const ir::Parallel*, ir::Stmt> fused_;
   std::set<const ir::Reduce*> fused_reduces_;

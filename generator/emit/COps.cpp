@@ -141,6 +141,51 @@ void CEmitter::emit_copy(const Copy* n) {
   close();
 }
 
+// The row that a streaming store of tile row (tg_i0, ...) of `store` prefetches: the same row
+// of the next block (grid index + 1) of the first read-only input copied into a tile of the
+// same shape and element type (prefetch_srcs_), whose offsets name nothing but the grid index,
+// kernel parameters and the loop variables of the store's own offsets (all in scope here).
+// "NULL" when there is none or that row lies outside the input (the last block).
+std::string CEmitter::next_block_row(const Copy* store, const std::vector<std::string>& vars) {
+  const Region& out = store->dst;
+  std::set<const Var*> in_scope;
+  for (const auto& o : out.offsets)
+    for (const Var* v : vars_of(o))
+      in_scope.insert(v);
+  const Var* bx = k_.grid[0].index.get();
+  for (const Copy* c : prefetch_srcs_) {
+    const Region& in = c->src;
+    if (in.buffer->dtype != out.buffer->dtype || in.tile_rank() != store->src.tile_rank())
+      continue;
+    bool same = true;
+    for (size_t d = 0; d < in.tile_rank(); ++d) {
+      const auto a = as_const_int(in.extents[d]), b = as_const_int(store->src.extents[d]);
+      same = same && a && b && *a == *b;
+    }
+    for (const auto& o : in.offsets)
+      for (const Var* v : vars_of(o))
+        same = same && (v == bx || in_scope.count(v) || v->kind == VarKind::Dim ||
+                        v->kind == VarKind::ValueParam || v->kind == VarKind::TileConst);
+    if (!same)
+      continue;
+    const VarMap next{{bx, add(VarRef::make(k_.grid[0].index), make_i64(1))}};
+    std::vector<Expr> idx;
+    const size_t lead = in.buffer->rank() - in.tile_rank();
+    std::string cond;
+    for (size_t d = 0; d < in.buffer->rank(); ++d) {
+      Expr e = simplify(substitute(in.offsets[d], next));
+      if (d >= lead && d + 1 < in.buffer->rank())
+        e = add(e, ref(vars[d - lead]));
+      idx.push_back(e);
+      cond += (cond.empty() ? "" : " && ") + need("tg_inb") + "(" + expr(e) + ", " +
+              expr(in.buffer->shape[d]) + ")";
+    }
+    return cond + " ? (const void*)&" + name(in.buffer->name) + "[" +
+           global_index(in.buffer, idx) + "] : NULL";
+  }
+  return "NULL";
+}
+
 // The fast path of a copy between a global tensor and a tile, one row (the innermost tile
 // dim) at a time: the row's address is computed once per row (a pointer `tg_row`), so the
 // inner loop indexes with its own counter only (no 64-bit index arithmetic per element). A
@@ -191,7 +236,8 @@ void CEmitter::emit_copy_rows(const Copy* n, const std::vector<Expr>& si,
   const std::vector<Expr> ri{ref(inner)};
   if (stream) {
     line(need("tg_stream_row_" + std::string(gt.name())) + "(tg_row, &" +
-         access(ob, at_row_start(oi, ob)) + ", " + expr(extent, kAssign) + ", tg_nt);");
+         access(ob, at_row_start(oi, ob)) + ", " + expr(extent, kAssign) + ", tg_nt, " +
+         next_block_row(n, vars) + ");");
   } else if (src_g && gt == DType::f16() && ob->dtype == DType::f32()) {
     // f16 rows convert with F16C (gcc leaves the scalar helper at ~10 vector ops per vector)
     line(need("tg_load_row_f16") + "(&" + access(ob, at_row_start(oi, ob)) + ", tg_row, " +
@@ -257,7 +303,56 @@ std::string reduce_identity(ReduceOp op, DType t, const std::function<std::strin
   }
   return "0";
 }
+
+// A sum over a last dim of at least kStripMin constant elements (a multiple of kStrips * 16)
+// accumulates in kStrips strips of the row, one accumulator each: one accumulator is one chain
+// of dependent vector adds (4 cycles each on current x86), which bounded rmsnorm and layernorm
+// from the cache (docs/c-backend.md, "Memory-bound kernels"). The strips are added in a fixed
+// order at the end; the sum differs from one accumulator's only by rounding order, like any
+// vectorized `omp simd` reduction.
+constexpr int64_t kStrips = 4, kStripMin = 256;
+int64_t strip_len(ReduceOp op, DType t, const Expr& extent) {
+  const auto e = as_const_int(extent);
+  if (op != ReduceOp::Sum || (t != DType::f32() && t != DType::f64()) || !e || *e < kStripMin || *e % (kStrips * 16) != 0)
+    return 0;
+  return *e / kStrips;
+}
 } // namespace
+
+// The simd loop of a sum reduction over `var` in [0, extent) into tg_acc, in strips when
+// strip_len says so: `value(j)` prints the statements that compute tg_x at index j.
+void CEmitter::emit_sum_loop(const std::string& var, const Expr& extent, const std::string& ty,
+                             int64_t strip, const std::function<void()>& value) {
+  if (strip == 0) {
+    line("#pragma omp simd reduction(+:tg_acc)");
+    open("for (int64_t " + var + " = 0; " + var + " < " + expr(extent, kRel + 1) + "; ++" + var + ")");
+    value();
+    line("tg_acc = tg_acc + tg_x;");
+    close();
+    return;
+  }
+  std::string accs = "tg_acc", decl;
+  for (int64_t q = 1; q < kStrips; ++q) {
+    accs += ", tg_acc" + std::to_string(q);
+    decl += std::string(q > 1 ? ", " : "") + "tg_acc" + std::to_string(q) + " = 0";
+  }
+  line(ty + " " + decl + "; /* " + std::to_string(kStrips) +
+       " strips, one accumulator each: independent add chains */");
+  line("#pragma omp simd reduction(+:" + accs + ")");
+  const std::string s = std::to_string(strip);
+  open("for (int64_t tg_q = 0; tg_q < " + s + "; ++tg_q)");
+  for (int64_t q = 0; q < kStrips; ++q) {
+    const std::string acc = q == 0 ? "tg_acc" : "tg_acc" + std::to_string(q);
+    open("");
+    line("const int64_t " + var + " = tg_q" + (q == 0 ? "" : " + " + std::to_string(q * strip)) + ";");
+    value();
+    line(acc + " = " + acc + " + tg_x;");
+    close();
+  }
+  close();
+  static_assert(kStrips == 4, "the strips are added pairwise below");
+  line("tg_acc = (tg_acc + tg_acc1) + (tg_acc2 + tg_acc3);");
+}
 
 // A parallel t[i.., j] = v fused with the reduce of t over j that follows it (CEmitter::
 // find_fused_reductions): for each point of the kept dims, one simd reduction loop over j
@@ -282,17 +377,21 @@ void CEmitter::emit_fused_reduce(const Parallel* p, const Reduce* r) {
   open_loops(outer, outer_ext, false);
   const std::string dref = access(r->dst, didx);
   line(type_name(t) + " tg_acc = " + (r->clear ? identity : dref) + ";");
-  line(std::string("#pragma omp simd reduction(") +
-       (r->op == ReduceOp::Sum ? "+" : r->op == ReduceOp::Max ? "max" : "min") + ":tg_acc)");
   const std::string j = vars.back();
-  open("for (int64_t " + j + " = 0; " + j + " < " + expr(p->extents.back(), kRel + 1) + "; ++" + j + ")");
-  line("const " + type_name(t) + " tg_x = " + store_value(st->buffer, st->value) + ";");
-  switch (r->op) {
-  case ReduceOp::Sum: line("tg_acc = tg_acc + tg_x;"); break;
-  case ReduceOp::Max: line("tg_acc = tg_x > tg_acc ? tg_x : tg_acc;"); break;
-  case ReduceOp::Min: line("tg_acc = tg_x < tg_acc ? tg_x : tg_acc;"); break;
+  auto value = [&] {
+    line("const " + type_name(t) + " tg_x = " + store_value(st->buffer, st->value) + ";");
+  };
+  if (r->op == ReduceOp::Sum) {
+    emit_sum_loop(j, p->extents.back(), type_name(t), strip_len(r->op, t, p->extents.back()), value);
+  } else {
+    line(std::string("#pragma omp simd reduction(") + (r->op == ReduceOp::Max ? "max" : "min") +
+         ":tg_acc)");
+    open("for (int64_t " + j + " = 0; " + j + " < " + expr(p->extents.back(), kRel + 1) + "; ++" + j + ")");
+    value();
+    line(r->op == ReduceOp::Max ? "tg_acc = tg_x > tg_acc ? tg_x : tg_acc;"
+                                : "tg_acc = tg_x < tg_acc ? tg_x : tg_acc;");
+    close();
   }
-  close();
   line(dref + " = tg_acc;");
   close_loops(outer.size());
   close();
@@ -342,11 +441,16 @@ void CEmitter::emit_reduce(const Reduce* n) {
     open_loops(outer, outer_ext, false);
     const std::string dref = access(dst, didx);
     line(type_name(t) + " tg_acc = " + (n->clear ? identity : dref) + ";");
-    line(std::string("#pragma omp simd reduction(") + (n->op == ReduceOp::Sum ? "+" : n->op == ReduceOp::Max ? "max" : "min") + ":tg_acc)");
-    open("for (int64_t " + svars[d] + " = 0; " + svars[d] + " < " + expr(src->shape[d], kRel + 1) + "; ++" + svars[d] + ")");
-    line("const " + type_name(t) + " tg_x = " + src_t + access(src, sidx) + ";");
-    line("tg_acc = " + combine("tg_acc", "tg_x") + ";");
-    close();
+    auto value = [&] { line("const " + type_name(t) + " tg_x = " + src_t + access(src, sidx) + ";"); };
+    if (n->op == ReduceOp::Sum) {
+      emit_sum_loop(svars[d], src->shape[d], type_name(t), strip_len(n->op, t, src->shape[d]), value);
+    } else {
+      line(std::string("#pragma omp simd reduction(") + (n->op == ReduceOp::Max ? "max" : "min") + ":tg_acc)");
+      open("for (int64_t " + svars[d] + " = 0; " + svars[d] + " < " + expr(src->shape[d], kRel + 1) + "; ++" + svars[d] + ")");
+      value();
+      line("tg_acc = " + combine("tg_acc", "tg_x") + ";");
+      close();
+    }
     line(dref + " = tg_acc;");
     close_loops(outer.size());
   } else {

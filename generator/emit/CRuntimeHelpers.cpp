@@ -334,6 +334,16 @@ static inline void tg_stream_line(void* dst, const void* src) {
   memcpy(dst, src, 64);
 #endif
 }
+/* Asks for the line at p in the caches (a hint: never faults, may do nothing). */
+static inline void tg_prefetch(const void* p) {
+#if defined(__SSE2__)
+  _mm_prefetch((const char*)p, _MM_HINT_T0);
+#elif defined(__GNUC__)
+  __builtin_prefetch(p);
+#else
+  (void)p;
+#endif
+}
 /* Orders this thread's streaming stores before what follows (the end of a block). */
 static inline void tg_stream_fence(void) {
 #if defined(__SSE2__)
@@ -362,24 +372,33 @@ static inline void tg_load_row_f16(float* dst, const uint16_t* src, int64_t n) {
     dst[j] = tg_f16_to_f32(src[j]);
 }
 )"},
-      {"tg_stream_row_f32", {"tg_stream_line"}, R"(/* dst[0, n) := src[0, n); streaming stores for the 64-byte lines inside dst when nt. */
-static inline void tg_stream_row_f32(float* dst, const float* src, int64_t n, int nt) {
+      {"tg_stream_row_f32", {"tg_stream_line"}, R"(/* dst[0, n) := src[0, n); streaming stores for the 64-byte lines inside dst when nt. With
+   nt, pf (unless NULL) is the next block's input row: each line stored prefetches the line of
+   pf at the same byte offset, so the next block's loads are in flight while this one's stores
+   drain (docs/c-backend.md, "Memory-bound kernels"). */
+static inline void tg_stream_row_f32(float* dst, const float* src, int64_t n, int nt,
+                                     const void* pf) {
   int64_t i = 0;
   if (nt) {
     while (i < n && ((uintptr_t)(dst + i) & 63u) != 0) {
       dst[i] = src[i];
       ++i;
     }
-    for (; i + 16 <= n; i += 16)
+    for (; i + 16 <= n; i += 16) {
       tg_stream_line(dst + i, src + i);
+      if (pf)
+        tg_prefetch((const char*)pf + i * (int64_t)sizeof(float));
+    }
   }
   #pragma omp simd
   for (int64_t j = i; j < n; ++j)
     dst[j] = src[j];
 }
 )"},
-      {"tg_stream_row_bf16", {"tg_stream_line", "tg_f32_to_bf16"}, R"(/* dst[0, n) := bf16 of src[0, n) (tg_f32_to_bf16); streaming stores when nt. */
-static inline void tg_stream_row_bf16(uint16_t* dst, const float* src, int64_t n, int nt) {
+      {"tg_stream_row_bf16", {"tg_stream_line", "tg_f32_to_bf16"}, R"(/* dst[0, n) := bf16 of src[0, n) (tg_f32_to_bf16); streaming stores when nt, prefetching pf
+   as tg_stream_row_f32 does. */
+static inline void tg_stream_row_bf16(uint16_t* dst, const float* src, int64_t n, int nt,
+                                      const void* pf) {
   int64_t i = 0;
   if (nt) {
     while (i < n && ((uintptr_t)(dst + i) & 63u) != 0) {
@@ -392,6 +411,8 @@ static inline void tg_stream_row_bf16(uint16_t* dst, const float* src, int64_t n
       for (int j = 0; j < 32; ++j)
         t[j] = tg_f32_to_bf16(src[i + j]);
       tg_stream_line(dst + i, t);
+      if (pf)
+        tg_prefetch((const char*)pf + i * (int64_t)sizeof(uint16_t));
     }
   }
   #pragma omp simd
@@ -423,8 +444,10 @@ static inline __m128i tg_cvt8_f32_f16(const float* src) {
   return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 #endif
-/* dst[0, n) := f16 of src[0, n) (the values of tg_f32_to_f16); streaming stores when nt. */
-static inline void tg_stream_row_f16(uint16_t* dst, const float* src, int64_t n, int nt) {
+/* dst[0, n) := f16 of src[0, n) (the values of tg_f32_to_f16); streaming stores when nt,
+   prefetching pf as tg_stream_row_f32 does. */
+static inline void tg_stream_row_f16(uint16_t* dst, const float* src, int64_t n, int nt,
+                                     const void* pf) {
   int64_t i = 0;
   if (nt) {
     while (i < n && ((uintptr_t)(dst + i) & 63u) != 0) {
@@ -436,18 +459,22 @@ static inline void tg_stream_row_f16(uint16_t* dst, const float* src, int64_t n,
   for (; i + 32 <= n; i += 32) {
     const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(tg_cvt16_f32_f16(src + i)),
                                          tg_cvt16_f32_f16(src + i + 16), 1);
-    if (nt)
+    if (nt) {
       _mm512_stream_si512((__m512i*)(dst + i), h);
-    else
+      if (pf)
+        tg_prefetch((const char*)pf + i * (int64_t)sizeof(uint16_t));
+    } else
       _mm512_storeu_si512(dst + i, h);
   }
 #elif defined(__F16C__) && defined(__AVX__)
   for (; i + 16 <= n; i += 16) {
     const __m256i h = _mm256_insertf128_si256(_mm256_castsi128_si256(tg_cvt8_f32_f16(src + i)),
                                               tg_cvt8_f32_f16(src + i + 8), 1);
-    if (nt)
+    if (nt) {
       _mm256_stream_si256((__m256i*)(dst + i), h);
-    else
+      if (pf)
+        tg_prefetch((const char*)pf + i * (int64_t)sizeof(uint16_t));
+    } else
       _mm256_storeu_si256((__m256i*)(dst + i), h);
   }
 #else
@@ -458,6 +485,8 @@ static inline void tg_stream_row_f16(uint16_t* dst, const float* src, int64_t n,
       for (int j = 0; j < 32; ++j)
         t[j] = tg_f32_to_f16(src[i + j]);
       tg_stream_line(dst + i, t);
+      if (pf)
+        tg_prefetch((const char*)pf + i * (int64_t)sizeof(uint16_t));
     }
   }
 #endif

@@ -96,12 +96,14 @@ TEST_P(StreamRowTest, MatchesTheScalarConversions) {
                       << tilegen::emit::c_helper_source(
                              {"tg_stream_row_f32", "tg_stream_row_f16", "tg_stream_row_bf16",
                               "tg_stream_fence"})
+                      // pf: the source row itself (a prefetch is a hint: the values must not
+                      // depend on it)
                       << "void row_f16(uint16_t* d, const float* s, int64_t n, int nt) {\n"
-                         "  tg_stream_row_f16(d, s, n, nt);\n  tg_stream_fence();\n}\n"
+                         "  tg_stream_row_f16(d, s, n, nt, s);\n  tg_stream_fence();\n}\n"
                          "void row_bf16(uint16_t* d, const float* s, int64_t n, int nt) {\n"
-                         "  tg_stream_row_bf16(d, s, n, nt);\n  tg_stream_fence();\n}\n"
+                         "  tg_stream_row_bf16(d, s, n, nt, s);\n  tg_stream_fence();\n}\n"
                          "void row_f32(float* d, const float* s, int64_t n, int nt) {\n"
-                         "  tg_stream_row_f32(d, s, n, nt);\n  tg_stream_fence();\n}\n";
+                         "  tg_stream_row_f32(d, s, n, nt, s);\n  tg_stream_fence();\n}\n";
   std::string cmd = std::string(TILEGEN_C_COMPILER) +
                     " -O3 -fopenmp -std=c11 -Wall -Wextra -Werror -shared -fPIC";
   for (const auto& f : target->compile_flags)
