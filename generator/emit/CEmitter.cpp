@@ -29,7 +29,6 @@ std::set<const Var*> CEmitter::vars_of(const Expr& e) {
   return v.vars;
 }
 
-
 namespace {
 
 // Above this many bytes of on-chip buffers per block, the buffers move from the stack to the
