@@ -16,19 +16,6 @@ namespace tilegen::emit {
 
 using namespace ir;
 
-// The variables an expression mentions.
-std::set<const Var*> CEmitter::vars_of(const Expr& e) {
-  class Vars : public IRVisitor {
-  public:
-    std::set<const Var*> vars;
-
-  protected:
-    void visit_VarRef(const VarRef* n) override { vars.insert(n->var.get()); }
-  } v;
-  v.visit(e);
-  return v.vars;
-}
-
 namespace {
 
 // Above this many bytes of on-chip buffers per block, the buffers move from the stack to the

@@ -96,7 +96,6 @@ private:
   // Copies of read-only inputs whose offsets move with the (one) grid index: a streaming row
   // store prefetches the next block's row of a matching one (emit_copy_rows).
   std::vector<const ir::Copy*> prefetch_srcs_;
-  static std::set<const ir::Var*> vars_of(const ir::Expr& e);
   std::string next_block_row(const ir::Copy* store, const std::vector<std::string>& vars);
   // Parallel -> the reduce it is emitted with; the reduces and tiles that fusion removes.
   std::map<const ir::Parallel*, ir::Stmt> fused_;

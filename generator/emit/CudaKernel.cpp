@@ -28,25 +28,17 @@ namespace {
 // would otherwise need P % 4 == 0, and a lengths tensor of B sequences B % 4 == 0, for 16-byte
 // copies of the pages they point to.
 std::set<const Buffer*> scalar_only_tensors(const Kernel& k) {
-  // Whether an index names a point of the enclosing parallel (its variables, or a `let`, which
-  // may be computed from them).
-  struct PointDependent : IRVisitor {
-    bool found = false;
-    void visit_VarRef(const VarRef* n) override {
-      found = found || n->var->kind == VarKind::ParallelVar || n->var->kind == VarKind::Let;
-    }
-  };
   struct Uses : IRVisitor {
     int parallel = 0;
     std::set<const Buffer*> scalar, data;
     void visit_Load(const Load* n) override {
-      bool uniform = parallel == 0;
-      if (!uniform) {
-        PointDependent d;
-        for (const auto& i : n->indices)
-          d.visit(i);
-        uniform = !d.found;
-      }
+      // inside a parallel: uniform unless an index names one of its points (its variables,
+      // or a `let`, which may be computed from them)
+      bool uniform = true;
+      for (const auto& i : n->indices)
+        for (const Var* v : vars_of(i))
+          uniform = uniform && (parallel == 0 ||
+                                (v->kind != VarKind::ParallelVar && v->kind != VarKind::Let));
       (uniform ? scalar : data).insert(n->buffer.get());
       for (const auto& i : n->indices)
         visit(i);

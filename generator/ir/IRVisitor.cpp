@@ -187,6 +187,14 @@ bool mentions_buffer(const Expr& e, const Buffer* b) {
   f.visit(e);
   return f.found;
 }
+std::set<const Var*> vars_of(const Expr& e) {
+  struct Vars : IRVisitor {
+    std::set<const Var*> vars;
+    void visit_VarRef(const VarRef* n) override { vars.insert(n->var.get()); }
+  } v;
+  v.visit(e);
+  return v.vars;
+}
 const Store* first_store(const Stmt& s, const Buffer* b) {
   StoreFinder f;
   f.b = b;

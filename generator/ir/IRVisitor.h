@@ -5,6 +5,8 @@
 // a buffer's shape belongs to its declaration, see visit_Alloc / Kernel::tensors).
 #pragma once
 
+#include <set>
+
 #include "ir/IR.h"
 #include "ir/Substitute.h"
 
@@ -44,6 +46,8 @@ protected:
 // Whether s (or e) uses buffer b anywhere: an operand, a region, a load or a store.
 bool mentions_buffer(const Stmt& s, const Buffer* b);
 bool mentions_buffer(const Expr& e, const Buffer* b);
+// The variables expression e refers to.
+std::set<const Var*> vars_of(const Expr& e);
 // The first store into buffer b in s (program order), or null.
 const Store* first_store(const Stmt& s, const Buffer* b);
 
