@@ -40,7 +40,10 @@ if ((${#missing[@]})); then
   # tests that need them skip themselves (bench/run_cpu.sh runs natively on aarch64).
   available=()
   for p in "${missing[@]}"; do
-    if apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [^(]'; then
+    # Read the whole policy before matching: `grep -q` would exit at the first match, and under
+    # pipefail apt-cache's SIGPIPE would then read as "no candidate".
+    policy=$(apt-cache policy "$p" 2>/dev/null || true)
+    if grep -q 'Candidate: [^(]' <<<"$policy"; then
       available+=("$p")
     else
       echo "install-deps: no $p for $(dpkg --print-architecture): skipped"
