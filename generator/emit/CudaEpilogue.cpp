@@ -122,6 +122,10 @@ void CudaEmitter::plan_epilogue_store() {
     store_slots_ = slots;
     smem_bytes_ = off + slots * panel_bytes;
     plan_.notes.push_back("epilogue: " + note);
+    // The shifted copies' staging rows (tg_kernel<2>) go behind everything the other kernels
+    // use, the staging tile included: planned before it, they overlapped it and tg_kernel<2>
+    // launched with less shared memory than its epilogue writes.
+    plan_shift_copies();
   };
   const std::string whole = std::to_string(rows) + "x" + std::to_string(cols) + " " + g.dtype.name() +
                             " staging tile at byte " + std::to_string(off);

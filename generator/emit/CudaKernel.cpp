@@ -1069,6 +1069,10 @@ std::string CudaEmitter::run() {
     os << "\n" << tma_memo_source();
   } else {
     os << "static const size_t tg_smem_bytes = " << smem_bytes_ << ";\n";
+    // tg_kernel<2> runs every part of the body the others do (the epilogue's staging tile
+    // too) and its staging rows lie behind all of it.
+    TG_ASSERT(shift_smem_bytes_ == 0 || shift_smem_bytes_ >= smem_bytes_,
+              "tg_kernel<2>'s shared memory ends before the other kernels' does");
     if (shift_smem_bytes_ > 0)
       os << "static const size_t tg_smem_bytes_shift = " << shift_smem_bytes_ << "; /* tg_kernel<2>: + staging rows */\n";
     os << "\n";
