@@ -14,8 +14,11 @@ packages=(
   python3                                        # runs lit
   libopenblas-dev                                # CPU benchmark baseline
   hipcc libamdhip64-dev rocm-device-libs         # HIP targets: hipcc (ROCm 5.2) for gfx90a, HIP's
-  clang-19 llvm-19                               # headers; clang-19 + its objdump for gfx942 and
-                                                 # gfx1100 (tests/hip, docs/hip.md)
+  clang-19 llvm-19 lld-19                        # headers; clang-19 + its objdump for gfx942 and
+                                                 # gfx1100 (tests/hip, docs/hip.md); lld-19 links
+                                                 # its AMDGPU code objects (without it clang-19
+                                                 # takes Debian's default ld.lld, lld 14, which
+                                                 # knows no elf64_amdgpu)
   chromium libvulkan1                            # WGSL tests: headless Chromium, and SwiftShader's
                                                  # Vulkan ICD (shipped with chromium) for Dawn in Node
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross    # Arm targets: the cross compiler and its C library
