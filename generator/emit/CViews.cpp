@@ -10,12 +10,14 @@
 //    (in chunks of a few hundred elements that tg_stream_row_<type> streams out when Y is a
 //    write-only output), and t is not written.
 //  * Views. `copy X[...] -> x` of a read-only input into a tile of its element type that the
-//    statements after it only read elementwise (loads outside select arms, reduce sources,
-//    copies into other tiles), until x is overwritten or dead: x is not copied; its reads go
-//    through row pointers into X (`tg_v<n>`). Where the tile is cut by the edge of X, or X
-//    overlaps an output of the call (in-place calls: the values must be those of the moment of
-//    the copy), the copy is made as written and the pointers point into the tile. 16-bit inputs
-//    keep the copy: it converts each element once, where a view would convert on every read.
+//    statements after it only read elementwise (loads, reduce sources, copies into other
+//    tiles; under a select only at the parallel's own point, read ahead into a local), until x
+//    is overwritten or dead: x is not copied; its reads go through a base pointer and row
+//    strides into X (`tg_v<n>[i * tg_v<n>_ld0 + j]`). Where the tile is cut by the edge of X,
+//    or X overlaps an output of the call (in-place calls: the values must be those of the
+//    moment of the copy), the copy is made as written and the pointer points at the tile.
+//    16-bit inputs keep the copy: it converts each element once, where a view would convert
+//    on every read.
 //  * Hoists. A view-like copy whose source region does not depend on the block (its offsets
 //    mention only dims, value params, tile constants, scalars and flags: rmsnorm's W) is made
 //    once per thread (tg_hoist, before the thread's blocks) into per-thread scratch, and the
