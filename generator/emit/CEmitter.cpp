@@ -82,7 +82,6 @@ CEmitter::CEmitter(const Kernel& k, const Target& target, const VariantInfo& inf
     }
   } layout(*this);
   layout.visit(k.body);
-  scratch_on_heap_ = footprint_ > kMaxStackScratchBytes;
 
   // Outputs that the body never reads (their tile writes may stream past the caches).
   class Reads : public IRVisitor {
@@ -117,6 +116,11 @@ CEmitter::CEmitter(const Kernel& k, const Target& target, const VariantInfo& inf
     if (t->access == Access::Write && !reads.read.count(t.get()))
       write_only_.insert(t.get());
   find_fused_reductions(k.body);
+  // Views, hoists and fused stores (CViews.cpp); hoisted copies live in per-thread scratch.
+  plan_views();
+  scratch_on_heap_ = footprint_ > kMaxStackScratchBytes;
+  for (const auto& [c, plan] : tile_plans_)
+    scratch_on_heap_ = scratch_on_heap_ || plan.kind == TileSource::Hoist;
 
   // Copies of a read-only input into a tile at offsets that move with the grid index, in body
   // order: a streaming store of a later row prefetches the next block's row of the first one
@@ -148,10 +152,7 @@ CEmitter::CEmitter(const Kernel& k, const Target& target, const VariantInfo& inf
   }
 }
 
-namespace {
-// The Store of `p` if its body is one plain store to an on-chip f32 buffer at exactly the
-// parallel's point over the whole buffer (t[i, j] = ..., extents = t's shape), else null.
-const Store* whole_tile_store(const Parallel* p) {
+const Store* c_whole_tile_store(const Parallel* p) {
   Stmt b = p->body;
   if (auto seq = b->as<Seq>(); seq && seq->stmts.size() == 1)
     b = seq->stmts[0];
@@ -167,7 +168,6 @@ const Store* whole_tile_store(const Parallel* p) {
   }
   return st;
 }
-} // namespace
 
 // A parallel that fills an f32 tile t followed at once by a reduce of t over its last dim
 // (rmsnorm's sq = x * x; sum, layernorm's squared deviations) is emitted as one loop that
@@ -186,7 +186,7 @@ void CEmitter::find_fused_reductions(const Stmt& body) {
         auto r = n->stmts[i + 1]->as<Reduce>();
         if (!p || !r)
           continue;
-        const Store* st = whole_tile_store(p);
+        const Store* st = c_whole_tile_store(p);
         // The value must not read the reduce's destination: fused, dst[i] is updated after
         // point i's loop, before later points read it.
         class DstReads : public IRVisitor {
@@ -277,6 +277,13 @@ std::string CEmitter::access(const BufferPtr& b, const std::vector<Expr>& idx) {
 }
 
 std::string CEmitter::load_value(const BufferPtr& b, const std::vector<Expr>& idx) {
+  if (auto it = active_views_.find(b.get()); it != active_views_.end()) {
+    // A tile read in place (CViews.cpp): base[i0 * ld0 + ... + i_last].
+    Expr lin = idx.back();
+    for (size_t k = 0; k + 1 < idx.size(); ++k)
+      lin = Binary::make(BinaryOp::Add, Binary::make(BinaryOp::Mul, idx[k], ref(it->second.lds[k])), lin);
+    return it->second.name + "[" + expr(simplify(lin)) + "]";
+  }
   std::string a = access(b, idx);
   if (b->scope == MemScope::Global && b->dtype.is_narrow_float())
     return need(std::string("tg_") + b->dtype.name() + "_to_f32") + "(" + a + ")";
@@ -291,6 +298,8 @@ std::string CEmitter::in_bounds(const BufferPtr& b, const std::vector<Expr>& idx
 }
 
 std::string CEmitter::print_load(const Load* l, int& prec) {
+  if (auto it = bound_loads_.find(l); it != bound_loads_.end())
+    return it->second;
   std::string v = load_value(l->buffer, l->indices);
   if (l->buffer->scope != MemScope::Global || !guard_loads_)
     return v;
@@ -361,22 +370,40 @@ void CEmitter::stmt(const Stmt& s) {
   switch (s->kind) {
   case StmtKind::Seq: {
     auto seq = s->as<Seq>();
-    for (const auto& c : seq->stmts) {
+    for (size_t i = 0; i < seq->stmts.size(); ++i) {
+      const Stmt& c = seq->stmts[i];
+      if (i + 1 < seq->stmts.size() && fused_pair(c, seq->stmts[i + 1])) {
+        // The parallel computed straight into the copy-out after it (CViews.cpp).
+        if (auto it = view_end_before_.find(c.get()); it != view_end_before_.end())
+          for (const Buffer* b : it->second)
+            active_views_.erase(b);
+        op_comment(c);
+        op_comment(seq->stmts[i + 1]);
+        emit_fused_store(c->as<Parallel>(), seq->stmts[i + 1]->as<Copy>());
+        ++i;
+        continue;
+      }
       // A nested Seq that declares names gets its own C block (IR scoping = C scoping).
       bool scoped = false;
       if (auto inner = c->as<Seq>())
         for (const auto& x : inner->stmts)
           scoped |= x->kind == StmtKind::Alloc || x->kind == StmtKind::LetStmt;
+      const auto views = active_views_;
       if (scoped)
         open("");
       stmt(c);
-      if (scoped)
+      if (scoped) {
         close();
+        active_views_ = views; // views made inside end with the C block
+      }
     }
     return;
   }
   default: break;
   }
+  if (auto it = view_end_before_.find(s.get()); it != view_end_before_.end())
+    for (const Buffer* b : it->second)
+      active_views_.erase(b); // overwritten: read as a tile again
   if (s->kind == StmtKind::Alloc && elided_.count(s->as<Alloc>()->buffer.get())) {
     op_comment(s);
     line("/* not stored: only the fused reduction below reads it */");
@@ -391,6 +418,15 @@ void CEmitter::stmt(const Stmt& s) {
       op_comment(it->second);
       return emit_fused_reduce(s->as<Parallel>(), it->second->as<Reduce>());
     }
+  if (s->kind == StmtKind::Copy && tile_plans_.count(s->as<Copy>()))
+    return emit_view_copy(s->as<Copy>());
+  if (auto it = view_end_after_.find(s.get()); it != view_end_after_.end()) {
+    // Reads through the view, then writes the whole tile: read as a tile from here on.
+    emit_parallel(s->as<Parallel>());
+    for (const Buffer* b : it->second)
+      active_views_.erase(b);
+    return;
+  }
   switch (s->kind) {
   case StmtKind::Seq: return;
   case StmtKind::Alloc: return emit_alloc(s->as<Alloc>());
@@ -439,22 +475,9 @@ std::string CEmitter::header_comment() const {
   return s;
 }
 
-void CEmitter::emit_block_function() {
+void CEmitter::emit_tensor_prologue(const Stmt& body) {
   UseCollector uses;
-  uses.visit(k_.body);
-
-  std::string params = "const tg_variant_args* args";
-  if (scratch_on_heap_)
-    params += ", char* restrict tg_scratch";
-  for (const auto& g : k_.grid)
-    params += ", int64_t " + name(g.index->name);
-  line("/* One block of the grid: the whole kernel body for block (" + [&] {
-    std::string s;
-    for (size_t i = 0; i < k_.grid.size(); ++i)
-      s += (i ? ", " : "") + k_.grid[i].index->name;
-    return s;
-  }() + "). */");
-  open("static void tg_block(" + params + ")");
+  uses.visit(body);
   for (size_t i = 0; i < k_.tensors.size(); ++i) {
     const auto& t = k_.tensors[i];
     if (!uses.buffers.count(t.get()))
@@ -472,6 +495,43 @@ void CEmitter::emit_block_function() {
     if (uses.vars.count(k_.scalars[i].get()))
       line("const " + type_name(k_.scalars[i]->type) + " " + name(k_.scalars[i]->name) + " = (" +
            type_name(k_.scalars[i]->type) + ")args->scalars[" + std::to_string(i) + "];");
+}
+
+void CEmitter::emit_block_function() {
+  emit_hoist_function();
+  UseCollector uses;
+  uses.visit(k_.body);
+
+  std::string params = "const tg_variant_args* args";
+  if (scratch_on_heap_)
+    params += ", char* restrict tg_scratch";
+  for (const auto& g : k_.grid)
+    params += ", int64_t " + name(g.index->name);
+  line("/* One block of the grid: the whole kernel body for block (" + [&] {
+    std::string s;
+    for (size_t i = 0; i < k_.grid.size(); ++i)
+      s += (i ? ", " : "") + k_.grid[i].index->name;
+    return s;
+  }() + "). */");
+  open("static void tg_block(" + params + ")");
+  emit_tensor_prologue(k_.body);
+  // Inputs read in place (CViews.cpp) are copied instead when they overlap an output.
+  for (const auto& t : k_.tensors) {
+    if (!overlap_srcs_.count(t.get()))
+      continue;
+    auto bytes = [&](const BufferPtr& b) {
+      Expr e = make_i64(b->dtype.bytes());
+      for (const auto& x : b->shape)
+        e = Binary::make(BinaryOp::Mul, e, x);
+      return expr(simplify(e), kAssign);
+    };
+    std::string ov;
+    for (const auto& o : k_.tensors)
+      if (o->access != Access::Read && uses.buffers.count(o.get()))
+        ov += (ov.empty() ? "" : " || ") + need("tg_overlap") + "(" + name(t->name) + ", " +
+              bytes(t) + ", " + name(o->name) + ", " + bytes(o) + ")";
+    line("const int " + overlap_flag(t.get()) + " = " + (ov.empty() ? "0" : ov) + ";");
+  }
   for (const auto& g : k_.grid)
     if (!uses.vars.count(g.index.get()))
       line("(void)" + name(g.index->name) + ";");
@@ -547,6 +607,12 @@ void CEmitter::emit_entry_function() {
   line("  #pragma omp atomic write");
   line("  tg_oom = 1;");
   line("}");
+  for (const auto& [c, plan] : tile_plans_)
+    if (plan.kind == TileSource::Hoist) {
+      line("if (tg_scratch != NULL)");
+      line("  tg_hoist(args, tg_scratch); /* the block-invariant copies, once per thread */");
+      break;
+    }
   line("#pragma omp for " + collapse + "schedule(static)");
   grid_loops(0);
   line(std::string(2 * nd, ' ') + "if (tg_scratch != NULL)");

@@ -62,6 +62,9 @@ private:
   void find_fused_reductions(const ir::Stmt& body);
   void emit_copy_rows(const ir::Copy* n, const std::vector<ir::Expr>& si,
                       const std::vector<ir::Expr>& di);
+  // The fast-path condition of a copy: every global side's tile inside its tensor.
+  std::string copy_fast_condition(const ir::Copy* n, const std::vector<ir::Expr>& so,
+                                  const std::vector<ir::Expr>& doff);
 
   // Expressions and accesses.
   std::string print_load(const ir::Load* l, int& prec) override;
@@ -101,9 +104,58 @@ private:
   std::map<const ir::Parallel*, ir::Stmt> fused_;
   std::set<const ir::Reduce*> fused_reduces_;
   std::set<const ir::Buffer*> elided_;
+
+  // Loop-nest transformations for memory-bound kernels (CViews.cpp, docs/c-backend.md
+  // "Memory-bound kernels"): tiles read in place (views), block-invariant copies made once per
+  // thread (hoists), and elementwise passes computed straight into the store of a copy-out
+  // (fused stores). plan_views() decides them before the layout; the emitter follows the plan.
+  enum class TileSource { View, Hoist };
+  struct TilePlan {
+    TileSource kind;
+    int id;                    // tg_v<id>: the base pointer the reads go through
+    ir::DType storage;         // element type of the memory read (the tile's)
+    int64_t hoist_offset = -1; // scratch offset of the thread's copy (Hoist)
+  };
+  struct ActiveView {
+    std::string name;             // base pointer
+    ir::DType storage;
+    std::vector<std::string> lds; // strides of the leading dims, in elements
+  };
+  enum class Acc { None, Read, Write };
+  struct Cont; // where control goes after a line of statements ends (CViews.cpp)
+  void plan_views();
+  void plan_line(const std::vector<ir::Stmt>& line, const Cont* cont, bool views);
+  Acc access_of(const ir::Stmt& s, const ir::Stmt& next, const ir::Buffer* d) const;
+  bool fused_pair(const ir::Stmt& p, const ir::Stmt& next) const;
+  Acc first_access(const std::vector<ir::Stmt>& line, size_t from, const ir::Buffer* d) const;
+  bool live_after(const ir::Buffer* d, const std::vector<ir::Stmt>& line, size_t from,
+                  const Cont* cont) const;
+  bool reads_only(const ir::Stmt& s, const ir::Buffer* d) const;
+  void emit_view_copy(const ir::Copy* n);
+  void emit_fused_store(const ir::Parallel* p, const ir::Copy* out);
+  void emit_hoist_function();
+  void emit_tensor_prologue(const ir::Stmt& body);
+  std::string overlap_flag(const ir::Buffer* b) const;
+  std::map<const ir::Copy*, TilePlan> tile_plans_;
+  std::vector<const ir::Copy*> plan_order_; // tile_plans_' keys in program order
+  // Copy-outs printed with the parallel just before them in their Seq (fused_pair).
+  std::set<const ir::Copy*> fused_copies_;
+  std::set<std::pair<const ir::StmtNode*, const ir::StmtNode*>> adjacent_; // in one Seq
+  std::map<const ir::Copy*, int> seen_, qualified_; // contexts of a copy, and those it qualified in
+  std::set<const ir::Buffer*> overlap_srcs_;          // inputs whose tg_ov_<name> a block computes
+  std::map<const ir::StmtNode*, std::vector<const ir::Buffer*>> view_end_before_, view_end_after_;
+  std::map<const ir::Buffer*, ActiveView> active_views_; // during emission
+  int next_view_id_ = 0;
+  void read_views_ahead(const ir::Expr& e);
+  std::vector<const ir::Var*> point_vars_;                // the enclosing parallel's variables
+  std::map<const ir::ExprNode*, std::string> bound_loads_; // loads read ahead into locals
+  int next_read_id_ = 0;
 };
 
 // Whether a statement reads or writes a global tensor (such loops are not `omp simd`).
 bool c_touches_global(const ir::Stmt& body);
+// The Store of `p` if its body is one plain store to an on-chip f32 buffer at exactly the
+// parallel's point over the whole buffer (t[i, j] = ..., extents = t's shape), else null.
+const ir::Store* c_whole_tile_store(const ir::Parallel* p);
 
 } // namespace tilegen::emit

@@ -112,21 +112,7 @@ void CEmitter::emit_copy(const Copy* n) {
     close();
     return;
   }
-  // Fast-path condition: leading (point) dims inside, tile dims' spans inside.
-  std::string fast;
-  auto span_check = [&](const Region& reg, const std::vector<Expr>& offs) {
-    const size_t lead = reg.buffer->rank() - r;
-    for (size_t d = 0; d < reg.buffer->rank(); ++d) {
-      std::string c = d < lead ? need("tg_inb") + "(" + expr(offs[d]) + ", " + expr(reg.buffer->shape[d]) + ")"
-                               : need("tg_span_inb") + "(" + expr(offs[d]) + ", " +
-                                     expr(src.extents[d - lead]) + ", " + expr(reg.buffer->shape[d]) + ")";
-      fast += (fast.empty() ? "" : " && ") + c;
-    }
-  };
-  if (src_g)
-    span_check(src, so);
-  if (dst_g)
-    span_check(dst, doff);
+  const std::string fast = copy_fast_condition(n, so, doff);
   open("if (" + fast + ")");
   emit_copy_rows(n, si, di);
   open_else();
@@ -139,6 +125,28 @@ void CEmitter::emit_copy(const Copy* n) {
   close_loops(r);
   close();
   close();
+}
+
+// Fast-path condition: leading (point) dims inside, tile dims' spans inside.
+std::string CEmitter::copy_fast_condition(const Copy* n, const std::vector<Expr>& so,
+                                          const std::vector<Expr>& doff) {
+  const Region &src = n->src, &dst = n->dst;
+  const size_t r = src.tile_rank();
+  std::string fast;
+  auto span_check = [&](const Region& reg, const std::vector<Expr>& offs) {
+    const size_t lead = reg.buffer->rank() - r;
+    for (size_t d = 0; d < reg.buffer->rank(); ++d) {
+      std::string c = d < lead ? need("tg_inb") + "(" + expr(offs[d]) + ", " + expr(reg.buffer->shape[d]) + ")"
+                               : need("tg_span_inb") + "(" + expr(offs[d]) + ", " +
+                                     expr(src.extents[d - lead]) + ", " + expr(reg.buffer->shape[d]) + ")";
+      fast += (fast.empty() ? "" : " && ") + c;
+    }
+  };
+  if (src.buffer->scope == MemScope::Global)
+    span_check(src, so);
+  if (dst.buffer->scope == MemScope::Global)
+    span_check(dst, doff);
+  return fast;
 }
 
 // The row that a streaming store of tile row (tg_i0, ...) of `store` prefetches: the same row
@@ -378,8 +386,14 @@ void CEmitter::emit_fused_reduce(const Parallel* p, const Reduce* r) {
   const std::string dref = access(r->dst, didx);
   line(type_name(t) + " tg_acc = " + (r->clear ? identity : dref) + ";");
   const std::string j = vars.back();
+  const auto saved_point = point_vars_;
+  point_vars_.clear();
+  for (const auto& v : p->vars)
+    point_vars_.push_back(v.get());
   auto value = [&] {
+    read_views_ahead(st->value);
     line("const " + type_name(t) + " tg_x = " + store_value(st->buffer, st->value) + ";");
+    bound_loads_.clear();
   };
   if (r->op == ReduceOp::Sum) {
     emit_sum_loop(j, p->extents.back(), type_name(t), strip_len(r->op, t, p->extents.back()), value);
@@ -395,6 +409,7 @@ void CEmitter::emit_fused_reduce(const Parallel* p, const Reduce* r) {
   line(dref + " = tg_acc;");
   close_loops(outer.size());
   close();
+  point_vars_ = saved_point;
 }
 
 // reduce: the reduced dim innermost with an OpenMP simd reduction when it is the last dim;
@@ -441,7 +456,7 @@ void CEmitter::emit_reduce(const Reduce* n) {
     open_loops(outer, outer_ext, false);
     const std::string dref = access(dst, didx);
     line(type_name(t) + " tg_acc = " + (n->clear ? identity : dref) + ";");
-    auto value = [&] { line("const " + type_name(t) + " tg_x = " + src_t + access(src, sidx) + ";"); };
+    auto value = [&] { line("const " + type_name(t) + " tg_x = " + src_t + load_value(src, sidx) + ";"); };
     if (n->op == ReduceOp::Sum) {
       emit_sum_loop(svars[d], src->shape[d], type_name(t), strip_len(n->op, t, src->shape[d]), value);
     } else {
@@ -468,7 +483,7 @@ void CEmitter::emit_reduce(const Reduce* n) {
     // Loop order: dims before d, d, dims after d (innermost, vectorized).
     open_loops(svars, src->shape, true);
     const std::string dref = access(dst, didx);
-    line("const " + type_name(t) + " tg_x = " + src_t + access(src, sidx) + ";");
+    line("const " + type_name(t) + " tg_x = " + src_t + load_value(src, sidx) + ";");
     line(dref + " = " + combine(dref, "tg_x") + ";");
     close_loops(rank);
   }
@@ -496,7 +511,12 @@ void CEmitter::emit_parallel(const Parallel* n) {
   open_loops(vars, n->extents, !c_touches_global(n->body));
   const bool saved = guard_loads_;
   guard_loads_ = true;
+  const auto saved_point = point_vars_;
+  point_vars_.clear();
+  for (const auto& v : n->vars)
+    point_vars_.push_back(v.get());
   stmt(n->body);
+  point_vars_ = saved_point;
   guard_loads_ = saved;
   close_loops(vars.size());
 }
@@ -514,7 +534,9 @@ void CEmitter::emit_store(const Store* n) {
     st = lhs + " = " + store_value(b, sum) + ";";
     guard_loads_ = saved;
   } else {
+    read_views_ahead(n->value);
     st = lhs + (n->op == StoreOp::Add ? " += " : " = ") + store_value(b, n->value) + ";";
+    bound_loads_.clear();
   }
   if (b->scope == MemScope::Global) {
     line("if (" + in_bounds(b, n->indices) + ")");
@@ -531,16 +553,21 @@ void CEmitter::emit_for(const For* n) {
   Expr end = simplify(Binary::make(BinaryOp::Add, n->start, n->extent));
   open("for (int64_t " + v + " = " + expr(n->start, kAssign) + "; " + v + " < " +
        expr(end, kRel + 1) + "; ++" + v + ")");
+  const auto views = active_views_; // views made in the body end with it
   stmt(n->body);
+  active_views_ = views;
   close();
 }
 
 void CEmitter::emit_if(const IfThenElse* n) {
   open("if (" + expr(n->cond) + ")");
+  const auto views = active_views_; // views made in a branch end with it
   stmt(n->then_case);
+  active_views_ = views;
   if (n->else_case) {
     open_else();
     stmt(n->else_case);
+    active_views_ = views;
   }
   close();
 }

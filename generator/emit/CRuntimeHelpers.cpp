@@ -352,6 +352,13 @@ static inline void tg_stream_fence(void) {
 }
 )"},
       {"tg_stream_ok", {"tg_stream_line"}, ""},
+      // Inputs read in place (emit/CViews.cpp) are staged instead when they overlap an output.
+      {"tg_overlap", {}, R"(/* Whether the bytes [a, a + na) and [b, b + nb) overlap. */
+static inline int tg_overlap(const void* a, int64_t na, const void* b, int64_t nb) {
+  const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+  return na > 0 && nb > 0 && x < y + (uintptr_t)nb && y < x + (uintptr_t)na;
+}
+)"},
       {"tg_stream_fence", {"tg_stream_line"}, ""},
       {"tg_load_row_f16", {"tg_f16_to_f32", "tg_stream_line"}, R"(/* dst[0, n) := f32 of the f16 bits src[0, n): vcvtph2ps (F16C) where the target has it,
    exact for every value like tg_f16_to_f32 (a signaling NaN arrives quiet: the same NaN once

@@ -253,10 +253,14 @@ struct RowSize {
 };
 // BM 1..8 and BN 512..4096 on C: ragged rows and columns, several column chunks, empty M and
 // N; 1030 x 4100 is over the 8 MiB at which whole-row tile writes stream (tg_stream_ok), with
-// rows that do not start on a 64-byte line.
+// rows that do not start on a 64-byte line; 9 x 4096 is one tile per row, with blocks whose
+// rows are read in place and a last block cut by M (emit/CViews.cpp).
 constexpr RowSize kRowSizes[] = {{1, 1},    {7, 7},    {129, 129}, {1000, 129}, {3, 1000},
                                  {5, 2049}, {2, 4100}, {1001, 33}, {0, 7},      {7, 0},
-                                 {1030, 4100}};
+                                 {1030, 4100}, {9, 4096}};
+// In-place calls (Y == X): the C variants read X in place only when it overlaps no output, and
+// copy it as the spec says otherwise (docs/c-backend.md "Limits").
+constexpr RowSize kInPlaceSizes[] = {{7, 7}, {9, 4096}, {3, 4100}, {1030, 4100}};
 
 using SoftmaxTest = KernelTest;
 
@@ -277,7 +281,36 @@ TEST_P(SoftmaxTest, RandomSizes) {
   }
 }
 
+TEST_P(SoftmaxTest, InPlace) {
+  int n = 0;
+  for (const auto& [M, N] : kInPlaceSizes) {
+    std::string sizes = fmt("M=%" PRId64 " N=%" PRId64 " in place", M, N);
+    SCOPED_TRACE(sizes);
+    std::mt19937_64 rng(seed_of(std::string("softmax/") + dt_name(dt()) + "/" + sizes));
+    GuardedBuffer X(dt(), M * N);
+    auto x = fill_random(X, rng, -4.0, 4.0);
+    ASSERT_EQ(ks().softmax(launch(n++), X.data(), X.data(), M, N), TG_OK);
+    EXPECT_TRUE(X.guards_intact());
+    check("softmax", sizes, X, ref::softmax(x, M, N), N);
+  }
+}
+
 using RmsNormTest = KernelTest;
+
+TEST_P(RmsNormTest, InPlace) {
+  int n = 0;
+  const float eps = 1e-5f;
+  for (const auto& [M, N] : kInPlaceSizes) {
+    std::string sizes = fmt("M=%" PRId64 " N=%" PRId64 " in place", M, N);
+    SCOPED_TRACE(sizes);
+    std::mt19937_64 rng(seed_of(std::string("rmsnorm/") + dt_name(dt()) + "/" + sizes));
+    GuardedBuffer X(dt(), M * N), W(dt(), N);
+    auto x = fill_random(X, rng), w = fill_random(W, rng);
+    ASSERT_EQ(ks().rmsnorm(launch(n++), X.data(), W.data(), X.data(), M, N, eps), TG_OK);
+    EXPECT_TRUE(X.guards_intact() && W.guards_intact());
+    check("rmsnorm", sizes, X, ref::rmsnorm(x, w, M, N, static_cast<double>(eps)), N);
+  }
+}
 
 TEST_P(RmsNormTest, RandomSizes) {
   int n = 0;
@@ -320,6 +353,23 @@ TEST_P(LayerNormTest, RandomSizes) {
     ASSERT_EQ(ks().layernorm(l, X.data(), W.data(), Bias.data(), Y.data(), M, N, eps), TG_OK);
     EXPECT_TRUE(X.guards_intact() && W.guards_intact() && Bias.guards_intact());
     check("layernorm", sizes, Y, ref::layernorm(x, w, b, M, N, static_cast<double>(eps)), N);
+  }
+}
+
+TEST_P(LayerNormTest, InPlace) {
+  int n = 0;
+  const float eps = 1e-5f;
+  for (const auto& [M, N] : kInPlaceSizes) {
+    std::string sizes = fmt("M=%" PRId64 " N=%" PRId64 " in place", M, N);
+    SCOPED_TRACE(sizes);
+    std::mt19937_64 rng(seed_of(std::string("layernorm/") + dt_name(dt()) + "/" + sizes));
+    GuardedBuffer X(dt(), M * N), W(dt(), N), Bias(dt(), N);
+    auto x = fill_random(X, rng, 1.0, 3.0);
+    auto w = fill_random(W, rng), b = fill_random(Bias, rng);
+    ASSERT_EQ(ks().layernorm(launch(n++), X.data(), W.data(), Bias.data(), X.data(), M, N, eps),
+              TG_OK);
+    EXPECT_TRUE(X.guards_intact() && W.guards_intact() && Bias.guards_intact());
+    check("layernorm", sizes, X, ref::layernorm(x, w, b, M, N, static_cast<double>(eps)), N);
   }
 }
 
