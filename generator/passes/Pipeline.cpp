@@ -8,6 +8,7 @@
 #include "ir/Substitute.h"
 #include "passes/CheckMetal.h"
 #include "passes/DivisorCheck.h"
+#include "passes/FuseParallel.h"
 #include "passes/LayoutInference.h"
 #include "passes/LegalizeC.h"
 #include "passes/LegalizeCuda.h"
@@ -141,6 +142,11 @@ std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const T
   if (!check_instance(out, config, diag))
     return std::nullopt;
   check(out, "instantiation", true);
+
+  // A parallel loop whose elements the next one rewrites point for point hands them over in
+  // registers (a packed tile's unpacking into the dequantizing loop; passes/FuseParallel).
+  out = fuse_parallels(out);
+  check(out, "parallel fusion", true);
 
   // Rewrite what the backend lacks, then fold what the rewrite exposed. What it cannot
   // rewrite is a located error first.
