@@ -43,6 +43,26 @@ struct LoadedBuffers : IRVisitor {
   }
 };
 
+// Whether s mentions a tensor the kernel may write (tensors may alias: an in-place call passes
+// the same memory as an input and an output, so a write to one may change the other).
+bool mentions_written_tensor(const Stmt& s) {
+  struct V : IRVisitor {
+    bool found = false;
+    void visit_buffer_use(const BufferPtr& b) override {
+      found = found || (b->scope == MemScope::Global && b->access != Access::Read);
+    }
+  } v;
+  v.visit(s);
+  return v.found;
+}
+
+bool reads_tensor(const std::set<const Buffer*>& reads) {
+  for (const Buffer* b : reads)
+    if (b->scope == MemScope::Global)
+      return true;
+  return false;
+}
+
 // Every load of `x` at indices other than exactly `vars`.
 struct OffPointLoads : IRVisitor {
   const Buffer* x;
@@ -102,7 +122,7 @@ bool is_consumer(const Parallel* p2, const Parallel* p1, const Buffer* x,
     if (!same_expr(p1->extents[d], p2->extents[d]))
       return false;
   std::vector<Stmt> s = body_stmts(p2->body);
-  if (s.empty())
+  if (s.empty() || (reads_tensor(p1_reads) && mentions_written_tensor(p2->body)))
     return false;
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i]->as<LetStmt>())
@@ -154,7 +174,8 @@ struct Fuser : IRMutator {
           break;
         }
         // Rule 4: what lies between touches neither X nor what P1 reads.
-        bool blocks = mentions_buffer(stmts[b], x);
+        bool blocks = mentions_buffer(stmts[b], x) ||
+                      (reads_tensor(reads.out) && mentions_written_tensor(stmts[b]));
         for (const Buffer* r : reads.out)
           blocks = blocks || mentions_buffer(stmts[b], r);
         if (blocks)

@@ -11,12 +11,14 @@
 //     exactly P2's variables in order, that is its only store to X, and every read of X in the
 //     body is at exactly P2's variables in order;
 //  3. P2 stores into no buffer that P1 reads;
-//  4. no statement between them mentions X or any buffer P1 reads.
+//  4. no statement between them mentions X or any buffer P1 reads;
+//  5. where P1 reads a tensor, neither P2 nor a statement between them mentions a tensor the
+//     kernel may write (tensors may alias in an in-place call).
 // Then P1 is removed and P2's body becomes: P1's lets and `let x = e` (P1's variables renamed
 // to P2's), then P2's body with every read of X replaced by x. Every point of X that P1 wrote
 // is overwritten by P2 before anything else can read it (4 and 2), the point's value is the
 // same expression (e is already converted to X's dtype, so the rounding of the store stays),
-// and what e reads is unchanged up to P2 (3, 4), so the result is that of the two loops.
+// and what e reads is unchanged up to P2 (3, 4, 5), so the result is that of the two loops.
 //
 // Backend-neutral. It fires where a packed tile is unpacked from its byte staging tile into a
 // shared buffer that the next parallel loop dequantizes in place (kernels/gemm_w4a16.yaml,
