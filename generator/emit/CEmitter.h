@@ -131,6 +131,8 @@ private:
   bool live_after(const ir::Buffer* d, const std::vector<ir::Stmt>& line, size_t from,
                   const Cont* cont) const;
   bool reads_only(const ir::Stmt& s, const ir::Buffer* d) const;
+  // A region's non-constant offsets bound to `const int64_t <base><d>` locals.
+  std::vector<ir::Expr> named_offsets(const ir::Region& reg, const char* base);
   void emit_view_copy(const ir::Copy* n);
   void emit_fused_store(const ir::Parallel* p, const ir::Copy* out);
   void emit_hoist_function();

@@ -52,6 +52,21 @@ void CEmitter::emit_fill(const Fill* n) {
 
 // copy: a fast path without checks when every global side's tile lies inside its tensor,
 // else a guarded path (pad for reads, dropped writes). On-chip-only copies have no checks.
+// Offsets that are not constants get a name (one evaluation, readable indices): `base<d>`.
+std::vector<Expr> CEmitter::named_offsets(const Region& reg, const char* base) {
+  std::vector<Expr> offs;
+  for (size_t d = 0; d < reg.offsets.size(); ++d) {
+    if (reg.offsets[d]->as<IntImm>()) {
+      offs.push_back(reg.offsets[d]);
+      continue;
+    }
+    std::string v = idx_name(base, d);
+    line("const int64_t " + v + " = " + expr(reg.offsets[d], kAssign) + ";");
+    offs.push_back(ref(v));
+  }
+  return offs;
+}
+
 void CEmitter::emit_copy(const Copy* n) {
   const Region &src = n->src, &dst = n->dst;
   const size_t r = src.tile_rank();
@@ -59,21 +74,7 @@ void CEmitter::emit_copy(const Copy* n) {
   const bool dst_g = dst.buffer->scope == MemScope::Global;
 
   open("");
-  // Offsets that are not constants get a name (one evaluation, readable indices).
-  auto hoist = [&](const Region& reg, const char* base) {
-    std::vector<Expr> offs;
-    for (size_t d = 0; d < reg.offsets.size(); ++d) {
-      if (reg.offsets[d]->as<IntImm>()) {
-        offs.push_back(reg.offsets[d]);
-        continue;
-      }
-      std::string v = idx_name(base, d);
-      line("const int64_t " + v + " = " + expr(reg.offsets[d], kAssign) + ";");
-      offs.push_back(ref(v));
-    }
-    return offs;
-  };
-  const auto so = hoist(src, "tg_s"), doff = hoist(dst, "tg_d");
+  const auto so = named_offsets(src, "tg_s"), doff = named_offsets(dst, "tg_d");
 
   std::vector<std::string> vars;
   std::vector<Expr> point;

@@ -585,16 +585,7 @@ void CEmitter::emit_view_copy(const Copy* n) {
   const std::string tile_base = "(const " + pty + "*)(const void*)" + name(d->name);
 
   open("");
-  std::vector<Expr> so;
-  for (size_t k = 0; k < src.offsets.size(); ++k) {
-    if (src.offsets[k]->as<IntImm>()) {
-      so.push_back(src.offsets[k]);
-      continue;
-    }
-    const std::string s = "tg_s" + std::to_string(k);
-    line("const int64_t " + s + " = " + expr(src.offsets[k], kAssign) + ";");
-    so.push_back(ref(s));
-  }
+  const std::vector<Expr> so = named_offsets(src, "tg_s");
   if (hoist) {
     open("if (!" + ov + ")");
     point_at_tile("(const " + pty + "*)(const void*)(tg_scratch + " +
@@ -630,16 +621,7 @@ void CEmitter::emit_fused_store(const Parallel* p, const Copy* out) {
   const size_t r = p->vars.size();
   line("/* computed straight into " + y->name + ": " + st->buffer->name + " is not written */");
   open("");
-  std::vector<Expr> doff;
-  for (size_t k = 0; k < dst.offsets.size(); ++k) {
-    if (dst.offsets[k]->as<IntImm>()) {
-      doff.push_back(dst.offsets[k]);
-      continue;
-    }
-    const std::string s = "tg_d" + std::to_string(k);
-    line("const int64_t " + s + " = " + expr(dst.offsets[k], kAssign) + ";");
-    doff.push_back(ref(s));
-  }
+  const std::vector<Expr> doff = named_offsets(dst, "tg_d");
   std::vector<std::string> vars;
   VarMap at_point;
   for (size_t k = 0; k < r; ++k) {
