@@ -51,6 +51,9 @@ struct Options {
   int runs = 0, warmup = -1;        // --runs N, --warmup N
   double margin = -1;               // --margin PERCENT
   bool list = false;                // --list: print the plan (hash, shapes, candidates), run nothing
+  std::vector<std::string> classes;   // --class NAME: only these shape classes (repeatable)
+  int top = 0;                      // --top N: per class, only the rule's first N (0: all)
+  std::vector<std::string> baselines; // --baseline [CLASS:]NAME=V,... (timed, never chosen)
   // Internal (tilegen tune): build only this instance of each kernel, and take these
   // configurations, keyed by TuningKey::str(), instead of the rule's.
   std::string only_instance;

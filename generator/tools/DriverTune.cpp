@@ -165,6 +165,36 @@ int Driver::tune(const Options& o) {
     }
     scalar_values[s.substr(0, eq)] = s.substr(eq + 1);
   }
+  // --baseline [CLASS:]NAME=V,...: parsed here, matched against each class's configurations below
+  struct Baseline {
+    std::string text, cls;
+    std::map<std::string, int64_t> values;
+    bool used = false;
+  };
+  std::vector<Baseline> baselines;
+  for (const auto& s : o.baselines) {
+    Baseline b{s, {}, {}, false};
+    std::string body = s;
+    size_t colon = s.find(':');
+    if (colon != std::string::npos) {
+      b.cls = s.substr(0, colon);
+      body = s.substr(colon + 1);
+    }
+    for (const auto& item : split(body, ',')) {
+      size_t eq = item.find('=');
+      char* end = nullptr;
+      long long v = eq == std::string::npos ? 0 : std::strtoll(item.c_str() + eq + 1, &end, 10);
+      if (eq == std::string::npos || eq == 0 || !end || *end || eq + 1 == item.size() ||
+          (colon != std::string::npos && b.cls.empty())) {
+        err_ << "tilegen: error: --baseline '" << s
+             << "': give [CLASS:]NAME=VALUE,... with every tile constant (e.g. "
+                "large:BM=128,BN=128,BK=64,stages=4,threads=256)\n";
+        return 2;
+      }
+      b.values[item.substr(0, eq)] = v;
+    }
+    baselines.push_back(std::move(b));
+  }
   tune::TuningDb old_db;
   if (exists(o.db_out)) {
     auto db = tune::read_tuning_db(o.db_out, diag_);
@@ -266,24 +296,96 @@ int Driver::tune(const Options& o) {
           if (std::find(sh.begin(), sh.end(), idx) == sh.end())
             sh.push_back(idx);
         }
-        // Candidates: every eligible configuration of every class, once per instance.
-        size_t inst_index = plans.size();
-        for (auto& cp : ip.classes) {
-          auto ranked = tune::ranked_configurations(k, inst.values, *target, cp.name, diag_,
+        for (const auto& cls : names) {
+          auto ranked = tune::ranked_configurations(k, inst.values, *target, cls, diag_,
                                                     rec ? &*rec : nullptr);
           if (!ranked)
             return 1;
-          for (const auto& values : *ranked) {
+          ip.eligible[cls] = *ranked;
+        }
+        // --class: only those classes (a --shape dispatched to another one is an error)
+        if (!o.classes.empty()) {
+          for (const auto& want : o.classes)
+            if (std::find(names.begin(), names.end(), want) == names.end()) {
+              err_ << "tilegen: error: --class '" << want << "': kernel '" << k.name
+                   << "' has no class of that name on " << target->name << " (classes: "
+                   << join(names, ", ") << ")\n";
+              return 2;
+            }
+          std::vector<ClassPlan> kept;
+          for (auto& cp : ip.classes) {
+            if (std::find(o.classes.begin(), o.classes.end(), cp.name) != o.classes.end()) {
+              kept.push_back(std::move(cp));
+              continue;
+            }
+            for (size_t s : cp.shapes)
+              for (size_t si = 0; si < user_shapes.size(); ++si)
+                if (ip.shape_names[s] == [&] {
+                      std::string n;
+                      size_t i = 0;
+                      for (const auto& d : runtime_dims)
+                        n += (i++ ? " " : "") + d + "=" + std::to_string(user_shapes[si].at(d));
+                      return n;
+                    }()) {
+                  err_ << "tilegen: error: --shape '" << o.shapes[si] << "' falls in class '"
+                       << cp.name << "', which --class leaves out\n";
+                  return 2;
+                }
+          }
+          ip.classes = std::move(kept);
+        }
+        // Candidates: every eligible configuration of every class, once per instance.
+        size_t inst_index = plans.size();
+        for (auto& cp : ip.classes) {
+          const auto* ranked = &ip.eligible.at(cp.name);
+          auto candidate = [&](const std::vector<int64_t>& values) {
             size_t ci = 0;
             while (ci < cands.size() && !(cands[ci].inst == inst_index && cands[ci].values == values))
               ++ci;
             if (ci == cands.size())
               cands.push_back({inst_index, values, {}, {}, {}});
-            cp.ranked.push_back(ci);
+            return ci;
+          };
+          for (size_t r = 0; r < ranked->size() && (o.top <= 0 || r < size_t(o.top)); ++r)
+            cp.ranked.push_back(candidate((*ranked)[r]));
+          for (auto& b : baselines) {
+            if (!b.cls.empty() && b.cls != cp.name)
+              continue;
+            std::vector<int64_t> values;
+            std::vector<std::string> names;
+            for (const auto& tc : k.tile_consts) {
+              names.push_back(tc.var->name);
+              auto it = b.values.find(tc.var->name);
+              if (it != b.values.end())
+                values.push_back(it->second);
+            }
+            if (values.size() != k.tile_consts.size() || b.values.size() != values.size()) {
+              err_ << "tilegen: error: --baseline '" << b.text << "' must give each tile constant "
+                   << "of kernel '" << k.name << "' once: " << join(names, ", ") << "\n";
+              return 2;
+            }
+            if (std::find(ranked->begin(), ranked->end(), values) == ranked->end()) {
+              if (b.cls.empty())
+                continue; // not eligible in this class; another may take it
+              err_ << "tilegen: error: --baseline '" << b.text << "' is not an eligible "
+                   << "configuration of class '" << cp.name << "' of instance " << inst.name
+                   << " on " << target->name << " (`tilegen tune --list` prints them; "
+                   << "`tilegen dump --stage=recommend` says why others are not)\n";
+              return 2;
+            }
+            b.used = true;
+            cp.baseline.push_back(candidate(values));
           }
         }
         plans.push_back(std::move(ip));
       }
+  for (const auto& b : baselines)
+    if (!b.used && !plans.empty()) {
+      err_ << "tilegen: error: --baseline '" << b.text << "' is an eligible configuration of "
+           << "no class of the instances tuned on " << target->name
+           << " (`tilegen tune --list` prints them)\n";
+      return 2;
+    }
   if (plans.empty()) {
     err_ << "tilegen: error: no instance named '" << o.instance
          << "' (instances: " << join(all_instances, ", ") << ")\n";
@@ -301,6 +403,8 @@ int Driver::tune(const Options& o) {
         for (size_t r = 0; r < cp.ranked.size(); ++r)
           out_ << "  " << r + 1 << ". " << tune::config_string(k, cands[cp.ranked[r]].values)
                << "\n";
+        for (size_t b : cp.baseline)
+          out_ << "  baseline: " << tune::config_string(k, cands[b].values) << "\n";
       }
     }
     return 0;
@@ -407,9 +511,11 @@ int Driver::tune(const Options& o) {
     co.targets = {target->name};
     co.specs = o.specs;
     co.only_instance = ip.inst.name;
-    for (const auto& cp : ip.classes) // every class that may take it runs it
-      if (std::find(cp.ranked.begin(), cp.ranked.end(), ci) != cp.ranked.end())
-        co.forced[tune::TuningKey{k.name, ip.inst.name, target->name, cp.name}.str()] = c.values;
+    // Every class that may take it runs it (so the library has one variant where the classes
+    // share their candidates, not one per class: the classes it is not timed in never run).
+    for (const auto& [cls, eligible] : ip.eligible)
+      if (std::find(eligible.begin(), eligible.end(), c.values) != eligible.end())
+        co.forced[tune::TuningKey{k.name, ip.inst.name, target->name, cls}.str()] = c.values;
     std::string why;
     if (!generate_into(c.dir, co, why)) {
       c.rejected = why;
@@ -512,7 +618,7 @@ int Driver::tune(const Options& o) {
     const InstancePlan& ip = plans[c.inst];
     std::vector<size_t> shapes;
     for (const auto& cp : ip.classes)
-      if (std::find(cp.ranked.begin(), cp.ranked.end(), ci) != cp.ranked.end())
+      if (const auto m = tune::class_members(cp); std::find(m.begin(), m.end(), ci) != m.end())
         for (size_t s : cp.shapes)
           if (std::find(shapes.begin(), shapes.end(), s) == shapes.end())
             shapes.push_back(s);

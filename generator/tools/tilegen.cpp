@@ -134,6 +134,12 @@ options:
   --instance NAME     only this instance (default: every instance)
   --shape D=V,...     also time at this shape (every runtime dim; repeatable)
   --scalar NAME=V     value of a scalar argument (default 0.5 for floats, 1 for integers)
+  --class NAME        only this shape class (repeatable; default: every class)
+  --top N             per class, only the rule's first N eligible configurations
+  --baseline [CLASS:]NAME=V,...
+                      also time this configuration (in CLASS, or in every class where it
+                      is eligible) as a reference, e.g. what a spec pinned before; never
+                      chosen; the table gives every time as a ratio to it (repeatable)
   --report FILE       also write the measured times and rejections (JSON)
   -j N                parallel compiles (default: the number of CPUs)
   --runs N            timed runs per measurement, median taken (default 5)
@@ -200,7 +206,8 @@ int run(int argc, char** argv) {
                                                       "--format", "--tuning-db", "--shape",
                                                       "--scalar", "--db", "--report", "--nvcc",
                                                       "--cc", "--runtime", "--work", "-j",
-                                                      "--runs", "--warmup", "--margin"};
+                                                      "--runs", "--warmup", "--margin",
+                                                      "--top", "--baseline", "--class"};
   Options o;
   std::vector<std::string> positional;
   bool only_positional = false;
@@ -288,11 +295,16 @@ int run(int argc, char** argv) {
       o.runtime_dir = value;
     else if (key == "--work")
       o.work_dir = value;
-    else if (key == "-j" || key == "--runs" || key == "--warmup" || key == "--margin") {
+    else if (key == "--baseline")
+      o.baselines.push_back(value);
+    else if (key == "--class")
+      o.classes.push_back(value);
+    else if (key == "-j" || key == "--runs" || key == "--warmup" || key == "--margin" ||
+             key == "--top") {
       char* end = nullptr;
       double v = std::strtod(value.c_str(), &end);
       if (value.empty() || *end || v < 0 || (key != "--margin" && v != static_cast<int>(v)) ||
-          v > 1e6 || ((key == "-j" || key == "--runs") && v < 1))
+          v > 1e6 || ((key == "-j" || key == "--runs" || key == "--top") && v < 1))
         return usage_error("option " + key + " needs a " +
                                (key == "--margin" ? "non-negative number" : "positive integer") +
                                " (got '" + value + "')",
@@ -303,6 +315,8 @@ int run(int argc, char** argv) {
         o.runs = static_cast<int>(v);
       else if (key == "--warmup")
         o.warmup = static_cast<int>(v);
+      else if (key == "--top")
+        o.top = static_cast<int>(v);
       else
         o.margin = v;
     }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -62,6 +63,13 @@ std::string fixed(double v, int digits) {
   return os.str();
 }
 
+std::vector<size_t> class_members(const ClassPlan& cp) {
+  std::vector<size_t> out = cp.ranked;
+  for (size_t b : cp.baseline)
+    if (std::find(out.begin(), out.end(), b) == out.end())
+      out.push_back(b);
+  return out;
+}
 
 std::vector<std::string> class_shape_names(const InstancePlan& ip, const ClassPlan& cp) {
   std::vector<std::string> shapes;
@@ -78,20 +86,35 @@ void print_tables(std::ostream& out, const std::vector<InstancePlan>& plans,
       const std::vector<std::string> shapes = class_shape_names(ip, cp);
       out << k.name << " " << ip.inst.name << " " << target << " class " << cp.name << " at "
           << join(shapes, "; ") << "\n";
-      out << "  rank  configuration                          time (us)  status\n";
-      for (size_t r = 0; r < cp.ranked.size(); ++r) {
-        const Candidate& c = cands[cp.ranked[r]];
+      // the first baseline that ran: every time is also given as its speed relative to it
+      std::optional<double> base;
+      for (size_t b : cp.baseline)
+        if (!base && cands[b].rejected.empty())
+          base = geomean(cands[b], cp.shapes);
+      out << "  rank  configuration                          time (us)  "
+          << (base ? "vs base  " : "") << "status\n";
+      const std::vector<size_t> members = class_members(cp);
+      for (size_t r = 0; r < members.size(); ++r) {
+        const Candidate& c = cands[members[r]];
+        const bool is_base =
+            std::find(cp.baseline.begin(), cp.baseline.end(), members[r]) != cp.baseline.end();
         std::string cfg = config_string(k, c.values);
-        std::string rank = std::to_string(r + 1);
+        std::string rank = r < cp.ranked.size() ? std::to_string(r + 1) : "base";
         std::string time = c.rejected.empty() ? fixed(geomean(c, cp.shapes), 2) : "-";
+        std::string ratio =
+            base && c.rejected.empty() ? fixed(*base / geomean(c, cp.shapes), 3) + "x" : "-";
         std::string status = !c.rejected.empty()
                                  ? "rejected: " + c.rejected.substr(0, c.rejected.find('\n'))
-                             : cp.chosen && *cp.chosen == cp.ranked[r] ? "chosen"
-                                                                       : "ok";
+                             : cp.chosen && *cp.chosen == members[r] ? "chosen"
+                                                                     : "ok";
+        if (is_base)
+          status += " (baseline)";
         rank.resize(std::max<size_t>(6, rank.size() + 1), ' ');
         cfg.resize(std::max<size_t>(39, cfg.size() + 1), ' ');
         time.insert(0, time.size() < 9 ? 9 - time.size() : 0, ' ');
-        out << "  " << rank << cfg << time << "  " << status << "\n";
+        ratio.insert(0, ratio.size() < 7 ? 7 - ratio.size() : 0, ' ');
+        out << "  " << rank << cfg << time << "  " << (base ? ratio + "  " : "") << status
+            << "\n";
       }
       out << "  -> " << (cp.chosen ? config_string(k, cands[*cp.chosen].values) : "none") << ": "
           << cp.why << "\n";
@@ -119,9 +142,14 @@ std::string report_json(const std::vector<InstancePlan>& plans,
                            : std::string("null")) +
                 ", \"rule\": " + json_string(cp.why) + ",\n     \"candidates\": [";
       first_class = false;
-      for (size_t r = 0; r < cp.ranked.size(); ++r) {
-        const Candidate& c = cands[cp.ranked[r]];
-        report += std::string(r ? ",\n" : "\n") + "       {\"rank\": " + std::to_string(r + 1) +
+      const std::vector<size_t> members = class_members(cp);
+      for (size_t r = 0; r < members.size(); ++r) {
+        const Candidate& c = cands[members[r]];
+        const bool is_base =
+            std::find(cp.baseline.begin(), cp.baseline.end(), members[r]) != cp.baseline.end();
+        report += std::string(r ? ",\n" : "\n") + "       {\"rank\": " +
+                  (r < cp.ranked.size() ? std::to_string(r + 1) : std::string("null")) +
+                  (is_base ? ", \"baseline\": true" : "") +
                   ", \"config\": " + json_string(config_string(k, c.values)) +
                   ", \"status\": " + json_string(c.rejected.empty() ? "ok" : "rejected");
         if (!c.rejected.empty()) {
@@ -132,8 +160,8 @@ std::string report_json(const std::vector<InstancePlan>& plans,
             report += (i ? ", " : "") + json_string(ip.shape_names[cp.shapes[i]]) + ": " +
                       fixed(c.median_us.at(cp.shapes[i]), 3);
           report += "}";
-          if (cp.confirm_us.count(cp.ranked[r]))
-            report += ", \"confirm_geomean_us\": " + fixed(cp.confirm_us.at(cp.ranked[r]), 3);
+          if (cp.confirm_us.count(members[r]))
+            report += ", \"confirm_geomean_us\": " + fixed(cp.confirm_us.at(members[r]), 3);
         }
         report += "}";
       }

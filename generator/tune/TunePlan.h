@@ -27,7 +27,9 @@ struct Candidate {
 struct ClassPlan {
   std::string name;
   std::vector<size_t> shapes;  // indices into InstancePlan::shapes
-  std::vector<size_t> ranked;  // candidate indices, the rule's order
+  std::vector<size_t> ranked;  // candidate indices, the rule's order (--top: its first N)
+  std::vector<size_t> baseline; // --baseline: references timed with the class, never chosen
+                                // unless also in `ranked`
   std::optional<size_t> chosen;
   std::string why;             // the choice rule's verdict, for the table and the report
   std::map<size_t, double> confirm_us; // candidate -> geometric mean of the confirmation
@@ -39,8 +41,13 @@ struct InstancePlan {
   std::vector<std::vector<int64_t>> shapes; // runtime dims, declaration order
   std::vector<std::string> shape_names;     // "M=64 N=256"
   std::vector<ClassPlan> classes;
+  // every class of the kernel (--class or not) -> the configurations it may take
+  std::map<std::string, std::vector<std::vector<int64_t>>> eligible;
   std::string ref_dir;
 };
+
+// The candidates a class times: `ranked`, then the baselines not in it.
+std::vector<size_t> class_members(const ClassPlan& cp);
 
 // The names of a class's shapes ("M=64 N=256"), in its order.
 std::vector<std::string> class_shape_names(const InstancePlan& ip, const ClassPlan& cp);
