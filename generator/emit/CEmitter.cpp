@@ -282,7 +282,10 @@ std::string CEmitter::load_value(const BufferPtr& b, const std::vector<Expr>& id
     Expr lin = idx.back();
     for (size_t k = 0; k + 1 < idx.size(); ++k)
       lin = Binary::make(BinaryOp::Add, Binary::make(BinaryOp::Mul, idx[k], ref(it->second.lds[k])), lin);
-    return it->second.name + "[" + expr(simplify(lin)) + "]";
+    const std::string v = it->second.name + "[" + expr(simplify(lin)) + "]";
+    if (it->second.storage.is_16bit_float() && it->second.storage != b->dtype)
+      return need(std::string("tg_") + it->second.storage.name() + "_to_f32") + "(" + v + ")";
+    return v;
   }
   std::string a = access(b, idx);
   if (b->scope == MemScope::Global && b->dtype.is_narrow_float())

@@ -113,12 +113,17 @@ private:
   struct TilePlan {
     TileSource kind;
     int id;                    // tg_v<id>: the base pointer the reads go through
-    ir::DType storage;         // element type of the memory read (the tile's)
+    ir::DType storage;         // element type of the memory read (X's for a view)
     int64_t hoist_offset = -1; // scratch offset of the thread's copy (Hoist)
+    // A view of a 16-bit input into an f32 tile (reads convert): the staging tile of X's
+    // encoding that edge and in-place blocks copy into, its scratch offset, and the bits of
+    // the pad value.
+    int64_t stage_offset = -1;
+    uint16_t pad_bits = 0;
   };
   struct ActiveView {
     std::string name;             // base pointer
-    ir::DType storage;
+    ir::DType storage;            // element type it points at: 16-bit floats convert on read
     std::vector<std::string> lds; // strides of the leading dims, in elements
   };
   enum class Acc { None, Read, Write };
@@ -134,11 +139,14 @@ private:
   // A region's non-constant offsets bound to `const int64_t <base><d>` locals.
   std::vector<ir::Expr> named_offsets(const ir::Region& reg, const char* base);
   void emit_view_copy(const ir::Copy* n);
+  void emit_stage_copy(const ir::Copy* n, const std::vector<ir::Expr>& so, const std::string& stage,
+                       uint16_t pad_bits);
   void emit_fused_store(const ir::Parallel* p, const ir::Copy* out);
   void emit_hoist_function();
   void emit_tensor_prologue(const ir::Stmt& body);
   std::string overlap_flag(const ir::Buffer* b) const;
   std::map<const ir::Copy*, TilePlan> tile_plans_;
+  std::set<const ir::Buffer*> staged_tiles_; // tiles of 16-bit views: maybe never touched
   std::vector<const ir::Copy*> plan_order_; // tile_plans_' keys in program order
   // Copy-outs printed with the parallel just before them in their Seq (fused_pair).
   std::set<const ir::Copy*> fused_copies_;

@@ -28,14 +28,16 @@ void CEmitter::emit_alloc(const Alloc* n) {
     dims += "[" + expr(e) + "]";
   if (!scratch_on_heap_) {
     line("_Alignas(64) " + type_name(b->dtype) + " " + name(b->name) + dims + ";");
-    return;
+  } else {
+    // A pointer to the buffer's rows in the scratch keeps the name[i][j] syntax of an array.
+    const std::string off = std::to_string(scratch_offset_.at(b.get()));
+    const std::string inner = dims.substr(dims.find(']') + 1); // all but the first extent
+    const std::string ty = type_name(b->dtype);
+    line(ty + " (*" + name(b->name) + ")" + inner + " = (" + ty + " (*)" + inner +
+         ")(void*)(tg_scratch + " + off + ");");
   }
-  // A pointer to the buffer's rows in the scratch keeps the name[i][j] syntax of an array.
-  const std::string off = std::to_string(scratch_offset_.at(b.get()));
-  const std::string inner = dims.substr(dims.find(']') + 1); // all but the first extent
-  const std::string ty = type_name(b->dtype);
-  line(ty + " (*" + name(b->name) + ")" + inner + " = (" + ty + " (*)" + inner +
-       ")(void*)(tg_scratch + " + off + ");");
+  if (staged_tiles_.count(b.get()))
+    line("(void)" + name(b->name) + "; /* its copies are bf16 views: it may be never touched */");
 }
 
 void CEmitter::emit_fill(const Fill* n) {

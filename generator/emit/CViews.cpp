@@ -31,11 +31,15 @@
 // an `if` may not run, so only straight-line full writes end a value.
 #include "emit/CEmitter.h"
 
+#include "ir/FloatBits.h"
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
 #include "passes/RedundantLoadElim.h"
 #include "support/InternalError.h"
+
+#include <cstdio>
+#include <optional>
 
 namespace tilegen::emit {
 
@@ -206,6 +210,30 @@ bool read_conditionally(const Stmt& body, const Buffer* b) {
   f.b = b;
   f.visit(body);
   return f.found;
+}
+
+// The bits of a copy's pad value (null: 0) in the 16-bit float type t, if t holds it exactly.
+std::optional<uint16_t> narrow_pad_bits(const Expr& pad, DType t) {
+  if (!t.is_16bit_float())
+    return std::nullopt;
+  double v = 0;
+  if (pad) {
+    const Expr p = simplify(pad);
+    if (auto f = p->as<FloatImm>())
+      v = f->value;
+    else if (auto i = as_const_int(p))
+      v = static_cast<double>(*i);
+    else
+      return std::nullopt;
+  }
+  const float f = static_cast<float>(v);
+  if (static_cast<double>(f) != v)
+    return std::nullopt; // not an f32 either (NaN fails here and below)
+  const bool bf = t == DType::bf16();
+  const uint16_t bits = bf ? f32_to_bf16_bits(f) : f32_to_f16_bits(f);
+  if ((bf ? bf16_bits_to_f32(bits) : f16_bits_to_f32(bits)) != f)
+    return std::nullopt;
+  return bits;
 }
 
 bool is_stream_type(DType t) { return t == DType::f32() || t == DType::f16() || t == DType::bf16(); }
@@ -393,10 +421,16 @@ void CEmitter::plan_line(const std::vector<Stmt>& line, const Cont* cont, bool v
                                     v->kind == VarKind::TileConst || v->kind == VarKind::Scalar ||
                                     v->kind == VarKind::Flag);
       }
-      // Same element type only: a view of a 16-bit input converts on every read, and each
-      // read of the tile (rmsnorm reads x twice) measured slower than converting the rows once
-      // in the copy (bf16 rmsnorm 0.23x against 0.46x of memcpy, docs/c-backend.md).
-      const bool viewable = src.buffer->dtype == d->dtype && !read_conditionally(k_.body, d.get());
+      // The tile's element type, or a bf16 input into an f32 tile: the view converts on every
+      // read (exact, as the copy does; a shift, 2 instructions per vector with the load), and
+      // its edge and in-place blocks stage X's bits with the pad's bits, so the pad must be a
+      // constant that bf16 holds exactly. Not f16: gcc 12 vectorizes tg_f16_to_f32 as integer
+      // arithmetic (about 12 instructions per vector, not vcvtph2ps), and f16 views measured
+      // 0.57-0.81x of the copy's speed where bf16 ones gained 1.07-1.28x (docs/c-backend.md).
+      const auto pad = narrow_pad_bits(c->pad, src.buffer->dtype);
+      const bool narrow = src.buffer->dtype == DType::bf16() && d->dtype == DType::f32() && pad;
+      const bool viewable = (src.buffer->dtype == d->dtype || narrow) &&
+                            !read_conditionally(k_.body, d.get());
       ok = ok && (invariant || viewable);
       // The range: the rest of the line, up to a full write of the tile.
       const StmtNode* end_before = nullptr;
@@ -424,6 +458,8 @@ void CEmitter::plan_line(const std::vector<Stmt>& line, const Cont* cont, bool v
         ++qualified_[c];
         TilePlan plan{invariant ? TileSource::Hoist : TileSource::View, 0,
                       invariant ? d->dtype : src.buffer->dtype};
+        if (!invariant && narrow)
+          plan.pad_bits = *pad;
         if (tile_plans_.emplace(c, plan).second)
           plan_order_.push_back(c);
         if (end_before)
@@ -492,6 +528,10 @@ void CEmitter::plan_views() {
     if (plan.kind == TileSource::Hoist) {
       plan.hoist_offset = footprint_;
       footprint_ += (elements(d) * d.dtype.bytes() + 63) / 64 * 64;
+    } else if (plan.storage != d.dtype) {
+      plan.stage_offset = footprint_;
+      footprint_ += (elements(d) * plan.storage.bytes() + 63) / 64 * 64;
+      staged_tiles_.insert(&d);
     }
   }
 
@@ -559,12 +599,25 @@ void CEmitter::emit_view_copy(const Copy* n) {
   const size_t r = d->rank();
   const bool hoist = plan.kind == TileSource::Hoist;
   const std::string v = "tg_v" + std::to_string(plan.id);
-  const std::string pty = type_name(d->dtype);
+  const bool staged = plan.stage_offset >= 0;
+  const std::string pty = staged ? storage_type_name(plan.storage) : type_name(d->dtype);
   const std::string ov = overlap_flag(src.buffer.get());
-  line(hoist ? "/* block-invariant: made once per thread (tg_hoist) and read there, unless " +
-                   src.buffer->name + " overlaps an output */"
-             : "/* read in place through " + v + " (a view of " + src.buffer->name +
-                   "); copied at the edge of " + src.buffer->name + " or when it overlaps an output */");
+  const std::string stage = "tg_st" + std::to_string(plan.id);
+  if (hoist)
+    line("/* block-invariant: made once per thread (tg_hoist) and read there, unless " +
+         src.buffer->name + " overlaps an output */");
+  else if (staged)
+    line("/* read in place through " + v + " (a view of " + src.buffer->name + ", converted on " +
+         "read); at the edge of " + src.buffer->name + " or when it overlaps an output, its " +
+         plan.storage.name() + " bits are staged in " + stage + " */");
+  else
+    line("/* read in place through " + v + " (a view of " + src.buffer->name +
+         "); copied at the edge of " + src.buffer->name + " or when it overlaps an output */");
+  if (staged && scratch_on_heap_)
+    line(pty + "* " + stage + " = (" + pty + "*)(void*)(tg_scratch + " +
+         std::to_string(plan.stage_offset) + ");");
+  else if (staged)
+    line("_Alignas(64) " + pty + " " + stage + "[" + std::to_string(elements(*d)) + "];");
   std::vector<std::string> lds;
   std::string decl = "const " + pty + "* " + v + ";";
   for (size_t k = 0; k + 1 < r; ++k) {
@@ -603,11 +656,56 @@ void CEmitter::emit_view_copy(const Copy* n) {
     }
     open_else();
   }
-  emit_copy(n); // the copy as written, into the tile
-  point_at_tile(tile_base);
+  if (staged) {
+    emit_stage_copy(n, so, stage, plan.pad_bits);
+    point_at_tile(stage);
+  } else {
+    emit_copy(n); // the copy as written, into the tile
+    point_at_tile(tile_base);
+  }
   close();
   close();
-  active_views_[d.get()] = {v, d->dtype, lds};
+  active_views_[d.get()] = {v, staged ? plan.storage : d->dtype, lds};
+}
+
+// The staging copy of a 16-bit view: the tile's elements of X as stored (bits), the pad's bits
+// where the tile leaves X; row by row with memcpy when the tile lies inside X (an in-place call).
+void CEmitter::emit_stage_copy(const Copy* n, const std::vector<Expr>& so, const std::string& stage,
+                               uint16_t pad_bits) {
+  const Region& src = n->src;
+  const BufferPtr& d = n->dst.buffer;
+  const size_t r = d->rank(), lead = src.buffer->rank() - r;
+  std::vector<std::string> vars;
+  std::vector<Expr> si = so;
+  Expr lin;
+  for (size_t k = 0; k < r; ++k) {
+    vars.push_back("tg_i" + std::to_string(k));
+    si[lead + k] = simplify(Binary::make(BinaryOp::Add, so[lead + k], ref(vars.back())));
+    lin = k == 0 ? ref(vars[0])
+                 : Binary::make(BinaryOp::Add, Binary::make(BinaryOp::Mul, lin, d->shape[k]),
+                                ref(vars[k]));
+  }
+  char bits[16];
+  std::snprintf(bits, sizeof bits, "0x%04xu", static_cast<unsigned>(pad_bits));
+  const std::string sty = storage_type_name(src.buffer->dtype);
+  open("if (" + copy_fast_condition(n, so, {}) + ")");
+  const std::vector<std::string> outer(vars.begin(), vars.end() - 1);
+  const std::vector<Expr> outer_ext(d->shape.begin(), d->shape.end() - 1);
+  std::vector<Expr> row = si;
+  row[src.buffer->rank() - 1] = so[src.buffer->rank() - 1];
+  VarMap at_row{{gen_vars_.at(vars.back()).get(), make_i64(0)}};
+  open_loops(outer, outer_ext, false);
+  line("memcpy(&" + stage + "[" + expr(simplify(substitute(lin, at_row))) + "], &" +
+       name(src.buffer->name) + "[" + global_index(src.buffer, row) + "], " +
+       expr(d->shape.back(), kMul) + " * sizeof(" + sty + "));");
+  close_loops(outer.size());
+  open_else();
+  line("/* ragged edge: out-of-bounds elements are the pad's bits (" + std::string(bits) + ") */");
+  open_loops(vars, d->shape, false);
+  line(stage + "[" + expr(simplify(lin), kAssign) + "] = " + in_bounds(src.buffer, si) + " ? " +
+       access(src.buffer, si) + " : (" + sty + ")" + bits + ";");
+  close_loops(r);
+  close();
 }
 
 // `parallel t[i, j] = v` + `copy t -> Y[...]` (a fused store): v computed straight into Y's
