@@ -149,6 +149,23 @@ protected:
   std::set<const ir::Reduce*> deferred_;
   void emit_parallel(const ir::Parallel* p);
   void parallel_body(const ir::Stmt& s);
+  // Register loops of a parallel loop with its own layout stay loops past this many points per
+  // thread (2^20 points per thread would not compile).
+  static constexpr int64_t kMaxUnrolledParallelPoints = 64;
+  // A vectorized element-wise loop (LayoutPlan::loop_vectors; CudaVector.cpp): runs of `w`
+  // points per thread, vector loads and stores of shared memory.
+  void emit_parallel_vector(const ir::Parallel* p, const layout::FragmentLayout& L, int64_t w);
+  // Whether dim d of L runs `w` consecutive elements per thread (its first register mode) and
+  // starts every run at a multiple of w.
+  bool vector_layout_ok(const layout::FragmentLayout& L, size_t d, int64_t w) const;
+  void check_vector_piece(const ir::Buffer& b, int64_t bytes) const;
+  // An integer index printed in 32-bit unsigned arithmetic where every intermediate value is
+  // provably in [0, 2^31) (ranges_), else as expr() prints it.
+  std::string index32(const ir::Expr& e);
+  std::string shared_index(const ir::Expr& e) { return narrow_indices_ ? index32(e) : expr(e); }
+  std::map<const ir::Load*, std::string> vector_loads_;   // element of the run's vector
+  std::map<const ir::Store*, std::string> vector_stores_; // element of the run's store array
+  bool narrow_indices_ = false; // shared-memory indices through index32 (vectorized loops)
   // Comparisons of the innermost variable that are thresholds on its register coordinate:
   // their bounds declared once per row, their spelling for print_binary (CudaKernel.cpp).
   void declare_thresholds(const ir::Parallel* p, const ir::Var* inner, const layout::FragmentLayout& L,

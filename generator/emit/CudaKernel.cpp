@@ -374,10 +374,6 @@ bool available(const Expr& e, const std::set<const Var*>& opened) {
 
 } // namespace
 
-namespace {
-constexpr int64_t kMaxUnrolledPoints = 64;
-} // namespace
-
 void CudaEmitter::emit_parallel(const Parallel* p) {
   SharedUse use;
   use.visit(p->body);
@@ -388,6 +384,10 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
   // (passes::parallel_driver, LayoutPlan::loops).
   const passes::ParallelDriver driver = passes::parallel_driver(*p);
   const auto& L = driver.buffer ? frag(driver.buffer) : loop_layout(p);
+  if (auto vec = plan_.loop_vectors.find(p); !driver.buffer && vec != plan_.loop_vectors.end()) {
+    emit_parallel_vector(p, L, vec->second);
+    return;
+  }
   std::vector<size_t> dim_of = driver.dim_of;
   if (!driver.buffer)
     for (size_t v = 0; v < p->vars.size(); ++v)
@@ -410,7 +410,7 @@ void CudaEmitter::emit_parallel(const Parallel* p) {
     var_regs_[p->vars[v].get()] = {c, R};
     // A loop with its own layout indexes no fragment's registers by this variable: past a
     // few points per thread it stays a loop (2^20 points per thread would not compile).
-    line(driver.buffer || R <= kMaxUnrolledPoints ? "#pragma unroll" : "#pragma unroll 1");
+    line(driver.buffer || R <= kMaxUnrolledParallelPoints ? "#pragma unroll" : "#pragma unroll 1");
     open("for (int " + c + " = 0; " + c + " < " + std::to_string(R) + "; ++" + c + ")");
     line("const int64_t " + name(p->vars[v]->name) + " = tg_t_" + name(p->vars[v]->name) + " + " +
          reg_coord(L, dim_of[v], c) + ";");
@@ -642,8 +642,17 @@ void CudaEmitter::parallel_body(const Stmt& s) {
     return;
   }
   case MemScope::Shared: {
-    std::string row = st->indices.size() >= 2 ? expr(st->indices[st->indices.size() - 2]) : "0";
-    std::string at = shared_ptr(&b) + "[" + shared_offset(&b, row, expr(st->indices.back())) + "]";
+    if (auto v = vector_stores_.find(st); v != vector_stores_.end()) { // stored after the run
+      // A value rounded to the buffer's type is converted once, by the store's conversion.
+      auto* c = st->value->as<Cast>();
+      if (c && c->type == b.dtype && b.dtype.is_narrow_float() &&
+          (c->value->type == DType::f32() || c->value->type == b.dtype))
+        value = expr(c->value);
+      line(v->second + " = " + from_float(value, b.dtype) + ";");
+      return;
+    }
+    std::string row = st->indices.size() >= 2 ? shared_index(st->indices[st->indices.size() - 2]) : "0";
+    std::string at = shared_ptr(&b) + "[" + shared_offset(&b, row, shared_index(st->indices.back())) + "]";
     if (st->op == StoreOp::Add)
       value = to_float(at, b.dtype) + " + " + expr(st->value, kAdd + 1);
     line((store_leader_.empty() ? "" : "if (" + store_leader_ + ") ") + at + " = " +

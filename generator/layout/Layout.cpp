@@ -242,17 +242,46 @@ std::optional<FragmentLayout> elementwise_regular(const std::vector<int64_t>& sh
 
 } // namespace
 
-FragmentLayout elementwise(const std::vector<int64_t>& shape, int64_t threads, int64_t vec,
-                           int64_t lanes_per_warp) {
-  const int64_t W = lanes_per_warp;
+namespace {
+
+void check_elementwise_args(const std::vector<int64_t>& shape, int64_t threads, int64_t W) {
   TG_ASSERT(W > 0 && (W & (W - 1)) == 0, "elementwise: lanes per warp must be a power of two");
   TG_ASSERT(threads % W == 0 && threads > 0, "elementwise: threads must be a multiple of the warp");
   TG_ASSERT(!shape.empty() && shape.size() <= 4, "elementwise: rank 1 to 4");
   for (int64_t e : shape)
     TG_ASSERT(e > 0, "elementwise: empty extent");
+}
+
+FragmentLayout elementwise_general(const std::vector<int64_t>& shape, int64_t threads, int64_t vec,
+                                   int64_t W);
+
+} // namespace
+
+FragmentLayout elementwise(const std::vector<int64_t>& shape, int64_t threads, int64_t vec,
+                           int64_t lanes_per_warp) {
+  const int64_t W = lanes_per_warp;
+  check_elementwise_args(shape, threads, W);
   if (shape.size() <= 2)
     if (auto l = elementwise_regular(shape, threads, vec, W))
       return *l;
+  return elementwise_general(shape, threads, vec, W);
+}
+
+FragmentLayout elementwise_runs(const std::vector<int64_t>& shape, int64_t threads, int64_t vec,
+                                int64_t lanes_per_warp) {
+  check_elementwise_args(shape, threads, lanes_per_warp);
+  TG_ASSERT(vec > 0 && (vec & (vec - 1)) == 0 && shape.back() % vec == 0,
+            "elementwise_runs: the run must be a power of two dividing the last extent");
+  FragmentLayout l = elementwise_general(shape, threads, vec, lanes_per_warp);
+  l.origin = "elementwise runs of " + std::to_string(vec) + " consecutive elements per thread "
+             "(vectorized), " + std::to_string(l.replication()) + " thread(s) per element";
+  return l;
+}
+
+namespace {
+
+FragmentLayout elementwise_general(const std::vector<int64_t>& shape, int64_t threads, int64_t vec,
+                                   int64_t W) {
   // Any other shape and block (fewer elements than threads, a warp count that is no power of
   // two, columns that do not divide among 32 lanes, rank 3 or 4): lanes take power-of-two parts
   // of the last dim (after `vec` consecutive elements), then of the dims before it; warps take
@@ -305,6 +334,8 @@ FragmentLayout elementwise(const std::vector<int64_t>& shape, int64_t threads, i
              "and access, " + std::to_string(lanes_left * warps_left) + " thread(s) per element";
   return l;
 }
+
+} // namespace
 
 // ---- swizzles --------------------------------------------------------------------------------
 

@@ -112,6 +112,16 @@ FragmentLayout simt_accumulator(int64_t M, int64_t N, int64_t TY, int64_t TX);
 FragmentLayout elementwise(const std::vector<int64_t>& shape, int64_t threads, int64_t vec,
                            int64_t lanes_per_warp = 32);
 
+// Runs of `vec` consecutive elements of the last dim per thread (vec a power of two dividing
+// it), lanes side by side along the last dim and then over the rows, warps over the rows:
+// elementwise's general arrangement, which keeps the runs whole where the regular one would
+// narrow them to fit 32 lanes across a row ([128, 64] with vec 8: 8 lanes along a row, 4
+// rows per warp). Vectorized parallel loops (passes/VectorParallel) take it. Every thread
+// coordinate and register coordinate of the last dim other than the run's own is a multiple
+// of vec, so each run starts at a multiple of vec.
+FragmentLayout elementwise_runs(const std::vector<int64_t>& shape, int64_t threads, int64_t vec,
+                                int64_t lanes_per_warp = 32);
+
 // ---- Shared-memory swizzles ------------------------------------------------------------------
 
 struct Swizzle {

@@ -1,5 +1,6 @@
 #include "passes/LayoutInference.h"
 #include "passes/ResourceEstimate.h"
+#include "passes/VectorParallel.h"
 
 #include "ir/IRVisitor.h"
 #include "layout/MatrixCore.h"
@@ -676,7 +677,15 @@ private:
       }
       FragmentLayout loop;
       if (!first) {
-        loop = layout::elementwise(extents, threads_, 1, t_.gpu.warp_size);
+        // Element-wise over shared memory: runs of consecutive points where the accesses
+        // allow vectors (passes/VectorParallel), else one point per thread and access.
+        const int64_t vec = plan_parallel_vector(*p, t_.gpu.parallel_vector_bytes).width;
+        if (vec > 1) {
+          loop = layout::elementwise_runs(extents, threads_, vec, t_.gpu.warp_size);
+          plan_.loop_vectors[s.get()] = vec;
+        } else {
+          loop = layout::elementwise(extents, threads_, 1, t_.gpu.warp_size);
+        }
       } else {
         std::vector<FragmentLayout::DimMap> dm;
         std::vector<std::string> names;

@@ -137,6 +137,9 @@ struct LayoutPlan {
   // buffers or tensors only, or reads fragments by some of its variables): how its points are
   // spread over the threads. Dim v of the layout is the loop's variable v.
   std::map<const ir::StmtNode*, layout::FragmentLayout> loops;
+  // Those of them that run as vectors (passes/VectorParallel): consecutive points of the
+  // innermost variable per thread and run; their layout is layout::elementwise_runs.
+  std::map<const ir::StmtNode*, int64_t> loop_vectors;
   std::vector<std::string> notes; // one line per decision, for generated comments
 };
 

@@ -183,6 +183,27 @@ Interval bounds_of(const Expr& e, const RangeEnv& env) {
       Interval a = bounds_of(c->value, env);
       return a.intersect(type_range) == a ? a : type_range;
     }
+    // Operators that cannot wrap: their result lies between 0 and the largest operand value
+    // (a logical shift or a division only shrinks a value, and is 0 past the width or for a
+    // zero divisor, docs/spec.md; a % 0 is a), or is one of the operands (min, max).
+    if (auto b = e->as<Binary>()) {
+      const Interval x = bounds_of(b->a, env), y = bounds_of(b->b, env);
+      if (!x.bounded() || !y.bounded() || *x.lo < 0 || *y.lo < 0) // a u64 past int64
+        return type_range;
+      switch (b->op) {
+      case BinaryOp::BitAnd:
+        return Interval::of(0, std::min(*x.hi, *y.hi));
+      case BinaryOp::Shr:
+      case BinaryOp::Div:
+      case BinaryOp::Mod:
+        return Interval::of(0, *x.hi);
+      case BinaryOp::Min:
+        return Interval::of(std::min(*x.lo, *y.lo), std::min(*x.hi, *y.hi));
+      case BinaryOp::Max:
+        return Interval::of(std::max(*x.lo, *y.lo), std::max(*x.hi, *y.hi));
+      default: break;
+      }
+    }
     return type_range;
   }
   switch (e->kind) {

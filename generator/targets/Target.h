@@ -74,6 +74,10 @@ struct GpuFacts {
   // Rank of the shared and fragment buffers (and so of the copy tiles) the emitter lays out:
   // rows x columns. Higher ranks are a located error (LayoutInference), not a guess.
   int max_tile_rank = 2;
+  // Widest shared-memory access, in bytes, of a vectorized element-wise parallel loop
+  // (passes/VectorParallel: runs of consecutive points per thread, one load or store per run
+  // and buffer); 0: the target's emitter runs such loops point by point.
+  int parallel_vector_bytes = 0;
 };
 
 // One AMD matrix instruction (HipFacts::matrix): D (m x n, f32) += A (m x k) * B (k x n) per

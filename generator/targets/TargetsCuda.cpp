@@ -23,6 +23,7 @@ Target cuda_row(const char* name, const char* summary, int cc, int preference, G
   t.vector_bytes = 16;
   g.cc = cc;
   g.dependent_launch = cc >= 90; // griddepcontrol is PTX for sm_90 and later
+  g.parallel_vector_bytes = 16;  // ld.shared.v4 / st.shared.v4 (CudaEmitter::emit_parallel_vector)
   std::string c = std::to_string(cc);
   g.gencode = "-gencode=arch=compute_" + c + ",code=[sm_" + c + ",compute_" + c + "]";
   // The schedule resolver's footprint budget: what one block may hold on chip (shared memory
