@@ -52,6 +52,9 @@ private:
   void emit_gemm(const ir::Gemm* n);
   void emit_reduce(const ir::Reduce* n);
   void emit_parallel(const ir::Parallel* n);
+  // The parallel with its f32 exps evaluated in chunks by tg_exp_row_f32 (CExpRows.cpp);
+  // false (nothing printed) where the target or the body does not qualify.
+  bool emit_exp_rows(const ir::Parallel* n, const std::vector<std::string>& vars);
   void emit_store(const ir::Store* n);
   void emit_for(const ir::For* n);
   void emit_if(const ir::IfThenElse* n);

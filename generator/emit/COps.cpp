@@ -509,6 +509,8 @@ void CEmitter::emit_parallel(const Parallel* n) {
   std::vector<std::string> vars;
   for (const auto& v : n->vars)
     vars.push_back(name(v->name));
+  if (emit_exp_rows(n, vars))
+    return;
   // Points are independent (docs/ir.md, Parallel): the innermost loop is a simd loop, unless
   // it touches global memory, whose bounds checks must stay real branches (see emit_copy).
   open_loops(vars, n->extents, !c_touches_global(n->body));

@@ -207,6 +207,45 @@ static inline float tg_exp_f32(float x) {
   return tg_scale2_f32(p, (int32_t)(tg_f32_bits(t) - tg_f32_bits(shift)));
 }
 )"},
+      // Chunks of exp (targets with c_exp_rows, emit/CExpRows.cpp). The AVX-512 body is
+      // tg_exp_f32 step for step (same clamps, reduction and polynomial) with the scaling by 2^n
+      // done by vscalefps, which rounds p * 2^n once as tg_scale2_f32's two exact factors do: the
+      // results are bit-identical (all 2^32 inputs checked once by hand;
+      // tests/unit/emit/MathTest.cpp ExpRowMatchesScalarBits checks every 61st).
+      {"tg_exp_row_f32", {"tg_exp_f32"}, R"(#if defined(__AVX512F__)
+#include <immintrin.h>
+/* e^x of 16 floats: tg_exp_f32's steps; vscalefps multiplies by 2^n (n = kn, an integer-valued
+   float in [-150, 128]) with one rounding, subnormal results and overflow to +inf included. */
+static inline __m512 tg_exp16_f32(__m512 x) {
+  const __m512 shift = _mm512_set1_ps(0x1.8p23f);
+  x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x); /* NaN passes both (the second operand) */
+  x = _mm512_min_ps(_mm512_set1_ps(89.0f), x);
+  const __m512 t = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), shift);
+  const __m512 kn = _mm512_sub_ps(t, shift);
+  __m512 r = _mm512_fmadd_ps(kn, _mm512_set1_ps(-0x1.62e4p-1f), x);
+  r = _mm512_fmadd_ps(kn, _mm512_set1_ps(-0x1.7f7d1cp-20f), r);
+  __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(0x1.6d10fcp-10f), r, _mm512_set1_ps(0x1.120b62p-7f));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1.55551ap-5f));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1.5554dep-3f));
+  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1p-1f));
+  const __m512 p = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(r, r), q, r), _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, kn);
+}
+#endif
+/* v[0, n) := e^v[0, n), the values of tg_exp_f32 (16 at a time with vscalefps on AVX-512). */
+static inline void tg_exp_row_f32(float* v, int64_t n) {
+#if defined(__AVX512F__)
+  const int64_t nv = n - n % 16;
+  for (int64_t i = 0; i < nv; i += 16)
+    _mm512_storeu_ps(v + i, tg_exp16_f32(_mm512_loadu_ps(v + i)));
+#else
+  const int64_t nv = 0;
+#endif
+  #pragma omp simd
+  for (int64_t j = nv; j < n; ++j)
+    v[j] = tg_exp_f32(v[j]);
+}
+)"},
       {"tg_exp2_f32", {"tg_fmaf", "tg_f32_bits", "tg_scale2_f32"}, R"(/* 2^x, branch-free. x = n + r with |r| <= 1/2 (exact), 2^r = 1 + r p(r), p a degree-5 fit of
    (2^r - 1) / r (fit error 7.8e-9). Error <= 1.5 ulp (exhaustive: 1.15), subnormals included;
    x >= 128 -> +inf, x < -150 -> 0 (-inf too), NaN -> NaN. */

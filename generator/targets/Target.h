@@ -177,6 +177,11 @@ struct Target {
   // every global element is used a bounded number of times, take the schedule resolver's
   // streaming rule instead of the largest footprint (docs/spec.md "The tile-resolution rule").
   bool streaming_tile_rule = false;
+  // C: f32 `exp` in simd loops of elementwise passes is evaluated in chunks through
+  // tg_exp_row_f32, whose vector body needs an instruction the autovectorizer never emits
+  // (AVX-512's vscalefps: 2^n and its overflow/underflow in one instruction, where the portable
+  // helper takes 9; docs/c-backend.md "Math functions"). Off: exp stays tg_exp_f32 in the loop.
+  bool c_exp_rows = false;
 
   // GPU targets only (backend CUDA/HIP); cc == 0 elsewhere.
   GpuFacts gpu;

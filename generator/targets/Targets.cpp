@@ -72,8 +72,10 @@ std::vector<Target> c_targets() {
        512 * 1024, 32, 1,
        {"-march=armv8.2-a+fp16+sve", "-fno-trapping-math"}, "aarch64", {"-fno-tree-forwprop"}},
   };
-  for (auto& t : rows)
-    t.streaming_tile_rule = true; // every C budget is a share of a private L2
+  for (auto& t : rows) {
+    t.streaming_tile_rule = true;              // every C budget is a share of a private L2
+    t.c_exp_rows = t.name == "c_avx512"; // the row whose flags give tg_exp_row_f32 vscalefps
+  }
   return rows;
 }
 
