@@ -866,7 +866,14 @@ void CudaEmitter::kernel_preamble(bool grid_indices) {
 std::string CudaEmitter::kernel_body() {
   out_.str("");
   indent_ = 1;
-  line("extern __shared__ __align__(128) unsigned char tg_smem[];");
+  // The split join declares a static __shared__ word (tg_split_arrival), which the compiler
+  // places before the dynamic block: with 128-byte alignment the block then starts 128 bytes
+  // into the window, and wgmma reads a 128-byte-swizzled tile with the swizzle of its address
+  // bits (a 1024-byte pattern), so every wgmma operand came out permuted (the dequant GEMMs'
+  // M > 16 class on sm_90a, H100 2026-12-06: errors 181 to 2.6e4 times the bound, memcheck and
+  // racecheck clean). 1024 keeps the block where the swizzle expects it.
+  line(std::string("extern __shared__ __align__(") + (np_split_ ? "1024" : "128") +
+       ") unsigned char tg_smem[];");
   line("const int tg_tid = (int)threadIdx.x;");
   line("(void)tg_smem; (void)tg_tid;");
   kernel_preamble();
