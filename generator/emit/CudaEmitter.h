@@ -482,6 +482,11 @@ protected:
   // the GPU's resident blocks idle (tg_split_parts).
   const ir::Combine* np_split_ = nullptr;
   const ir::For* np_split_loop_ = nullptr;
+  // The split loop's trip count where every tile runs the same (passes::np_split_join's
+  // uniform: dims and constants only), printed for tg_setup (tg_p.tg_nk): tg_split_parts then
+  // gives each part at least kNpSplitMinPart iterations. Empty where a tensor decides it.
+  std::string np_split_nk_host_;
+  static constexpr int64_t kNpSplitMinPart = 8;
   int64_t np_resident_blocks() const; // blocks of tg_kernel an SM holds (shared memory, threads)
   // The mbarriers of a TMA pipeline before the tile ring: full/empty per stage (twice for a
   // rotated body), the groups' order barriers, the prologue's full and empty.

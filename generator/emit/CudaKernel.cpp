@@ -866,7 +866,14 @@ void CudaEmitter::kernel_preamble(bool grid_indices) {
 std::string CudaEmitter::kernel_body() {
   out_.str("");
   indent_ = 1;
-  line("extern __shared__ __align__(128) unsigned char tg_smem[];");
+  // The split join declares a static __shared__ word (tg_split_arrival), which the compiler
+  // places before the dynamic block: with 128-byte alignment the block then starts 128 bytes
+  // into the window, and wgmma reads a 128-byte-swizzled tile with the swizzle of its address
+  // bits (a 1024-byte pattern), so every wgmma operand came out permuted (the dequant GEMMs'
+  // M > 16 class on sm_90a, H100 2026-12-06: errors 181 to 2.6e4 times the bound, memcheck and
+  // racecheck clean). 1024 keeps the block where the swizzle expects it.
+  line(std::string("extern __shared__ __align__(") + (np_split_ ? "1024" : "128") +
+       ") unsigned char tg_smem[];");
   line("const int tg_tid = (int)threadIdx.x;");
   line("(void)tg_smem; (void)tg_tid;");
   kernel_preamble();
@@ -993,7 +1000,10 @@ std::string CudaEmitter::run() {
     }
   } else {
     if (t_.backend == Backend::CUDA) {
-      np_split_ = passes::np_split_join(k_, &np_split_loop_);
+      bool uniform = false;
+      np_split_ = passes::np_split_join(k_, &np_split_loop_, &uniform);
+      if (np_split_ && uniform)
+        np_split_nk_host_ = expr(np_split_loop_->extent);
       if (np_split_)
         plan_.notes.push_back("split loop: where the grid leaves more than half of the GPU's resident blocks idle, each "
                               "tile's loop runs in up to 64 parts on adjacent blocks, joined by the spec's combine in a "
@@ -1058,7 +1068,7 @@ std::string CudaEmitter::run() {
   if (np_split_)
     os << "  unsigned char* tg_split; // the stream's split workspace (arrivals, then the parts' registers)\n"
           "  int64_t tg_parts;          // blocks per tile, each running part of its loop (< 2: whole)\n";
-  if (split_ || walk.banded())
+  if (split_ || walk.banded() || !np_split_nk_host_.empty())
     os << "  int64_t tg_nk;             // the pipelined loop's iterations (every tile's)\n";
   if (split_)
     os << "  int64_t tg_tail, tg_parts; // the last tg_tail tiles run as tg_parts parts each (0: none)\n";
@@ -1113,6 +1123,8 @@ std::string CudaEmitter::run() {
   os << grid_code;
   if (split_ || walk.banded())
     os << "  tg_p->tg_nk = " << loop_extent_host_ << ";\n";
+  else if (!np_split_nk_host_.empty())
+    os << "  tg_p->tg_nk = " << np_split_nk_host_ << ";\n";
   if (walk.banded())
     os << "  tg_p->tg_group = " << walk.rows << "; // tg_run: tg_walk_rows\n";
   os << "  if (tg_gx <= 0 || tg_gy <= 0 || tg_gz <= 0)\n    return 1;\n";
@@ -1474,13 +1486,16 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
     os << kSplitShapeSource;
   if (np_split_) {
     const std::string R = std::to_string(np_resident_blocks());
+    const bool nk = !np_split_nk_host_.empty();
+    const std::string Q = std::to_string(kNpSplitMinPart);
     os << "/* Split loops (docs/cuda-backend.md \"Split loops\"): the parts of each tile's loop for a launch\n"
           " * of T tiles. The device's P SMs hold P * " << R << " blocks of this kernel at once (" << R << " per SM by its\n"
           " * " << smem_bytes_ << " bytes of shared memory and " << threads_ << " threads on " << t_.name << "); where T is at most half\n"
-          " * of that, each tile runs in s = min(P * " << R << " / T, 64) parts, fewer where the workspace's words\n"
+          " * of that, each tile runs in s = min(P * " << R << " / T, 64" << (nk ? ", nk / " + Q : std::string()) << ") parts, fewer where the workspace's words\n"
           " * (TG_CUDA_SPLIT_CUTS arrival words, as many ready words: T * (s - 1) slots) would not hold\n"
-          " * them; 0 (every tile whole) otherwise. */\n"
-          "static int64_t tg_split_parts(int64_t T) {\n"
+          " * them; 0 (every tile whole) otherwise." << (nk ? "\n * nk: every tile's iterations; a part runs at least " + Q + " of them (its pipeline's fill\n"
+          " * and the join's partial sums are then a small share of its time)." : std::string()) << " */\n"
+          "static int64_t tg_split_parts(int64_t T" << (nk ? ", int64_t nk" : "") << ") {\n"
           "  int dev = 0, sms = 0;\n"
           "  if (cudaGetDevice(&dev) != cudaSuccess ||\n"
           "      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) {\n"
@@ -1488,6 +1503,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
           "  const int64_t slots = (int64_t)sms * " << R << ";\n"
           "  if (T < 1 || 2 * T > slots)\n    return 0;\n"
           "  int64_t s = slots / T < 64 ? slots / T : 64;\n"
+       << (nk ? "  if (s > nk / " + Q + ")\n    s = nk / " + Q + ";\n" : std::string()) <<
           "  for (; s >= 2; --s) {\n"
           "    int64_t words = 0; /* arrival words of a tile: one per group of " << kSplitGroup << " at every level */\n"
           "    for (int64_t u = s; u > 1; u = (u + " << kSplitGroup - 1 << ") / " << kSplitGroup << ")\n"
@@ -1663,7 +1679,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
                 : "")
      << (np_split_ ? "  if (fold == 0) { /* split loop (docs/cuda-backend.md \"Split loops\"): tg_parts blocks per tile */\n"
                      "    const int64_t tg_tiles = (int64_t)grid.x * (int64_t)grid.y * (int64_t)grid.z;\n"
-                     "    const int64_t tg_parts = tg_split_parts(tg_tiles);\n"
+                     "    const int64_t tg_parts = tg_split_parts(tg_tiles" + (np_split_nk_host_.empty() ? std::string() : ", p.tg_nk") + ");\n"
                      "    const int tg_slot = tg_parts > 1 ? tg_cuda_stream_slot((void*)stream) : -1;\n"
                      "    /* arrival and ready words, then the registers of tiles * (parts - 1) parts */\n"
                      "    if (tg_slot >= 0 && (uint64_t)grid.x * (uint64_t)tg_parts < 2147483648u &&\n"

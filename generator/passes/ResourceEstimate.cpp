@@ -555,12 +555,21 @@ const Combine* ws_split_join(const Kernel& k, const LayoutPlan& plan) {
   return nullptr;
 }
 
-const Combine* np_split_join(const Kernel& k, const For** loop) {
+const Combine* np_split_join(const Kernel& k, const For** loop, bool* uniform) {
   struct ReadsTensor : IRVisitor {
     bool found = false;
     void visit_Load(const Load* n) override {
       found = found || n->buffer->scope == MemScope::Global;
       IRVisitor::visit_Load(n);
+    }
+  };
+  // A store into shared memory in the loop's body (not a copy: a `parallel` that rewrites a
+  // loaded tile, such as the dequantization of 4-bit weights before the gemm).
+  struct TransformsTile : IRVisitor {
+    bool found = false;
+    void visit_Store(const Store* n) override {
+      found = found || n->buffer->scope == MemScope::Shared;
+      IRVisitor::visit_Store(n);
     }
   };
   auto* q = k.body->as<Seq>();
@@ -573,10 +582,14 @@ const Combine* np_split_join(const Kernel& k, const For** loop) {
       continue;
     ReadsTensor v;
     v.visit(f->extent);
-    if (!v.found)
+    TransformsTile t;
+    t.visit(f->body);
+    if (!v.found && !t.found)
       return nullptr;
     if (loop)
       *loop = f;
+    if (uniform)
+      *uniform = !v.found && uniform_over_tiles(f->extent);
     return c;
   }
   return nullptr;

@@ -119,8 +119,15 @@ const ir::Combine* ws_split_join(const ir::Kernel& k, const LayoutPlan& plan);
 // The join of a split loop on the non-persistent CUDA kernel (docs/cuda-backend.md "Split
 // loops"): the Combine right after a pipelined loop at the top of the body whose trip count
 // reads a tensor (sequence lengths: a serving kernel's tiles run what the data says, and a
-// launch of few tiles is the common case); null elsewhere, where every tile runs its loop whole.
-const ir::Combine* np_split_join(const ir::Kernel& k, const ir::For** loop = nullptr);
+// launch of few tiles is the common case), or whose body stores into shared memory besides its
+// copies (a tile rewritten element-wise before the gemm, e.g. dequantized weights: each k step
+// costs the block ALU work on top of its loads, so a launch under one wave leaves the SMs' issue
+// slots, and with them the memory system, mostly idle; a loop of copies and gemms alone reads
+// at HBM speed from one block per SM, gemm.yaml's gemv class); null elsewhere, where every tile
+// runs its loop whole. *uniform (if given): the trip count reads no tensor and is the same for
+// every tile (dims, params, scalars and tile constants only), so the host knows it.
+const ir::Combine* np_split_join(const ir::Kernel& k, const ir::For** loop = nullptr,
+                                 bool* uniform = nullptr);
 // True when `loop`'s trip count depends on the grid's x index and provably never decreases as it
 // grows (passes::monotonicity; causal attention's keys up to the query block): the persistent
 // walk takes x from the top down (heaviest first), and ws_dynamic_tiles draws the tiles.

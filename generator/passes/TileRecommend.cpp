@@ -568,7 +568,8 @@ std::string choice_note(const Recommendation& r, const ClassChoice& c, const Tar
                   r.config_str(i) + "; smem " + std::to_string(u.smem_bytes) + " B, ~" +
                   std::to_string(u.registers) + " registers/thread (estimate), " +
                   std::to_string(u.threads) + " threads; model: " + fmt("%.1f us", m.time_us) +
-                  " (" + m.bound + "), " + std::to_string(m.blocks) + " blocks, " +
+                  " (" + m.bound + "), " + std::to_string(m.blocks) + " blocks" +
+                  (m.parts > 1 ? " (" + std::to_string(m.blocks / m.parts) + " tiles in " + std::to_string(m.parts) + " parts)" : "") + ", " +
                   std::to_string(m.blocks_per_sm) + " block" + (m.blocks_per_sm == 1 ? "" : "s") +
                   "/SM (" + m.occupancy_limit + "), " + std::to_string(m.waves) + " wave" +
                   (m.waves == 1 ? "" : "s") + " at " + fmt("%.0f%%", 100 * m.wave_eff) +

@@ -44,7 +44,8 @@ struct ShapeClassRep {
 
 // What the model says of one configuration at one class's shape.
 struct ModelNumbers {
-  int64_t blocks = 0;         // grid size at the shape
+  int64_t blocks = 0;         // blocks launched at the shape: the grid's times parts
+  int64_t parts = 1;          // parts of each tile's loop (split loops; 1: whole)
   int64_t blocks_per_sm = 0;  // occupancy
   const char* occupancy_limit = ""; // "smem", "regs", "threads", "blocks/SM"
   int64_t waves = 0;          // ceil(blocks / (blocks_per_sm * sm_count))

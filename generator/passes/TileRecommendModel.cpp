@@ -220,6 +220,46 @@ ModelNumbers model_config(const Kernel& k, const VarMap& m, const ResourceUse& u
     return r;
   }
 
+  // Split loops (CUDA's non-persistent kernel, docs/cuda-backend.md "Split loops"): a launch of
+  // at most half the resident blocks runs each tile's loop in s parts, as tg_split_parts
+  // chooses them (its resident blocks: shared memory and threads, not registers; at least 8
+  // iterations a part where every tile's trip count is known). Each of the s x blocks then
+  // does 1/s of a block's work, plus the join: every part but one stores its carried
+  // fragments and the part that merges reads them back.
+  const For* split_loop = nullptr;
+  bool uniform = false;
+  if (target.backend == Backend::CUDA && use.register_budget == 0 &&
+      np_split_join(k, &split_loop, &uniform)) {
+    int64_t R = g.max_blocks_per_sm;
+    if (use.smem_bytes > 0 && g.smem_per_sm > 0)
+      R = std::min<int64_t>(R, g.smem_per_sm / (use.smem_bytes + 1024));
+    if (use.threads > 0)
+      R = std::min<int64_t>(R, g.max_threads_per_sm / use.threads);
+    const int64_t slots = std::max<int64_t>(R, 1) * g.sm_count, T = r.blocks;
+    int64_t s = 2 * T <= slots ? std::min<int64_t>(slots / T, 64) : 0;
+    const int64_t nk = uniform ? w.eval(split_loop->extent, -1) : -1;
+    if (nk >= 0)
+      s = std::min<int64_t>(s, nk / 8);
+    while (s >= 2 && T * (s - 1) > 1024) // the workspace's ready words (TG_CUDA_SPLIT_CUTS)
+      --s;
+    if (s >= 2) {
+      double carry = 0;
+      for (const auto& c : np_split_join(k)->carry) {
+        double n = c.state->dtype.bytes();
+        for (const auto& e : c.state->shape)
+          n *= static_cast<double>(std::max<int64_t>(w.eval(e, 1), 1));
+        carry += n;
+      }
+      const double sd = static_cast<double>(s);
+      w.traffic = w.traffic / sd + 2 * carry * (sd - 1) / sd;
+      w.flops_mma /= sd;
+      w.flops_fma /= sd;
+      r.parts = s;
+      r.blocks = T * s;
+      blocks = static_cast<double>(r.blocks);
+    }
+  }
+
   // Totals (reported) and the time: full waves of slots = blocks_per_sm * sm_count blocks,
   // then the last partial wave.
   r.traffic_bytes = w.traffic * blocks;
