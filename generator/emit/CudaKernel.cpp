@@ -621,7 +621,15 @@ void CudaEmitter::parallel_body(const Stmt& s) {
   auto* st = s->as<Store>();
   TG_ASSERT(st, "CUDA emitter: unexpected statement in a parallel body");
   const Buffer& b = *st->buffer;
-  std::string value = expr(st->value);
+  // A vector store of a value rounded to the buffer's type converts once, by the store's
+  // conversion: print the value without the rounding (printing it first would request the
+  // tg_round_* helper for nothing, an unused function nvcc warns about, #177-D).
+  const Expr* printed = &st->value;
+  if (vector_stores_.count(st))
+    if (auto* c = st->value->as<Cast>(); c && c->type == b.dtype && b.dtype.is_narrow_float() &&
+                                          (c->value->type == DType::f32() || c->value->type == b.dtype))
+      printed = &c->value;
+  std::string value = expr(*printed);
   switch (b.scope) {
   case MemScope::Fragment: {
     std::string r = fragment_reg(&b, st->indices);
@@ -643,11 +651,6 @@ void CudaEmitter::parallel_body(const Stmt& s) {
   }
   case MemScope::Shared: {
     if (auto v = vector_stores_.find(st); v != vector_stores_.end()) { // stored after the run
-      // A value rounded to the buffer's type is converted once, by the store's conversion.
-      auto* c = st->value->as<Cast>();
-      if (c && c->type == b.dtype && b.dtype.is_narrow_float() &&
-          (c->value->type == DType::f32() || c->value->type == b.dtype))
-        value = expr(c->value);
       line(v->second + " = " + from_float(value, b.dtype) + ";");
       return;
     }
