@@ -1,5 +1,6 @@
 // fuse_parallels(): see FuseParallel.h.
 #include "passes/FuseParallel.h"
+#include "passes/BodyStmts.h"
 
 #include "ir/IRMutator.h"
 #include "ir/IRVisitor.h"
@@ -14,13 +15,6 @@ namespace tilegen::passes {
 using namespace ir;
 
 namespace {
-
-// The top-level statements of a parallel body (a Seq, or one statement).
-std::vector<Stmt> body_stmts(const Stmt& body) {
-  if (auto* q = body->as<Seq>())
-    return q->stmts;
-  return {body};
-}
 
 // Indices that are exactly the loop's variables, in order.
 bool at_points(const std::vector<Expr>& idx, const std::vector<VarPtr>& vars) {

@@ -1,5 +1,6 @@
 // plan_parallel_vector(): see VectorParallel.h.
 #include "passes/VectorParallel.h"
+#include "passes/BodyStmts.h"
 
 #include "ir/IRVisitor.h"
 
@@ -10,12 +11,6 @@ namespace tilegen::passes {
 using namespace ir;
 
 namespace {
-
-std::vector<Stmt> body_stmts(const Stmt& body) {
-  if (auto* q = body->as<Seq>())
-    return q->stmts;
-  return {body};
-}
 
 // Every load of an expression, and whether it reads a buffer other than shared memory.
 struct Loads : IRVisitor {

@@ -214,7 +214,7 @@ int Driver::tune(const Options& o) {
         if (!o.instance.empty() && inst.name != o.instance)
           continue;
         const ir::Kernel& k = lk.kernel;
-        InstancePlan ip{&lk.kernel, inst, {}, {}, {}, {}};
+        InstancePlan ip{&lk.kernel, inst, {}, {}, {}, {}, {}};
         std::vector<std::string> runtime_dims;
         for (const auto& d : k.dims)
           if (d.var->kind == ir::VarKind::Dim)
@@ -258,6 +258,7 @@ int Driver::tune(const Options& o) {
           ip.classes.push_back(cp);
         }
         // The user's shapes go to the class dispatch would take for them.
+        std::vector<std::string> user_class(user_shapes.size()); // the class each --shape went to
         for (size_t si = 0; si < user_shapes.size(); ++si) {
           std::vector<int64_t> dims;
           ir::VarMap m = passes::instance_var_map(k, inst.values);
@@ -292,6 +293,7 @@ int Driver::tune(const Options& o) {
               }
             }
           size_t idx = add_shape(dims);
+          user_class[si] = ip.classes[target_class].name;
           auto& sh = ip.classes[target_class].shapes;
           if (std::find(sh.begin(), sh.end(), idx) == sh.end())
             sh.push_back(idx);
@@ -318,19 +320,12 @@ int Driver::tune(const Options& o) {
               kept.push_back(std::move(cp));
               continue;
             }
-            for (size_t s : cp.shapes)
-              for (size_t si = 0; si < user_shapes.size(); ++si)
-                if (ip.shape_names[s] == [&] {
-                      std::string n;
-                      size_t i = 0;
-                      for (const auto& d : runtime_dims)
-                        n += (i++ ? " " : "") + d + "=" + std::to_string(user_shapes[si].at(d));
-                      return n;
-                    }()) {
-                  err_ << "tilegen: error: --shape '" << o.shapes[si] << "' falls in class '"
-                       << cp.name << "', which --class leaves out\n";
-                  return 2;
-                }
+            for (size_t si = 0; si < user_shapes.size(); ++si)
+              if (user_class[si] == cp.name) {
+                err_ << "tilegen: error: --shape '" << o.shapes[si] << "' falls in class '"
+                     << cp.name << "', which --class leaves out\n";
+                return 2;
+              }
           }
           ip.classes = std::move(kept);
         }
