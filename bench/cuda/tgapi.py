@@ -205,3 +205,27 @@ def describe(sel):
     t = (sel.target or b"").decode()
     i = (sel.instance or b"").decode()
     return t, i, sel.reason.decode(errors="replace")
+
+
+def reruns_differ(call, output, n):
+    """Runs `call` (one launch, returns a status) n more times, filling `output` (a torch tensor
+    it writes) with NaN before each, and counts the results whose bytes differ from what the
+    launch before them left (split joins merge in a fixed order: results are bitwise
+    reproducible, docs/hopper.md). -1 if a launch fails."""
+    import torch  # noqa: PLC0415 (tgapi itself needs no torch)
+    first = output.detach().clone().view(torch.uint8)
+    differ = 0
+    for _ in range(n):
+        output.fill_(float("nan"))
+        if call() != TG_OK:
+            return -1
+        torch.cuda.synchronize()
+        differ += int(not torch.equal(output.view(torch.uint8), first))
+    return differ
+
+
+def rerun_note(differ, n):
+    """reruns_differ's count in words."""
+    if differ < 0:
+        return f"{n} reruns: a launch failed"
+    return f"{n} reruns: " + ("bitwise identical" if differ == 0 else f"{differ} differ")

@@ -26,9 +26,7 @@ namespace tilegen::emit {
 // copies ask of a tile's innermost offset before using m-element vectors.
 bool expr_multiple_of(const ir::Expr& e, int64_t m);
 
-// Units per group at each level of the split kernel's join tree (emit_combine): each group's
-// last part to arrive merges its members and goes up a level, until one part has them all.
-inline constexpr int64_t kSplitGroup = 4;
+using passes::kSplitGroup; // the split join's group size (passes/ResourceEstimate.h)
 
 // Named barriers of the warp-specialized kernels: 0 the block's, 1 + group the consumer groups'
 // (tg_bar_consumers), 3 + warpgroup the attention warpgroups' turns (next_turn), and from this

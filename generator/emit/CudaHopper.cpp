@@ -1359,62 +1359,89 @@ void CudaEmitter::emit_combine(const Combine* c, bool persistent) {
   open("");
   line("// The parts join in a tree of groups of " + G + ": at level 0 each group of " + G + " parts (by part");
   line("// number), at level 1 each group of " + G + " level-0 groups, and so on up to one. At each level");
-  line("// the a-th of n to arrive, unless it is the last, leaves its registers in slot base + a and");
-  line("// sets that slot's ready word; the last merges the others' slots into its registers (they");
-  line("// have all arrived: nobody waits on a part not yet running) and goes on to the next level.");
-  line("// With u units at a level (u = parts at level 0, then ceil(u / " + G + ")), its groups' slots");
-  line("// start at parts - u (group g's at g * " + G1 + " after that): parts - 1 slots per split tile;");
-  line("// and its groups' arrival words follow the lower levels': one per group of every level");
-  line("// (zero between launches).");
+  line("// each unit but the last to arrive leaves its registers in its own slot (by unit number) and");
+  line("// sets that slot's ready word; the last (nobody waits on a part not yet running) merges the");
+  line("// group in unit order, x0 + x1 + x2 + x3, whichever of them arrived last, so the result does");
+  line("// not depend on the order the parts finish in (bitwise reproducible), and goes on to the next");
+  line("// level as its group's unit. Slots: one per unit of every level (u = parts at level 0, then");
+  line("// ceil(u / " + G + ")), a level's after the lower levels'; arrival words: one per group of every");
+  line("// level (zero between launches).");
   line("const int64_t tg_np = tg_p.tg_parts;");
-  line("int64_t tg_nw = 0; // arrival words per split tile");
-  line("for (int64_t tg_u = tg_np; tg_u > 1; tg_u = (tg_u + " + G1 + ") / " + G + ")");
+  line("int64_t tg_nw = 0, tg_ns = 0; // arrival words and slots per split tile");
+  line("for (int64_t tg_u = tg_np; tg_u > 1; tg_u = (tg_u + " + G1 + ") / " + G + ") {");
   line("  tg_nw += (tg_u + " + G1 + ") / " + G + ";");
+  line("  tg_ns += tg_u;");
+  line("}");
   line("unsigned* tg_words = (unsigned*)tg_p.tg_split + tg_slot * tg_nw;");
-  line("const int64_t tg_slot0 = tg_slot * (tg_np - 1); // its first part slot");
+  line("const int64_t tg_slot0 = tg_slot * tg_ns; // its first slot");
   line("unsigned* tg_ready = (unsigned*)tg_p.tg_split + TG_CUDA_SPLIT_CUTS + tg_slot0;");
   line("unsigned char* tg_regs = tg_p.tg_split + TG_CUDA_SPLIT_FLAG_BYTES + tg_slot0 * " + B + "ll;");
   line("bool tg_left = false; // handed its registers on: the tile is not this part's to finish");
-  line("// units at this level, this part's unit (the group it won below), this level's first word");
-  line("int64_t tg_u = tg_np, tg_unit = tg_piece, tg_w0 = 0;");
+  line("// units at this level, this part's unit (the group it won below), this level's first word and slot");
+  line("int64_t tg_u = tg_np, tg_unit = tg_piece, tg_w0 = 0, tg_s0 = 0;");
   line("#pragma unroll 1");
-  open("for (; tg_u > 1; tg_w0 += (tg_u + " + G1 + ") / " + G + ", tg_u = (tg_u + " + G1 + ") / " + G + ", tg_unit /= " + G + ")");
+  open("for (; tg_u > 1; tg_w0 += (tg_u + " + G1 + ") / " + G + ", tg_s0 += tg_u, tg_u = (tg_u + " + G1 + ") / " + G +
+       ", tg_unit /= " + G + ")");
   line("const int64_t tg_team = tg_unit / " + G + "; // this part's group at this level");
   line("const int64_t tg_meet = tg_u - tg_team * " + G + " < " + G + " ? tg_u - tg_team * " + G + " : " + G +
        "; // units that meet here");
   line("if (tg_meet == 1)");
   line("  continue; // alone at this level");
   line("unsigned* tg_arrivals = tg_words + tg_w0 + tg_team;");
-  line("const int64_t tg_base = tg_np - tg_u + tg_team * " + G1 + ";");
+  line("const int64_t tg_base = tg_s0 + tg_team * " + G + "; // the group's first slot");
+  line("const int64_t tg_pos = tg_unit - tg_team * " + G + "; // this unit's place in it");
   line("if (tg_tid == 0) " + arrival + " = atomicAdd(tg_arrivals, 1u);");
   line(persistent ? need("tg_bar_consumers") + "(tg_grp);" : bar);
   line("// (broadcast from lane 0: ptxas then knows the branch is warp-uniform)");
   line("const int64_t tg_arrival = (int64_t)__shfl_sync(0xffffffffu, " + arrival + ", 0);");
+  const std::vector<int64_t> off = split_offsets();
+  // Each thread stores (loads) its own registers of the carried fragments at slot `at`.
+  auto store_regs = [&](const std::string& at) {
+    line("unsigned char* tg_mine = tg_regs + (" + at + ") * " + B + "ll;");
+    for (size_t i = 0; i < c->carry.size(); ++i) {
+      const Buffer& st = *c->carry[i].state;
+      line("#pragma unroll");
+      line("for (int tg_r = 0; tg_r < " + std::to_string(frag(&st).num_regs()) + "; ++tg_r) __stcg((" +
+           storage_type_name(st.dtype) + "*)(tg_mine + " + std::to_string(off[i]) + ") + tg_r * " +
+           std::to_string(threads_) + " + tg_tid, " + name(st.name) + "[tg_r]);");
+    }
+  };
+  // Thread 0 waits for slot q's ready word and clears it for the next launch; then the block.
+  auto wait_ready = [&](const std::string& q) {
+    line("if (tg_tid == 0) {");
+    line("  while (" + need("tg_ld_acquire_u32") + "(&tg_ready[" + q + "]) == 0u) {");
+    line("  }");
+    line("  tg_ready[" + q + "] = 0u; // clear for the next launch");
+    line("}");
+    line(bar);
+  };
   open("if (tg_arrival < tg_meet - 1)");
   line("// not the last here: hand the carried registers on and leave the tile");
-  line("unsigned char* tg_mine = tg_regs + (tg_base + tg_arrival) * " + B + "ll;");
-  const std::vector<int64_t> off = split_offsets();
-  for (size_t i = 0; i < c->carry.size(); ++i) {
-    const Buffer& st = *c->carry[i].state;
-    line("#pragma unroll");
-    line("for (int tg_r = 0; tg_r < " + std::to_string(frag(&st).num_regs()) + "; ++tg_r) __stcg((" +
-         storage_type_name(st.dtype) + "*)(tg_mine + " + std::to_string(off[i]) + ") + tg_r * " +
-         std::to_string(threads_) + " + tg_tid, " + name(st.name) + "[tg_r]);");
-  }
+  store_regs("tg_base + tg_pos");
   line(bar + " // every thread's stores, then one release at GPU scope");
-  line("if (tg_tid == 0) " + need("tg_red_release_u32") + "(&tg_ready[tg_base + tg_arrival], 1u);");
+  line("if (tg_tid == 0) " + need("tg_red_release_u32") + "(&tg_ready[tg_base + tg_pos], 1u);");
   line("tg_left = true;");
   line("break;");
   close();
-  line("// the last here: merge the others' registers into this part's, one at a time");
+  line("// the last here: merge the group in unit order. Unless it is the first unit, its own registers");
+  line("// go to its slot (each thread reads back only what it wrote) and the first unit's are loaded.");
+  open("if (tg_pos > 0)");
+  store_regs("tg_base + tg_pos");
+  wait_ready("tg_base");
+  line("const unsigned char* tg_first = tg_regs + tg_base * " + B + "ll;");
+  for (size_t i = 0; i < c->carry.size(); ++i) {
+    const Buffer& st = *c->carry[i].state;
+    line("#pragma unroll");
+    line("for (int tg_r = 0; tg_r < " + std::to_string(frag(&st).num_regs()) + "; ++tg_r) " + name(st.name) +
+         "[tg_r] = __ldcg((const " + storage_type_name(st.dtype) + "*)(tg_first + " + std::to_string(off[i]) +
+         ") + tg_r * " + std::to_string(threads_) + " + tg_tid);");
+  }
+  close();
   line("#pragma unroll 1");
-  open("for (int64_t tg_q = tg_base; tg_q < tg_base + tg_meet - 1; ++tg_q)");
-  line("if (tg_tid == 0) {");
-  line("  while (" + need("tg_ld_acquire_u32") + "(&tg_ready[tg_q]) == 0u) {");
-  line("  }");
-  line("  tg_ready[tg_q] = 0u; // clear for the next launch");
-  line("}");
-  line(bar);
+  open("for (int64_t tg_q = tg_base + 1; tg_q < tg_base + tg_meet; ++tg_q)");
+  open("if (tg_q != tg_base + tg_pos)"); // its own slot needs no wait
+  wait_ready("tg_q");
+  close();
   line("const unsigned char* tg_peer = tg_regs + tg_q * " + B + "ll;");
   for (size_t i = 0; i < c->carry.size(); ++i)
     peer_ptr_[c->carry[i].peer.get()] = "((const " + storage_type_name(c->carry[i].state->dtype) +

@@ -1169,6 +1169,19 @@ std::string CudaEmitter::run() {
   return os.str();
 }
 
+// The slots of a split tile's join (emit_combine), host side; split_tail_work.test runs it.
+static_assert(kSplitGroup == 4, "kSplitSlotsSource spells the join's group size");
+const char* const kSplitSlotsSource =
+    "/* Slots of a split tile's join (docs/hopper.md): one per unit of every level of its tree of\n"
+    " * groups of 4 (s parts at level 0, then ceil(u / 4) units), each holding a part's carried\n"
+    " * registers, with a ready word: the group merges in unit order whichever unit arrives last. */\n"
+    "static int64_t tg_split_slots(int64_t s) {\n"
+    "  int64_t n = 0;\n"
+    "  for (int64_t u = s; u > 1; u = (u + 3) / 4)\n"
+    "    n += u;\n"
+    "  return n;\n"
+    "}\n\n";
+
 // The split tail's shape, host side (docs/hopper.md); split_tail_work.test runs it.
 const char* const kSplitShapeSource =
     "/* Split tail (docs/hopper.md): of T equal tiles of n iterations on P SMs, the last\n"
@@ -1484,7 +1497,16 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
   // The call's width picks its kernel: `vec >= W` for each width but the last, which takes the
   // rest (the launch's if/else chain and the _desc's ternary chain).
   auto tier_test = [&](size_t i) { return "vec >= " + std::to_string(tiers[i]); };
+  // The call's width's value of `of` (index, width): a ternary chain over the widths.
+  auto tier_pick = [&](const std::function<std::string(size_t, int)>& of) {
+    std::string r;
+    for (size_t i = 0; i + 1 < tiers.size(); ++i)
+      r += tier_test(i) + " ? " + of(i, tiers[i]) + " : ";
+    return tiers.size() > 1 ? "(" + r + of(tiers.size() - 1, tiers.back()) + ")" : of(0, tiers.back());
+  };
   std::ostringstream os;
+  if (split_ || np_split_)
+    os << kSplitSlotsSource;
   if (split_)
     os << kSplitShapeSource;
   if (np_split_) {
@@ -1495,15 +1517,28 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
           " * of T tiles. The device's P SMs hold P * " << R << " blocks of this kernel at once (" << R << " per SM by its\n"
           " * " << smem_bytes_ << " bytes of shared memory and " << threads_ << " threads on " << t_.name << "); where T is at most half\n"
           " * of that, each tile runs in s = min(P * " << R << " / T, 64" << (nk ? ", nk / " + Q : std::string()) << ") parts, fewer where the workspace's words\n"
-          " * (TG_CUDA_SPLIT_CUTS arrival words, as many ready words: T * (s - 1) slots) would not hold\n"
+          " * (TG_CUDA_SPLIT_CUTS arrival words, as many ready words: T * tg_split_slots(s) slots) would not hold\n"
           " * them; 0 (every tile whole) otherwise." << (nk ? "\n * nk: every tile's iterations; a part runs at least " + Q + " of them (its pipeline's fill\n"
-          " * and the join's partial sums are then a small share of its time)." : std::string()) << " */\n"
-          "static int64_t tg_split_parts(int64_t T" << (nk ? ", int64_t nk" : "") << ") {\n"
+          " * and the join's partial sums are then a small share of its time)." : std::string()) << "\n"
+          " * The " << R << " per SM is the estimate at generation; the driver's count for the kernel the call\n"
+          " * launches (cudaOccupancyMaxActiveBlocksPerMultiprocessor: its registers too, asked once per\n"
+          " * device and width, `tier`) replaces it where the driver gives one. */\n"
+          "static int tg_resident[64][" << tiers.size() << "]; /* per device and kernel: 0 not asked yet */\n"
+          "static int64_t tg_split_parts(int64_t T" << (nk ? ", int64_t nk" : "") << ", int tier, const void* kernel, size_t smem) {\n"
           "  int dev = 0, sms = 0;\n"
           "  if (cudaGetDevice(&dev) != cudaSuccess ||\n"
           "      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) {\n"
           "    (void)cudaGetLastError();\n    return 0;\n  }\n"
-          "  const int64_t slots = (int64_t)sms * " << R << ";\n"
+          "  int r = dev >= 0 && dev < 64 ? tg_resident[dev][tier] : 0;\n"
+          "  if (r < 1) {\n"
+          "    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r, kernel, " << threads_ << ", smem) != cudaSuccess || r < 1) {\n"
+          "      (void)cudaGetLastError();\n"
+          "      r = " << R << ";\n"
+          "    }\n"
+          "    if (dev >= 0 && dev < 64)\n"
+          "      tg_resident[dev][tier] = r;\n"
+          "  }\n"
+          "  const int64_t slots = (int64_t)sms * r;\n"
           "  if (T < 1 || 2 * T > slots)\n    return 0;\n"
           "  int64_t s = slots / T < 64 ? slots / T : 64;\n"
        << (nk ? "  if (s > nk / " + Q + ")\n    s = nk / " + Q + ";\n" : std::string()) <<
@@ -1511,7 +1546,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
           "    int64_t words = 0; /* arrival words of a tile: one per group of " << kSplitGroup << " at every level */\n"
           "    for (int64_t u = s; u > 1; u = (u + " << kSplitGroup - 1 << ") / " << kSplitGroup << ")\n"
           "      words += (u + " << kSplitGroup - 1 << ") / " << kSplitGroup << ";\n"
-          "    if (T * words <= TG_CUDA_SPLIT_CUTS && T * (s - 1) <= TG_CUDA_SPLIT_CUTS)\n      break;\n"
+          "    if (T * words <= TG_CUDA_SPLIT_CUTS && T * tg_split_slots(s) <= TG_CUDA_SPLIT_CUTS)\n      break;\n"
           "  }\n"
           "  return s >= 2 ? s : 0;\n}\n\n";
   }
@@ -1667,14 +1702,17 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
                            "      (void)cudaGetLastError();\n"
                            "  }\n"
                          : "")
+     << (split_ || np_split_ ? "  int tg_split_owned = 0; /* the split's workspace is the graph's: freed after the launches */\n" : "")
      << (split_ ? "  if (tma && tg_sms <= TG_CUDA_SPLIT_CUTS) { /* split tail (docs/hopper.md) */\n"
                   "    int64_t tg_tail = 0, tg_parts = 0;\n"
                   "    tg_split_shape(p.tg_tiles[0] * p.tg_tiles[1] * p.tg_tiles[2], p.tg_nk, (int64_t)tg_sms, " +
                   std::to_string(split_min_part()) + ", &tg_tail, &tg_parts);\n"
-                  "    const int tg_slot = tg_tail > 0 ? tg_cuda_stream_slot((void*)stream) : -1;\n"
-                  "    /* ready words, then the registers of tail * (parts - 1) < SMs parts */\n"
-                  "    if (tg_slot >= 0 && (p.tg_split = (unsigned char*)tg_cuda_split_workspace(tg_slot, (void*)stream,\n"
-                  "            TG_CUDA_SPLIT_FLAG_BYTES + (size_t)tg_sms * " + std::to_string(split_state_bytes()) + "u)) != NULL) {\n"
+                  "    /* ready words, then the registers of tail * tg_split_slots(parts) <= 2 * SMs slots (the\n"
+                  "     * stream slot's workspace, or memory the graph owns under a capture) */\n"
+                  "    if (tg_tail > 0 && tg_tail * tg_split_slots(tg_parts) <= TG_CUDA_SPLIT_CUTS &&\n"
+                  "        (p.tg_split = (unsigned char*)tg_cuda_split_acquire((void*)stream,\n"
+                  "            TG_CUDA_SPLIT_FLAG_BYTES + (size_t)(tg_tail * tg_split_slots(tg_parts)) * " + std::to_string(split_state_bytes()) + "u,\n"
+                  "            &tg_split_owned)) != NULL) {\n"
                   "      p.tg_tail = tg_tail;\n"
                   "      p.tg_parts = tg_parts;\n"
                   "    }\n"
@@ -1682,13 +1720,16 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
                 : "")
      << (np_split_ ? "  if (fold == 0) { /* split loop (docs/cuda-backend.md \"Split loops\"): tg_parts blocks per tile */\n"
                      "    const int64_t tg_tiles = (int64_t)grid.x * (int64_t)grid.y * (int64_t)grid.z;\n"
-                     "    const int64_t tg_parts = tg_split_parts(tg_tiles" + (np_split_nk_host_.empty() ? std::string() : ", p.tg_nk") + ");\n"
-                     "    const int tg_slot = tg_parts > 1 ? tg_cuda_stream_slot((void*)stream) : -1;\n"
-                     "    /* arrival and ready words, then the registers of tiles * (parts - 1) parts */\n"
-                     "    if (tg_slot >= 0 && (uint64_t)grid.x * (uint64_t)tg_parts < 2147483648u &&\n"
-                     "        (p.tg_split = (unsigned char*)tg_cuda_split_workspace(tg_slot, (void*)stream,\n"
-                     "            TG_CUDA_SPLIT_FLAG_BYTES + (size_t)(tg_tiles * (tg_parts - 1)) * " +
-                         std::to_string(split_state_bytes()) + "u)) != NULL) {\n"
+                     "    const int64_t tg_parts = tg_split_parts(tg_tiles" + (np_split_nk_host_.empty() ? std::string() : ", p.tg_nk") +
+                         ", " + tier_pick([](size_t i, int) { return std::to_string(i); }) +
+                         ", " + tier_pick([&](size_t, int w) { return "(const void*)" + inst(w); }) +
+                         ", " + tier_pick([&](size_t, int w) { return tier_smem(w); }) + ");\n"
+                     "    /* arrival and ready words, then the registers of tiles * tg_split_slots(parts) slots (the\n"
+                     "     * stream slot's workspace, or memory the graph owns under a capture) */\n"
+                     "    if (tg_parts > 1 && (uint64_t)grid.x * (uint64_t)tg_parts < 2147483648u &&\n"
+                     "        (p.tg_split = (unsigned char*)tg_cuda_split_acquire((void*)stream,\n"
+                     "            TG_CUDA_SPLIT_FLAG_BYTES + (size_t)(tg_tiles * tg_split_slots(tg_parts)) * " +
+                         std::to_string(split_state_bytes()) + "u, &tg_split_owned)) != NULL) {\n"
                      "      p.tg_parts = tg_parts;\n"
                      "      grid.x = (unsigned)((int64_t)grid.x * tg_parts);\n"
                      "    }\n"
@@ -1700,6 +1741,7 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
                   "    " + launch("tg_kernel_ws_split", "dim3((unsigned)(p.tg_tail * p.tg_parts), 1, 1)", fast_threads,
                                   "tg_smem_bytes", "tg_pdl && " + whole)
                 : "")
+     << (split_ || np_split_ ? "  if (tg_split_owned)\n    tg_cuda_split_release(p.tg_split, (void*)stream);\n" : "")
      << (pdl ? "  /* the last error is read (and cleared) whatever tg_e says: a later call must not see it */\n"
                "  const bool tg_ok = cudaGetLastError() == cudaSuccess && tg_e == cudaSuccess;\n"
                "  return tg_ok ? TG_OK : TG_ERR_DEVICE;\n}\n\n"

@@ -128,6 +128,24 @@ const ir::Combine* ws_split_join(const ir::Kernel& k, const LayoutPlan& plan);
 // every tile (dims, params, scalars and tile constants only), so the host knows it.
 const ir::Combine* np_split_join(const ir::Kernel& k, const ir::For** loop = nullptr,
                                  bool* uniform = nullptr);
+// The split join's tree (emit/CudaHopper.cpp emit_combine): units per group at each level (parts
+// at level 0, then ceil(u / kSplitGroup) groups); each group's last unit to arrive merges the
+// group in unit order and goes up a level, until one part has them all. Per split tile it
+// takes one arrival word per group of every level and one slot (a part's carried registers
+// and a ready word) per unit of every level.
+inline constexpr int64_t kSplitGroup = 4;
+inline int64_t split_join_words(int64_t parts) {
+  int64_t n = 0;
+  for (int64_t u = parts; u > 1; u = (u + kSplitGroup - 1) / kSplitGroup)
+    n += (u + kSplitGroup - 1) / kSplitGroup;
+  return n;
+}
+inline int64_t split_join_slots(int64_t parts) {
+  int64_t n = 0;
+  for (int64_t u = parts; u > 1; u = (u + kSplitGroup - 1) / kSplitGroup)
+    n += u;
+  return n;
+}
 // True when `loop`'s trip count depends on the grid's x index and provably never decreases as it
 // grows (passes::monotonicity; causal attention's keys up to the query block): the persistent
 // walk takes x from the top down (heaviest first), and ws_dynamic_tiles draws the tiles.

@@ -240,7 +240,8 @@ ModelNumbers model_config(const Kernel& k, const VarMap& m, const ResourceUse& u
     const int64_t nk = uniform ? w.eval(split_loop->extent, -1) : -1;
     if (nk >= 0)
       s = std::min<int64_t>(s, nk / 8);
-    while (s >= 2 && T * (s - 1) > 1024) // the workspace's ready words (TG_CUDA_SPLIT_CUTS)
+    // the workspace's arrival and ready words (TG_CUDA_SPLIT_CUTS each)
+    while (s >= 2 && (T * split_join_words(s) > 1024 || T * split_join_slots(s) > 1024))
       --s;
     if (s >= 2) {
       double carry = 0;

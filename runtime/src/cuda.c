@@ -378,6 +378,49 @@ int tg_cuda_stream_slot(void* stream) {
   return slot_of(stream);
 }
 
+void* tg_cuda_split_acquire(void* stream, size_t bytes, int* graph_owned) {
+  enum cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  void* p = NULL;
+  int slot;
+  *graph_owned = 0;
+  pthread_once(&slot_env_once, slot_read_env);
+  pthread_once(&split_once, split_read_env);
+  if (slots_disabled || split_disabled || bytes < TG_CUDA_SPLIT_FLAG_BYTES)
+    return NULL;
+  if (stream == (void*)cudaStreamLegacy)
+    stream = NULL;
+  if (cudaStreamIsCapturing((cudaStream_t)stream, &capture) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return NULL;
+  }
+  if (capture == cudaStreamCaptureStatusNone)
+    return (slot = slot_of(stream)) >= 0 ? tg_cuda_split_workspace(slot, stream, bytes) : NULL;
+  if (capture != cudaStreamCaptureStatusActive)
+    return NULL;
+  /* Captured: memory the graph owns (an allocation node, the words zeroed by a memset node; each
+   * replay gets them zero), so that no replay shares the stream slot's workspace with launches
+   * outside the graph or with another graph, and none outlives a workspace that grew. */
+  if (cudaMallocAsync(&p, bytes, (cudaStream_t)stream) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return NULL;
+  }
+  if (cudaMemsetAsync(p, 0, TG_CUDA_SPLIT_FLAG_BYTES, (cudaStream_t)stream) != cudaSuccess) {
+    (void)cudaGetLastError();
+    (void)cudaFreeAsync(p, (cudaStream_t)stream);
+    (void)cudaGetLastError();
+    return NULL;
+  }
+  *graph_owned = 1;
+  return p;
+}
+
+void tg_cuda_split_release(void* mem, void* stream) {
+  if (stream == (void*)cudaStreamLegacy)
+    stream = NULL;
+  if (mem && cudaFreeAsync(mem, (cudaStream_t)stream) != cudaSuccess)
+    (void)cudaGetLastError();
+}
+
 static pthread_once_t pdl_once = PTHREAD_ONCE_INIT;
 static int pdl_disabled;
 

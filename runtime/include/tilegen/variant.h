@@ -73,6 +73,17 @@ int tg_cuda_stream_slot(void* stream);
 #define TG_CUDA_SPLIT_FLAG_BYTES (8 * TG_CUDA_SPLIT_CUTS)
 void* tg_cuda_split_workspace(int slot, void* stream, size_t bytes);
 
+/* The workspace of one split launch on `stream` (the split loops of docs/cuda-backend.md, the
+ * split tail of docs/hopper.md): outside a graph capture, tg_cuda_split_workspace of the stream's
+ * slot (*graph_owned = 0); while `stream` is being captured into a CUDA graph, `bytes` of memory
+ * the graph owns (*graph_owned = 1): a cudaMallocAsync node, a cudaMemsetAsync node zeroing the
+ * first TG_CUDA_SPLIT_FLAG_BYTES, and the caller's tg_cuda_split_release after its launches adds
+ * the cudaFreeAsync node, so every replay starts from zeroed words and no replay shares memory
+ * with launches outside the graph. NULL (every tile runs whole) where TILEGEN_GPU_SPLIT=0 or
+ * TILEGEN_GPU_STATIC_TILES is set, the stream has no slot, or on a CUDA error (cleared). */
+void* tg_cuda_split_acquire(void* stream, size_t bytes, int* graph_owned);
+void tg_cuda_split_release(void* mem, void* stream);
+
 /* Device memory for realigned copies (docs/cuda-backend.md, "Realigned copies"): a call whose
  * tensors would run a CUDA variant's element-by-element kernel only because some of them start
  * off a 16-byte boundary copies those tensors here, runs the vectorized kernel on the copies and

@@ -165,6 +165,11 @@ extern "C" void* tg_cuda_split_workspace(int, void*, size_t bytes) {
   std::memset(p, 0, bytes);
   return p;
 }
+extern "C" void* tg_cuda_split_acquire(void*, size_t bytes, int* graph_owned) {
+  *graph_owned = 0;
+  return tg_cuda_split_workspace(0, nullptr, bytes);
+}
+extern "C" void tg_cuda_split_release(void*, void*) {}
 static int g_held = 0;
 extern "C" void* tg_cuda_realign_workspace(void*, size_t bytes, int* slot) {
   *slot = 0;

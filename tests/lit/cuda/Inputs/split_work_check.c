@@ -4,8 +4,8 @@
  * blocks (b, b + P, ...), tg_kernel_ws_split block c * parts + p runs iterations
  * [p * n / parts, (p + 1) * n / parts) of tile T - tail + c. Every (tile, iteration) must run
  * exactly once; a split leaves whole waves before it (none when it takes every tile of a launch
- * of at most P / 2), fits the grid and the workspace (tail * (parts - 1) partial results of at
- * most P, and tail * words(parts) arrival words), and gives every part at least 4 iterations
+ * of at most P / 2), fits the grid and the workspace (tail * tg_split_slots(parts) partial
+ * results, at most 2 P, and tail * words(parts) arrival words), and gives every part at least 4 iterations
  * (16 beyond 8 parts; q with tg_split_shape's q > 0). The join's tree (groups of 4 at every level, emit_combine) is checked for
  * every part count: its slots and arrival words are distinct and within the per-tile counts. */
 #include <stdint.h>
@@ -27,25 +27,30 @@ static int64_t words(int64_t parts) {
   return w;
 }
 
-/* The join's tree as emit_combine walks it: at a level of u units, group g meets
- * min(4, u - 4 g) units on word w0 + g and slots parts - u + 3 g + a, a < meet - 1. */
+/* The join's tree as emit_combine walks it: at a level of u units (the slots of the lower
+ * levels before it, s0 of them), group g meets min(4, u - 4 g) units on word w0 + g; each unit
+ * k of the group has slot s0 + 4 g + k (its own, whether or not it arrives last: the last
+ * merges in unit order). Every slot distinct and below tg_split_slots(parts); the group's first
+ * unit's slot is the one the merger loads. */
 static int check_tree(int64_t parts) {
-  unsigned char slot[256] = {0}, word[256] = {0};
-  int64_t w0 = 0, used = 0;
-  for (int64_t u = parts; u > 1; w0 += (u + 3) / 4, u = (u + 3) / 4)
+  unsigned char slot[512] = {0}, word[256] = {0};
+  int64_t w0 = 0, s0 = 0, used = 0;
+  if (tg_split_slots(parts) > 2 * parts)
+    return fail("more than 2 slots a part", parts, 0, 0);
+  for (int64_t u = parts; u > 1; w0 += (u + 3) / 4, s0 += u, u = (u + 3) / 4)
     for (int64_t g = 0; g < (u + 3) / 4; ++g) {
       const int64_t meet = u - 4 * g < 4 ? u - 4 * g : 4;
       if (meet == 1)
         continue;
       if (w0 + g >= words(parts) || word[w0 + g]++)
         return fail("arrival word reused or out of range", parts, 0, 0);
-      for (int64_t a = 0; a < meet - 1; ++a, ++used) {
-        const int64_t q = parts - u + 3 * g + a;
-        if (q < 0 || q >= parts - 1 || slot[q]++)
+      for (int64_t k = 0; k < meet; ++k, ++used) {
+        const int64_t q = s0 + 4 * g + k;
+        if (q < 0 || q >= tg_split_slots(parts) || slot[q]++)
           return fail("slot reused or out of range", parts, 0, 0);
       }
     }
-  return used == parts - 1 ? 0 : fail("not every part but one left a slot", parts, 0, 0);
+  return used <= tg_split_slots(parts) ? 0 : fail("more units than slots", parts, 0, 0);
 }
 
 static int check(int64_t T, int64_t n, int64_t P, int64_t q, long* splits) {
@@ -57,7 +62,7 @@ static int check(int64_t T, int64_t n, int64_t P, int64_t q, long* splits) {
     ++*splits;
     if (tail != T % P || (T <= P && 2 * T > P) || n < 32)
       return fail("split where it must not be", T, n, P);
-    if (parts < 2 || parts > 64 || tail * parts > P || tail * (parts - 1) > P ||
+    if (parts < 2 || parts > 64 || tail * parts > P || tail * tg_split_slots(parts) > 2 * P ||
         (parts > 8 ? n / parts < 16 : n / parts < 4) || n / parts < q || tail * words(parts) > P)
       return fail("parts out of range", T, n, P);
     if ((T - tail) % P != 0)
