@@ -283,6 +283,8 @@ std::string CEmitter::load_value(const BufferPtr& b, const std::vector<Expr>& id
     for (size_t k = 0; k + 1 < idx.size(); ++k)
       lin = Binary::make(BinaryOp::Add, Binary::make(BinaryOp::Mul, idx[k], ref(it->second.lds[k])), lin);
     const std::string v = it->second.name + "[" + expr(simplify(lin)) + "]";
+    if (std::string r = f16_row_read(it->second, b, idx); !r.empty())
+      return r; // converted before the loop (CF16Rows.cpp)
     if (it->second.storage.is_16bit_float() && it->second.storage != b->dtype)
       return need(std::string("tg_") + it->second.storage.name() + "_to_f32") + "(" + v + ")";
     return v;

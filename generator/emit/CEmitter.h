@@ -162,6 +162,26 @@ private:
   void read_views_ahead(const ir::Expr& e);
   std::vector<const ir::Var*> point_vars_;                // the enclosing parallel's variables
   std::map<const ir::ExprNode*, std::string> bound_loads_; // loads read ahead into locals
+  // f16 views read through f32 buffers converted with vcvtph2ps (CF16Rows.cpp): between
+  // begin_f16_rows and end_f16_rows, each f16 view load the scope can serve reads a buffer
+  // tg_xr<n>, whose declaration and conversion end_f16_rows inserts where the scope began.
+  struct F16Rows {
+    bool active = false;
+    size_t pos = 0;  // out_ offset where the conversions go
+    int indent = 0;
+    std::string off; // chunks: the chunk's first column (tg_c); empty: whole rows of the tile
+    std::string col; // chunks: a local equal to off + k (CExpRows' j), or empty
+    std::string k;   // chunks: the index within the chunk (tg_k)
+    int64_t len = 0; // chunks: the chunk's length
+    std::set<std::string> inner; // variables of the loops inside the scope
+    std::vector<std::pair<std::string, std::string>> rows; // (view + row offset, buffer)
+    std::vector<std::string> text; // their declarations and conversions
+  };
+  F16Rows f16_rows_;
+  bool begin_f16_rows(std::set<std::string> inner, const std::string& off = "",
+                      const std::string& col = "", const std::string& k = "", int64_t len = 0);
+  void end_f16_rows();
+  std::string f16_row_read(const ActiveView& v, const ir::BufferPtr& b, const std::vector<ir::Expr>& idx);
   int next_read_id_ = 0;
 };
 

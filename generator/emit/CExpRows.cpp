@@ -191,9 +191,12 @@ bool CEmitter::emit_exp_rows(const Parallel* n, const std::vector<std::string>& 
                             (chunk < extent ? "tg_c + tg_k;" : "tg_k;");
   for (const auto& b : bufs)
     line("_Alignas(64) float " + b + "[" + c + "];");
+  // f16 views: the chunk's columns (or the tile's row) converted first (CF16Rows.cpp)
+  const bool rows = chunk < extent ? begin_f16_rows({"tg_k", inner_name}, "tg_c", inner_name, "tg_k", chunk)
+                                   : begin_f16_rows({"tg_k", inner_name});
   line("#pragma omp simd");
   open("for (int64_t tg_k = 0; tg_k < " + c + "; ++tg_k)");
-  line(point);
+  line(point + (rows ? " (void)" + inner_name + "; /* unused where f16 views read tg_xr */" : ""));
   for (const auto& s : body)
     if (s->kind == StmtKind::LetStmt)
       stmt(rw.mutate(s));
@@ -210,6 +213,8 @@ bool CEmitter::emit_exp_rows(const Parallel* n, const std::vector<std::string>& 
   for (const auto& s : body)
     stmt(rw.mutate(s));
   close();
+  if (rows)
+    end_f16_rows();
   close();
 
   point_vars_ = saved_point;

@@ -334,12 +334,15 @@ int64_t strip_len(ReduceOp op, DType t, const Expr& extent) {
 // strip_len says so: `value(j)` prints the statements that compute tg_x at index j.
 void CEmitter::emit_sum_loop(const std::string& var, const Expr& extent, const std::string& ty,
                              int64_t strip, const std::function<void()>& value) {
+  const bool rows = begin_f16_rows({var, "tg_q"}); // f16 views' rows converted first
   if (strip == 0) {
     line("#pragma omp simd reduction(+:tg_acc)");
     open("for (int64_t " + var + " = 0; " + var + " < " + expr(extent, kRel + 1) + "; ++" + var + ")");
     value();
     line("tg_acc = tg_acc + tg_x;");
     close();
+    if (rows)
+      end_f16_rows();
     return;
   }
   std::string accs = "tg_acc", decl;
@@ -361,6 +364,8 @@ void CEmitter::emit_sum_loop(const std::string& var, const Expr& extent, const s
     close();
   }
   close();
+  if (rows)
+    end_f16_rows();
   static_assert(kStrips == 4, "the strips are added pairwise below");
   line("tg_acc = (tg_acc + tg_acc1) + (tg_acc2 + tg_acc3);");
 }
@@ -401,6 +406,7 @@ void CEmitter::emit_fused_reduce(const Parallel* p, const Reduce* r) {
   if (r->op == ReduceOp::Sum) {
     emit_sum_loop(j, p->extents.back(), type_name(t), strip_len(r->op, t, p->extents.back()), value);
   } else {
+    const bool rows = begin_f16_rows({j});
     line(std::string("#pragma omp simd reduction(") + (r->op == ReduceOp::Max ? "max" : "min") +
          ":tg_acc)");
     open("for (int64_t " + j + " = 0; " + j + " < " + expr(p->extents.back(), kRel + 1) + "; ++" + j + ")");
@@ -408,6 +414,8 @@ void CEmitter::emit_fused_reduce(const Parallel* p, const Reduce* r) {
     line(r->op == ReduceOp::Max ? "tg_acc = tg_x > tg_acc ? tg_x : tg_acc;"
                                 : "tg_acc = tg_x < tg_acc ? tg_x : tg_acc;");
     close();
+    if (rows)
+      end_f16_rows();
   }
   line(dref + " = tg_acc;");
   close_loops(outer.size());
@@ -463,11 +471,35 @@ void CEmitter::emit_reduce(const Reduce* n) {
     if (n->op == ReduceOp::Sum) {
       emit_sum_loop(svars[d], src->shape[d], type_name(t), strip_len(n->op, t, src->shape[d]), value);
     } else {
+      // An f16 view's max/min in chunks of 256 converted by vcvtph2ps (CF16Rows.cpp): the
+      // order of a max does not change its value.
+      const auto ext = as_const_int(src->shape[d]);
+      const auto view = active_views_.find(src.get());
+      if (target_.c_f16_rows && view != active_views_.end() && view->second.storage == DType::f16() &&
+          ext && *ext > 256 && *ext % 256 == 0 && !f16_rows_.active) {
+        open("for (int64_t tg_c = 0; tg_c < " + std::to_string(*ext) + "; tg_c += 256)");
+        begin_f16_rows({svars[d], "tg_k"}, "tg_c", svars[d], "tg_k", 256);
+        line(std::string("#pragma omp simd reduction(") + (n->op == ReduceOp::Max ? "max" : "min") + ":tg_acc)");
+        open("for (int64_t tg_k = 0; tg_k < 256; ++tg_k)");
+        line("const int64_t " + svars[d] + " = tg_c + tg_k; (void)" + svars[d] + ";");
+        value();
+        line("tg_acc = " + combine("tg_acc", "tg_x") + ";");
+        close();
+        end_f16_rows();
+        close();
+        line(dref + " = tg_acc;");
+        close_loops(outer.size());
+        close();
+        return;
+      }
+      const bool rows = begin_f16_rows({svars[d]});
       line(std::string("#pragma omp simd reduction(") + (n->op == ReduceOp::Max ? "max" : "min") + ":tg_acc)");
       open("for (int64_t " + svars[d] + " = 0; " + svars[d] + " < " + expr(src->shape[d], kRel + 1) + "; ++" + svars[d] + ")");
       value();
       line("tg_acc = " + combine("tg_acc", "tg_x") + ";");
       close();
+      if (rows)
+        end_f16_rows();
     }
     line(dref + " = tg_acc;");
     close_loops(outer.size());
@@ -513,7 +545,11 @@ void CEmitter::emit_parallel(const Parallel* n) {
     return;
   // Points are independent (docs/ir.md, Parallel): the innermost loop is a simd loop, unless
   // it touches global memory, whose bounds checks must stay real branches (see emit_copy).
-  open_loops(vars, n->extents, !c_touches_global(n->body));
+  const bool simd = !c_touches_global(n->body);
+  open_loops(std::vector<std::string>(vars.begin(), vars.end() - 1),
+             std::vector<Expr>(n->extents.begin(), n->extents.end() - 1), false);
+  const bool rows = simd && begin_f16_rows({vars.back()}); // f16 views' rows converted first
+  open_loops({vars.back()}, {n->extents.back()}, simd);
   const bool saved = guard_loads_;
   guard_loads_ = true;
   const auto saved_point = point_vars_;
@@ -523,7 +559,10 @@ void CEmitter::emit_parallel(const Parallel* n) {
   stmt(n->body);
   point_vars_ = saved_point;
   guard_loads_ = saved;
-  close_loops(vars.size());
+  close();
+  if (rows)
+    end_f16_rows();
+  close_loops(vars.size() - 1);
 }
 
 void CEmitter::emit_store(const Store* n) {

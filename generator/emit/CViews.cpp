@@ -16,8 +16,8 @@
 //    strides into X (`tg_v<n>[i * tg_v<n>_ld0 + j]`). Where the tile is cut by the edge of X,
 //    or X overlaps an output of the call (in-place calls: the values must be those of the
 //    moment of the copy), the copy is made as written and the pointer points at the tile.
-//    16-bit inputs keep the copy: it converts each element once, where a view would convert
-//    on every read.
+//    bf16 inputs into f32 tiles are viewed too (a read converts with a shift), and f16 ones
+//    where the target has F16C (loops convert rows or chunks first, CF16Rows.cpp).
 //  * Hoists. A view-like copy whose source region does not depend on the block (its offsets
 //    mention only dims, value params, tile constants, scalars and flags: rmsnorm's W) is made
 //    once per thread (tg_hoist, before the thread's blocks) into per-thread scratch, and the
@@ -424,11 +424,17 @@ void CEmitter::plan_line(const std::vector<Stmt>& line, const Cont* cont, bool v
       // The tile's element type, or a bf16 input into an f32 tile: the view converts on every
       // read (exact, as the copy does; a shift, 2 instructions per vector with the load), and
       // its edge and in-place blocks stage X's bits with the pad's bits, so the pad must be a
-      // constant that bf16 holds exactly. Not f16: gcc 12 vectorizes tg_f16_to_f32 as integer
-      // arithmetic (about 12 instructions per vector, not vcvtph2ps), and f16 views measured
-      // 0.57-0.81x of the copy's speed where bf16 ones gained 1.07-1.28x (docs/c-backend.md).
+      // constant that bf16 holds exactly. f16 only with F16C: gcc 12 vectorizes tg_f16_to_f32 as
+      // integer arithmetic (about 12 instructions per vector, not vcvtph2ps; such views measured
+      // 0.57-0.81x of the copy's speed), so the loops convert rows or chunks with vcvtph2ps.
       const auto pad = narrow_pad_bits(c->pad, src.buffer->dtype);
-      const bool narrow = src.buffer->dtype == DType::bf16() && d->dtype == DType::f32() && pad;
+      // f16 only where the loops reading the view convert through F16C first (CF16Rows.cpp,
+      // Target::c_f16_rows), with rows that fit its whole-row buffers.
+      const auto row = as_const_int(d->shape.back());
+      const bool f16_rows = target_.c_f16_rows && src.buffer->dtype == DType::f16() && row &&
+                            *row <= 4096;
+      const bool narrow = (src.buffer->dtype == DType::bf16() || f16_rows) &&
+                          d->dtype == DType::f32() && pad;
       const bool viewable = (src.buffer->dtype == d->dtype || narrow) &&
                             !read_conditionally(k_.body, d.get());
       ok = ok && (invariant || viewable);
@@ -761,10 +767,13 @@ void CEmitter::emit_fused_store(const Parallel* p, const Copy* out) {
       line("const " + sty + "* tg_pf = (const " + sty + "*)(" + pf + ");");
     open("for (int64_t tg_c = 0; tg_c < " + expr(p->extents.back(), kRel + 1) + "; tg_c += " + ch + ")");
     line("_Alignas(64) float tg_chunk[" + ch + "];");
+    const bool rows = begin_f16_rows({"tg_k"}, "tg_c", "", "tg_k", chunk); // f16 views' chunks
     line("#pragma omp simd");
     open("for (int64_t tg_k = 0; tg_k < " + ch + "; ++tg_k)");
     line("tg_chunk[tg_k] = " + store_value(st->buffer, chunk_value) + ";");
     close();
+    if (rows)
+      end_f16_rows();
     line(need("tg_stream_row_" + std::string(y->dtype.name())) + "(tg_row + tg_c, tg_chunk, " + ch +
          ", tg_nt, " + (pf != "NULL" ? "tg_pf ? tg_pf + tg_c : NULL" : "NULL") + ");");
     close();
@@ -773,11 +782,14 @@ void CEmitter::emit_fused_store(const Parallel* p, const Copy* out) {
     open_loops(outer, outer_ext, false);
     line(sty + "* tg_row = &" + name(y->name) + "[" + global_index(y, row0) + "];");
     const std::string inner = vars.back();
+    const bool rows = begin_f16_rows({inner});
     line("#pragma omp simd");
     open("for (int64_t " + inner + " = 0; " + inner + " < " + expr(p->extents.back(), kRel + 1) +
          "; ++" + inner + ")");
     line("tg_row[" + inner + "] = " + store_value(y, point_value) + ";");
     close();
+    if (rows)
+      end_f16_rows();
     close_loops(outer.size());
   }
   open_else();

@@ -182,6 +182,11 @@ struct Target {
   // (AVX-512's vscalefps: 2^n and its overflow/underflow in one instruction, where the portable
   // helper takes 9; docs/c-backend.md "Math functions"). Off: exp stays tg_exp_f32 in the loop.
   bool c_exp_rows = false;
+  // C: f16 inputs copied into f32 tiles may be read in place (views, emit/CViews.cpp) and
+  // converted with F16C's vcvtph2ps into small f32 buffers before the loops that read them
+  // (emit/CF16Rows.cpp). Off: f16 inputs are copied into the tile (gcc vectorizes the scalar
+  // conversion of a view's element as integer arithmetic, slower than the copy).
+  bool c_f16_rows = false;
 
   // GPU targets only (backend CUDA/HIP); cc == 0 elsewhere.
   GpuFacts gpu;

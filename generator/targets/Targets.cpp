@@ -4,6 +4,8 @@
 
 #include "support/InternalError.h"
 
+#include <algorithm>
+
 namespace tilegen {
 
 const char* backend_name(Backend b) {
@@ -75,6 +77,8 @@ std::vector<Target> c_targets() {
   for (auto& t : rows) {
     t.streaming_tile_rule = true;              // every C budget is a share of a private L2
     t.c_exp_rows = t.name == "c_avx512"; // the row whose flags give tg_exp_row_f32 vscalefps
+    t.c_f16_rows = std::find(t.runtime_features.begin(), t.runtime_features.end(), "f16c") !=
+                   t.runtime_features.end(); // tg_load_row_f16's vcvtph2ps
   }
   return rows;
 }
