@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perf import copy_bandwidth, time_batches  # noqa: E402
+from perf import copy_bandwidth, graph_check, time_batches  # noqa: E402
 from tgapi import TG_OK, Library, describe, make_launch, rerun_note, reruns_differ  # noqa: E402
 
 RERUNS = 10  # launches of each verification case after the first, compared bit for bit
@@ -256,7 +256,7 @@ def time_mla(lib, B, ctx, H=128, types="bf16"):
             "verified": err <= tol}
 
 
-def time_case(lib, B, ctx, Hkv=8, G=8, page=16, types="bf16"):
+def time_case(lib, B, ctx, Hkv=8, G=8, page=16, types="bf16", graph=False):
     gen = torch.Generator()
     gen.manual_seed(7)
     dtype = DT[types]
@@ -279,9 +279,13 @@ def time_case(lib, B, ctx, Hkv=8, G=8, page=16, types="bf16"):
         sdpa_note = ""
     except Exception as e:  # an older torch without enable_gqa
         sdpa, sdpa_note = float("nan"), f"SDPA failed: {e}"
-    return {"case": f"B{B} Hkv{Hkv} G{G} D{D} ctx{ctx} page{page} {types}",
-            "variant": describe(sel)[1], "ms": ms, "kv_gbps": kv_bytes / (ms * 1e-3) / 1e9,
-            "sdpa_ms": sdpa, "sdpa_note": sdpa_note}
+    row = {"case": f"B{B} Hkv{Hkv} G{G} D{D} ctx{ctx} page{page} {types}",
+           "variant": describe(sel)[1], "ms": ms, "kv_gbps": kv_bytes / (ms * 1e-3) / 1e9,
+           "sdpa_ms": sdpa, "sdpa_note": sdpa_note}
+    if graph:  # the same call captured into a CUDA graph: split there too, the same bytes
+        row["graph_same"], row["graph_eager_ms"], row["graph_ms"] = graph_check(
+            lambda st: lib.bind("decode_attention", types, make_launch(0, st), **args), x["o"])
+    return row
 
 
 def main():
@@ -320,7 +324,7 @@ def main():
     ok = ok and r.returncode == 0
     copy, _ = copy_bandwidth()
     copy_gbps = max(copy)
-    rows = [time_case(lib, 32, 8192), time_case(lib, 1, 131072)] if gqa else []
+    rows = [time_case(lib, 32, 8192), time_case(lib, 1, 131072, graph=True)] if gqa else []
     mla_rows = [time_mla(lib, 64, 8192)] if mla else []
     if mla:
         # the sm_90 variant (another tile: 16 heads per block) in a child process, where the
@@ -345,6 +349,11 @@ def main():
     for r_ in rows:
         print(f"| {r_['case']} | {r_['ms']:.4f} | {r_['kv_gbps']:.0f} | {100 * r_['kv_gbps'] / copy_gbps:.0f}% | "
               f"{r_['sdpa_ms']:.4f} | {r_['sdpa_ms'] / r_['ms']:.2f}x | {r_['variant']} {r_['sdpa_note']} |")
+    for r_ in rows:
+        if "graph_ms" in r_:
+            print(f"\n{r_['case']} in a CUDA graph: replays {'bitwise equal to' if r_['graph_same'] else 'DIFFER from'}"
+                  f" the eager launch; eager {r_['graph_eager_ms']:.4f} ms, graph replay {r_['graph_ms']:.4f} ms")
+            ok = ok and r_["graph_same"]
     if rows:
         print("\nbars (issue #34): >= 80% of copy, >= 1.5x SDPA")
     if mla_rows:

@@ -30,7 +30,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perf import time_batches  # noqa: E402
+from perf import graph_check, time_batches  # noqa: E402
 from tgapi import TG_OK, Library, describe, make_launch, rerun_note, reruns_differ  # noqa: E402
 
 DT = {"bf16": torch.bfloat16, "f16": torch.float16}
@@ -209,6 +209,10 @@ def timing(lib, log):
             fns.append(lib.bind("gemm_w4a16", "bf16", launch, **args))
         _, sel = lib.query("gemm_w4a16", "bf16", launch, **args)
         ours = time_batches(fns)
+        graph = None
+        if M == 1:  # the split-K class captured into a CUDA graph: split there too, the same bytes
+            graph = graph_check(lambda st, a=args: lib.bind("gemm_w4a16", "bf16", make_launch(0, st), **a),
+                                outs[-1])
         A = xs[0][0]["A"]
         Wb = [xs[i][1].to(torch.bfloat16) for i in range(2)]   # [K, N] bf16 (cuBLAS)
         mm = time_batches([lambda i=i: torch.matmul(A, Wb[i]) for i in range(2)])
@@ -225,7 +229,7 @@ def timing(lib, log):
             i4, note = float("nan"), f"int4pack_mm failed: {str(e).splitlines()[0][:80]}"
         rows.append({"case": f"gemm_w4a16 bf16 M{M} N{N} K{K} g128", "variant": describe(sel)[1],
                      "ms": ours, "cublas_ms": mm, "int4_ms": i4, "note": note,
-                     "bar_cublas": {1: 3.5, 16: 3.3, 128: 1.5}[M], "bar_int4": 2.0})
+                     "bar_cublas": {1: 3.5, 16: 3.3, 128: 1.5}[M], "bar_int4": 2.0, "graph": graph})
         torch.cuda.empty_cache()
     for M in (1, 16):
         xs = [mx_inputs(M, N, K, gen) for _ in range(sets)]
@@ -251,6 +255,11 @@ def timing(lib, log):
         vi = f"{r['int4_ms'] / r['ms']:.2f}x (>= {r['bar_int4']:g}x)" if r["bar_int4"] else "-"
         log(f"| {r['case']} | {r['ms']:.4f} | {r['cublas_ms']:.4f} | {r['cublas_ms'] / r['ms']:.2f}x "
             f"(>= {r['bar_cublas']:g}x) | {r['int4_ms']:.4f} | {vi} | {r['variant']} | {r['note']} |")
+    for r in rows:
+        if r.get("graph"):
+            same, eager_ms, graph_ms = r["graph"]
+            log(f"\n{r['case']} in a CUDA graph: replays {'bitwise equal to' if same else 'DIFFER from'} the eager "
+                f"launch; eager {eager_ms:.4f} ms, graph replay {graph_ms:.4f} ms")
     return rows
 
 
@@ -270,6 +279,7 @@ def main():
         print("verification:", "all passed" if ok else "FAILURES above")
         return 0 if ok else 1
     rows = timing(lib, print)
+    ok = ok and all(r["graph"][0] for r in rows if r.get("graph"))
     print("\nbars (issue #34): w4a16 >= 3.5x / 3.3x / 1.5x cuBLAS at M 1 / 16 / 128, >= 2x int4pack_mm; "
           "mxfp4 >= 3x cuBLAS at M 1, 16")
     if a.out:

@@ -65,6 +65,30 @@ FLUSH_BYTES = 256 * 2 ** 20
 SLEEP_CYCLES = int(os.environ.get("TGB_SLEEP_CYCLES", 150_000))  # ~90 us at 1.6-1.98 GHz: the flush's time
 
 
+def graph_check(bind, output, replays=3):
+    """One launch captured into a CUDA graph, against the same launch outside one. `bind(stream)`
+    returns a call that launches on that stream and returns a status; `output` is the tensor it
+    writes. The eager launch runs first (module load, the device's preparation), then the capture
+    on torch's capture stream; each replay starts from NaN. Returns (whether every replay's bytes
+    equal the eager launch's, eager ms, replay ms): a split launch
+    runs split in a capture too (a graph-owned workspace), so the replay time stays the eager
+    one, and its fixed join order makes the bytes equal."""
+    eager = bind(torch.cuda.current_stream().cuda_stream)
+    eager()
+    torch.cuda.synchronize()
+    want = output.detach().clone().view(torch.uint8)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        bind(torch.cuda.current_stream().cuda_stream)()
+    same = True
+    for _ in range(replays):
+        output.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        same = same and torch.equal(output.view(torch.uint8), want)
+    return same, time_batches([eager]), time_batches([g.replay])
+
+
 def time_isolated(fns, target_ms=100.0):
     """Median ms of single calls, each alone between two events after a 256 MB write that
     flushes the L2 (triton.testing.do_bench's method, which measured ../shared/anchors). The
