@@ -182,6 +182,55 @@ TEST(CudaRuntimeGpu, SplitWorkspaceIsZeroedKeptAndGrown) {
   cudaStreamDestroy(s);
 }
 
+// tg_cuda_split_acquire: the stream slot's workspace outside a capture; inside one, memory the
+// graph owns, its words zeroed by a node of the graph on every replay, freed by the graph.
+TEST(CudaRuntimeGpu, SplitAcquireIsTheSlotsOutsideAndTheGraphsInACapture) {
+  if (device_count() == 0)
+    GTEST_SKIP() << "no CUDA device";
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  cudaStream_t s = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  const size_t bytes = TG_CUDA_SPLIT_FLAG_BYTES + 4096;
+  int owned = -1;
+  EXPECT_EQ(tg_cuda_split_acquire(s, 16, &owned), nullptr); // smaller than the words
+  void* p = tg_cuda_split_acquire(s, bytes, &owned);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(owned, 0);
+  EXPECT_EQ(p, tg_cuda_split_workspace(tg_cuda_stream_slot(s), s, bytes));
+  // Captured: graph memory; the words it holds are copied out by the graph itself.
+  unsigned* out = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&out), TG_CUDA_SPLIT_FLAG_BYTES), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  void* g = tg_cuda_split_acquire(s, bytes, &owned);
+  EXPECT_EQ(owned, 1);
+  EXPECT_NE(g, nullptr);
+  EXPECT_NE(g, p);
+  if (g) {
+    EXPECT_EQ(cudaMemcpyAsync(out, g, TG_CUDA_SPLIT_FLAG_BYTES, cudaMemcpyDeviceToDevice, s), cudaSuccess);
+    tg_cuda_split_release(g, s);
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (int replay = 0; replay < 2; ++replay) {
+    ASSERT_EQ(cudaMemsetAsync(out, 0xff, TG_CUDA_SPLIT_FLAG_BYTES, s), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+    std::vector<unsigned> words(TG_CUDA_SPLIT_FLAG_BYTES / sizeof(unsigned), 1u);
+    ASSERT_EQ(cudaMemcpyAsync(words.data(), out, TG_CUDA_SPLIT_FLAG_BYTES, cudaMemcpyDeviceToHost, s),
+              cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    for (unsigned x : words)
+      ASSERT_EQ(x, 0u);
+  }
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  EXPECT_EQ(cudaFree(out), cudaSuccess);
+  tg_cuda_free_split_workspaces();
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  cudaStreamDestroy(s);
+}
+
 TEST_F(CudaRuntimeStreams, RealignWorkspaceIsPerStreamHeldKeptAndGrown) {
   int sa = -2, sb = -2;
   EXPECT_EQ(tg_cuda_realign_workspace(a, 0, &sa), nullptr);
