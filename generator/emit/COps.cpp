@@ -328,6 +328,29 @@ int64_t strip_len(ReduceOp op, DType t, const Expr& extent) {
     return 0;
   return *e / kStrips;
 }
+
+// Whether e holds a select whose condition reads v (layernorm's `k * BN + j < N ? d * d : 0`).
+bool selects_on(const Expr& e, const Var* v) {
+  class Finder : public IRVisitor {
+  public:
+    const Var* v = nullptr;
+    bool in_cond = false, found = false;
+
+  protected:
+    void visit_Select(const Select* n) override {
+      const bool saved = in_cond;
+      in_cond = true;
+      visit(n->cond);
+      in_cond = saved;
+      visit(n->t);
+      visit(n->f);
+    }
+    void visit_VarRef(const VarRef* n) override { found |= in_cond && n->var.get() == v; }
+  } f;
+  f.v = v;
+  f.visit(e);
+  return f.found;
+}
 } // namespace
 
 // The simd loop of a sum reduction over `var` in [0, extent) into tg_acc, in strips when
@@ -404,7 +427,15 @@ void CEmitter::emit_fused_reduce(const Parallel* p, const Reduce* r) {
     bound_loads_.clear();
   };
   if (r->op == ReduceOp::Sum) {
-    emit_sum_loop(j, p->extents.back(), type_name(t), strip_len(r->op, t, p->extents.back()), value);
+    // One accumulator, not strips, when the value selects on j: gcc 12.2 at -O2/-O3 (early VRP
+    // with if-conversion; -fdisable-tree-evrp or -fno-tree-loop-if-convert avoid it) summed
+    // almost nothing of the second strip of `k * BN + j < N ? (x - mu) * (x - mu) : 0` in
+    // layernorm's c_avx2 f16 variant for N in [1500, 4095]. UBSan, ASan and clang's MSan find
+    // nothing in that code and clang computes it right; one accumulator computes it right with
+    // gcc too (docs/c-backend.md, "Fused reductions").
+    const int64_t strip =
+        selects_on(st->value, p->vars.back().get()) ? 0 : strip_len(r->op, t, p->extents.back());
+    emit_sum_loop(j, p->extents.back(), type_name(t), strip, value);
   } else {
     const bool rows = begin_f16_rows({j});
     line(std::string("#pragma omp simd reduction(") + (r->op == ReduceOp::Max ? "max" : "min") +

@@ -16,6 +16,7 @@
 #include "passes/LegalizeWgsl.h"
 #include "passes/RedundantLoadElim.h"
 #include "passes/ScheduleResolver.h"
+#include "passes/SinkReduce.h"
 #include "passes/TileRecommend.h"
 #include "passes/VersionByRange.h"
 #include "passes/VersionSingleTrip.h"
@@ -169,6 +170,13 @@ std::optional<Kernel> instantiate(const Kernel& k, const Instance& inst, const T
   // stays in uniform control flow.
   out = simplify(version_by_range(out));
   check(out, "versioning", true);
+
+  // C: a reduce of the tile a versioned parallel fills goes into both versions, where the
+  // emitter fuses it with the parallel (passes/SinkReduce; layernorm's squared deviations).
+  if (target.backend == Backend::C) {
+    out = sink_reduces(out);
+    check(out, "reduce sinking", true);
+  }
 
   // GPU targets: thread mappings and swizzles must exist before anything is written (the
   // emitter recomputes the same plan; a conflict is a located user error here).
