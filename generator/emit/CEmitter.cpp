@@ -577,8 +577,13 @@ void CEmitter::emit_entry_function() {
   std::string extents;
   for (size_t d = 0; d < 3; ++d)
     extents += d < nd ? std::string(", tg_grid_") + axis[d] : std::string(", 1");
+  // Without OpenMP the pragmas below are ignored, but clang's -fopenmp-simd still parses their
+  // clauses: tg_threads exists either way.
   raw("#ifdef _OPENMP\n");
   line("const int tg_threads = tg_cpu_threads(launch, omp_get_max_threads()" + extents + ");");
+  raw("#else\n");
+  line("const int tg_threads = 1;");
+  line("(void)tg_threads;");
   raw("#endif\n");
   // Blocks are independent: one OpenMP iteration each, x fastest so that consecutive
   // iterations (and thus one thread's static chunk) share rows of the inputs.
