@@ -899,13 +899,7 @@ std::string CudaEmitter::kernel_body() {
 // Blocks of tg_kernel one SM holds at once, by its shared memory (and the 1 KB the driver reserves
 // per block) and its threads (tg_split_parts).
 int64_t CudaEmitter::np_resident_blocks() const {
-  const auto& g = t_.gpu;
-  int64_t r = g.max_blocks_per_sm;
-  if (smem_bytes_ > 0 && g.smem_per_sm > 0)
-    r = std::min<int64_t>(r, g.smem_per_sm / (smem_bytes_ + 1024));
-  if (threads_ > 0)
-    r = std::min<int64_t>(r, g.max_threads_per_sm / threads_);
-  return std::max<int64_t>(r, 1);
+  return passes::resident_blocks(t_.gpu, smem_bytes_, threads_);
 }
 
 std::string CudaEmitter::kernel_text() {

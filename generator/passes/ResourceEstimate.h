@@ -31,6 +31,8 @@
 //                    tiles for the sm_80 kernels of this shape, rounded up).
 #pragma once
 
+#include <algorithm>
+
 #include "ir/IR.h"
 #include "ir/Substitute.h"
 #include "passes/LayoutInference.h"
@@ -134,6 +136,17 @@ const ir::Combine* np_split_join(const ir::Kernel& k, const ir::For** loop = nul
 // takes one arrival word per group of every level and one slot (a part's carried registers
 // and a ready word) per unit of every level.
 inline constexpr int64_t kSplitGroup = 4;
+// Blocks of `smem_bytes` shared memory (plus the 1 KB the driver reserves per block) and
+// `threads` threads one SM of `g` holds at once, at least 1: the generation-time estimate of a
+// split loop's resident blocks (registers are the driver's to count at run time).
+inline int64_t resident_blocks(const GpuFacts& g, int64_t smem_bytes, int64_t threads) {
+  int64_t r = g.max_blocks_per_sm;
+  if (smem_bytes > 0 && g.smem_per_sm > 0)
+    r = std::min<int64_t>(r, g.smem_per_sm / (smem_bytes + 1024));
+  if (threads > 0)
+    r = std::min<int64_t>(r, g.max_threads_per_sm / threads);
+  return std::max<int64_t>(r, 1);
+}
 inline int64_t split_join_words(int64_t parts) {
   int64_t n = 0;
   for (int64_t u = parts; u > 1; u = (u + kSplitGroup - 1) / kSplitGroup)

@@ -230,12 +230,7 @@ ModelNumbers model_config(const Kernel& k, const VarMap& m, const ResourceUse& u
   bool uniform = false;
   if (target.backend == Backend::CUDA && use.register_budget == 0 &&
       np_split_join(k, &split_loop, &uniform)) {
-    int64_t R = g.max_blocks_per_sm;
-    if (use.smem_bytes > 0 && g.smem_per_sm > 0)
-      R = std::min<int64_t>(R, g.smem_per_sm / (use.smem_bytes + 1024));
-    if (use.threads > 0)
-      R = std::min<int64_t>(R, g.max_threads_per_sm / use.threads);
-    const int64_t slots = std::max<int64_t>(R, 1) * g.sm_count, T = r.blocks;
+    const int64_t slots = resident_blocks(g, use.smem_bytes, use.threads) * g.sm_count, T = r.blocks;
     int64_t s = 2 * T <= slots ? std::min<int64_t>(slots / T, 64) : 0;
     const int64_t nk = uniform ? w.eval(split_loop->extent, -1) : -1;
     if (nk >= 0)
