@@ -6,6 +6,7 @@
 
 #include "support/InternalError.h"
 
+#include <string>
 #include <vector>
 
 namespace tilegen::emit {
@@ -15,8 +16,76 @@ namespace {
 struct Helper {
   const char* name;
   std::vector<const char*> deps;
-  const char* text;
+  std::string text;
 };
+
+// tg_stream_row_<t> for a 16-bit float type t ("f16", "bf16"), after its vector conversions
+// tg_cvt16_f32_<t> (AVX-512F) and tg_cvt8_f32_<t> (where `guard` holds): dst[0, n) := the
+// values of tg_f32_to_<t>, through streaming stores when nt (prefetching pf as
+// tg_stream_row_f32 does), the whole vectors converted in registers either way.
+std::string stream_row_16(const std::string& t, const std::string& guard) {
+  const std::string fn = "static inline void tg_stream_row_" + t + "(";
+  std::string s = R"(/* dst[0, n) := @T of src[0, n) (the values of tg_f32_to_@T); streaming stores when nt,
+   prefetching pf as tg_stream_row_f32 does. */
+@FNuint16_t* dst, const float* src, int64_t n, int nt,
+@PADconst void* pf) {
+  int64_t i = 0;
+  if (nt) {
+    while (i < n && ((uintptr_t)(dst + i) & 63u) != 0) {
+      dst[i] = tg_f32_to_@T(src[i]);
+      ++i;
+    }
+  }
+#if defined(__AVX512F__)
+  for (; i + 32 <= n; i += 32) {
+    const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(tg_cvt16_f32_@T(src + i)),
+                                         tg_cvt16_f32_@T(src + i + 16), 1);
+    if (nt) {
+      _mm512_stream_si512((__m512i*)(dst + i), h);
+      if (pf)
+        tg_prefetch((const char*)pf + i * (int64_t)sizeof(uint16_t));
+    } else
+      _mm512_storeu_si512(dst + i, h);
+  }
+#elif @GUARD
+  for (; i + 16 <= n; i += 16) {
+    const __m256i h = _mm256_insertf128_si256(_mm256_castsi128_si256(tg_cvt8_f32_@T(src + i)),
+                                              tg_cvt8_f32_@T(src + i + 8), 1);
+    if (nt) {
+      _mm256_stream_si256((__m256i*)(dst + i), h);
+      if (pf)
+        tg_prefetch((const char*)pf + i * (int64_t)sizeof(uint16_t));
+    } else
+      _mm256_storeu_si256((__m256i*)(dst + i), h);
+  }
+#else
+  if (nt) {
+    for (; i + 32 <= n; i += 32) {
+      _Alignas(64) uint16_t t[32];
+      #pragma omp simd
+      for (int j = 0; j < 32; ++j)
+        t[j] = tg_f32_to_@T(src[i + j]);
+      tg_stream_line(dst + i, t);
+      if (pf)
+        tg_prefetch((const char*)pf + i * (int64_t)sizeof(uint16_t));
+    }
+  }
+#endif
+  #pragma omp simd
+  for (int64_t j = i; j < n; ++j)
+    dst[j] = tg_f32_to_@T(src[j]);
+}
+)";
+  auto put = [&s](const std::string& key, const std::string& value) {
+    for (size_t at = s.find(key); at != std::string::npos; at = s.find(key, at + value.size()))
+      s.replace(at, key.size(), value);
+  };
+  put("@FN", fn);
+  put("@PAD", std::string(fn.size(), ' '));
+  put("@GUARD", guard);
+  put("@T", t);
+  return s;
+}
 
 // Fixed helpers, in the order they are printed (dependencies first).
 const std::vector<Helper>& fixed_helpers() {
@@ -470,56 +539,7 @@ static inline __m128i tg_cvt8_f32_bf16(const float* src) {
   return _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
 }
 #endif
-/* dst[0, n) := bf16 of src[0, n) (tg_f32_to_bf16); streaming stores when nt, prefetching pf
-   as tg_stream_row_f32 does. */
-static inline void tg_stream_row_bf16(uint16_t* dst, const float* src, int64_t n, int nt,
-                                      const void* pf) {
-  int64_t i = 0;
-  if (nt) {
-    while (i < n && ((uintptr_t)(dst + i) & 63u) != 0) {
-      dst[i] = tg_f32_to_bf16(src[i]);
-      ++i;
-    }
-  }
-#if defined(__AVX512F__)
-  for (; i + 32 <= n; i += 32) {
-    const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(tg_cvt16_f32_bf16(src + i)),
-                                         tg_cvt16_f32_bf16(src + i + 16), 1);
-    if (nt) {
-      _mm512_stream_si512((__m512i*)(dst + i), h);
-      if (pf)
-        tg_prefetch((const char*)pf + i * (int64_t)sizeof(uint16_t));
-    } else
-      _mm512_storeu_si512(dst + i, h);
-  }
-#elif defined(__AVX2__)
-  for (; i + 16 <= n; i += 16) {
-    const __m256i h = _mm256_set_m128i(tg_cvt8_f32_bf16(src + i + 8), tg_cvt8_f32_bf16(src + i));
-    if (nt) {
-      _mm256_stream_si256((__m256i*)(dst + i), h);
-      if (pf)
-        tg_prefetch((const char*)pf + i * (int64_t)sizeof(uint16_t));
-    } else
-      _mm256_storeu_si256((__m256i*)(dst + i), h);
-  }
-#else
-  if (nt) {
-    for (; i + 32 <= n; i += 32) {
-      _Alignas(64) uint16_t t[32];
-      #pragma omp simd
-      for (int j = 0; j < 32; ++j)
-        t[j] = tg_f32_to_bf16(src[i + j]);
-      tg_stream_line(dst + i, t);
-      if (pf)
-        tg_prefetch((const char*)pf + i * (int64_t)sizeof(uint16_t));
-    }
-  }
-#endif
-  #pragma omp simd
-  for (int64_t j = i; j < n; ++j)
-    dst[j] = tg_f32_to_bf16(src[j]);
-}
-)"},
+)" + stream_row_16("bf16", "defined(__AVX2__)")},
       // f16 rows: vcvtps2ph (F16C, AVX-512F) rounds to nearest even, gives inf on overflow and
       // f16 subnormals exactly as tg_f32_to_f16 does; NaN differs (it keeps the payload's top
       // bits), so NaN lanes are first replaced by the f32 quiet NaN of their sign, which
@@ -544,57 +564,7 @@ static inline __m128i tg_cvt8_f32_f16(const float* src) {
   return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 #endif
-/* dst[0, n) := f16 of src[0, n) (the values of tg_f32_to_f16); streaming stores when nt,
-   prefetching pf as tg_stream_row_f32 does. */
-static inline void tg_stream_row_f16(uint16_t* dst, const float* src, int64_t n, int nt,
-                                     const void* pf) {
-  int64_t i = 0;
-  if (nt) {
-    while (i < n && ((uintptr_t)(dst + i) & 63u) != 0) {
-      dst[i] = tg_f32_to_f16(src[i]);
-      ++i;
-    }
-  }
-#if defined(__AVX512F__)
-  for (; i + 32 <= n; i += 32) {
-    const __m512i h = _mm512_inserti64x4(_mm512_castsi256_si512(tg_cvt16_f32_f16(src + i)),
-                                         tg_cvt16_f32_f16(src + i + 16), 1);
-    if (nt) {
-      _mm512_stream_si512((__m512i*)(dst + i), h);
-      if (pf)
-        tg_prefetch((const char*)pf + i * (int64_t)sizeof(uint16_t));
-    } else
-      _mm512_storeu_si512(dst + i, h);
-  }
-#elif defined(__F16C__) && defined(__AVX__)
-  for (; i + 16 <= n; i += 16) {
-    const __m256i h = _mm256_insertf128_si256(_mm256_castsi128_si256(tg_cvt8_f32_f16(src + i)),
-                                              tg_cvt8_f32_f16(src + i + 8), 1);
-    if (nt) {
-      _mm256_stream_si256((__m256i*)(dst + i), h);
-      if (pf)
-        tg_prefetch((const char*)pf + i * (int64_t)sizeof(uint16_t));
-    } else
-      _mm256_storeu_si256((__m256i*)(dst + i), h);
-  }
-#else
-  if (nt) {
-    for (; i + 32 <= n; i += 32) {
-      _Alignas(64) uint16_t t[32];
-      #pragma omp simd
-      for (int j = 0; j < 32; ++j)
-        t[j] = tg_f32_to_f16(src[i + j]);
-      tg_stream_line(dst + i, t);
-      if (pf)
-        tg_prefetch((const char*)pf + i * (int64_t)sizeof(uint16_t));
-    }
-  }
-#endif
-  #pragma omp simd
-  for (int64_t j = i; j < n; ++j)
-    dst[j] = tg_f32_to_f16(src[j]);
-}
-)"},
+)" + stream_row_16("f16", "defined(__F16C__) && defined(__AVX__)")},
   };
   return table;
 }
@@ -699,8 +669,8 @@ std::string c_helper_source(const std::set<std::string>& used) {
   std::set<std::string> done;
   for (const auto& h : fixed_helpers())
     if (want.count(h.name)) {
-      if (*h.text) // "": defined in the text of its dependency
-        out += std::string(h.text) + "\n";
+      if (!h.text.empty()) // "": defined in the text of its dependency
+        out += h.text + "\n";
       done.insert(h.name);
     }
   for (const auto& name : want) // sorted: deterministic
