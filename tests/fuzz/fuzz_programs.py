@@ -307,7 +307,9 @@ class Examiner:
                 cpu_arch[parts[1]] = parts[2]
             elif parts[0] == "variant":
                 listing.append(("variant", parts[1], parts[2]))
-            elif parts[0] in ("header", "source", "wgsl", "wgsl_host"):
+            elif parts[0] in ("header", "source", "wgsl", "wgsl_host", "metal", "metal_host"):
+                # (metal: the .metal kernels; metal_host: <lib>_metal.c, which needs Metal's
+                # runtime and is not compiled here; metal_flags lines are not files)
                 listing.append((parts[0], None, parts[1]))
         self.flags = flags
         self.gcc_flags = gcc_flags
