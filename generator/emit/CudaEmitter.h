@@ -485,7 +485,6 @@ protected:
   // gives each part at least kNpSplitMinPart iterations. Empty where a tensor decides it.
   std::string np_split_nk_host_;
   static constexpr int64_t kNpSplitMinPart = 8;
-  int64_t np_resident_blocks() const; // blocks of tg_kernel an SM holds (shared memory, threads)
   // The mbarriers of a TMA pipeline before the tile ring: full/empty per stage (twice for a
   // rotated body), the groups' order barriers, the prologue's full and empty.
   int64_t barrier_count(const passes::TmaPipeline& tp) const {

@@ -896,12 +896,6 @@ std::string CudaEmitter::kernel_body() {
   return out_.str();
 }
 
-// Blocks of tg_kernel one SM holds at once, by its shared memory (and the 1 KB the driver reserves
-// per block) and its threads (tg_split_parts).
-int64_t CudaEmitter::np_resident_blocks() const {
-  return passes::resident_blocks(t_.gpu, smem_bytes_, threads_);
-}
-
 std::string CudaEmitter::kernel_text() {
   const std::string body = kernel_body();
   std::ostringstream os;
@@ -1504,7 +1498,9 @@ std::string CudaEmitter::host_source(const std::string& realign) const {
   if (split_)
     os << kSplitShapeSource;
   if (np_split_) {
-    const std::string R = std::to_string(np_resident_blocks());
+    // blocks of tg_kernel one SM holds at once by its shared memory and threads (the estimate
+    // tg_split_parts falls back to where the driver gives no occupancy)
+    const std::string R = std::to_string(passes::resident_blocks(t_.gpu, smem_bytes_, threads_));
     const bool nk = !np_split_nk_host_.empty();
     const std::string Q = std::to_string(kNpSplitMinPart);
     os << "/* Split loops (docs/cuda-backend.md \"Split loops\"): the parts of each tile's loop for a launch\n"
