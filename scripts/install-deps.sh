@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Installs what tilegen needs on a Debian 12 machine, only what is missing. Runs as root (or
 # with sudo available). Safe to run repeatedly.
+#   scripts/install-deps.sh           the build, the tests and the benchmarks' packages
+#   scripts/install-deps.sh --torch   Debian's PyTorch (CPU) and its CMake package, for the
+#                                     cmake.torch_ops test (scripts/test.sh installs it in the
+#                                     background while it builds: about 2 minutes of apt)
 set -euo pipefail
 
+if [[ ${1:-} == --torch ]]; then
+  packages=(python3-torch libtorch-dev)
+else
 packages=(
   cmake ninja-build g++ gcc make pkg-config      # build
   ccache                                         # scripts/test.sh: compiles shared across its trees
@@ -27,6 +34,7 @@ packages=(
 )
 # Node.js + npm validate the JSON Schema (ajv-cli); keep a preinstalled node if there is one.
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -56,5 +64,5 @@ if ((${#missing[@]})); then
     $SUDO apt-get install -y -qq --no-install-recommends "${available[@]}" >/dev/null
   fi
 else
-  echo "install-deps: everything is installed"
+  echo "install-deps: everything is installed${1:+ ($1)}"
 fi

@@ -6,7 +6,9 @@
 #      report aborts): ctest runs the unit tests, lit and the fuzzers' short runs (tests/fuzz)
 #      against the sanitized tilegen and tilegen_core (docs/testing.md).
 # Usage: scripts/test.sh [build-dir]   (default: build-test; the sanitized build goes to
-# <build-dir>-asan). TILEGEN_TEST_SANITIZE=0 skips step 2.
+# <build-dir>-asan). TILEGEN_TEST_SANITIZE=0 skips step 2. Debian's PyTorch (for cmake.torch_ops)
+# is installed in the background while the release build compiles; TILEGEN_TEST_TORCH=0 leaves
+# it out (the test then skips itself).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-"$here/build-test"}
@@ -27,9 +29,25 @@ if command -v ccache >/dev/null 2>&1 && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" 
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$here}
 fi
 start=$SECONDS
-rm -rf "$build"
+rm -rf "$build" && mkdir -p "$build"
+# PyTorch is the largest download (about 2 minutes of apt, mostly waiting on the network and the
+# disk): it installs while the release build compiles, after the first apt run has released the
+# package lock; the tests wait for it.
+torch_pid="" torch_log="$build/torch-install.log"
+if [ "${TILEGEN_TEST_TORCH:-1}" != 0 ]; then
+  (t=$SECONDS; "$here/scripts/install-deps.sh" --torch; echo "install-deps --torch: $((SECONDS - t)) s") \
+    >"$torch_log" 2>&1 &
+  torch_pid=$!
+fi
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEGEN_BUILD_TESTS=ON
 cmake --build "$build" -j "$jobs"
+if [ -n "$torch_pid" ]; then
+  if wait "$torch_pid"; then
+    echo "test.sh: PyTorch: $(tail -1 "$torch_log")"
+  else
+    echo "test.sh: installing PyTorch failed (cmake.torch_ops will skip itself): $(tail -3 "$torch_log")"
+  fi
+fi
 (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 900) || status=1
 echo "test.sh: release build and tests: $((SECONDS - start)) s"
 
