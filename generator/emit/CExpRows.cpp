@@ -196,7 +196,9 @@ bool CEmitter::emit_exp_rows(const Parallel* n, const std::vector<std::string>& 
                                    : begin_f16_rows({"tg_k", inner_name});
   line("#pragma omp simd");
   open("for (int64_t tg_k = 0; tg_k < " + c + "; ++tg_k)");
-  line(point + (rows ? " (void)" + inner_name + "; /* unused where f16 views read tg_xr */" : ""));
+  // (void): the exp arguments may not read the point (a row's rescale factor), nor the f16
+  // views (tg_xr)
+  line(point + " (void)" + inner_name + ";");
   for (const auto& s : body)
     if (s->kind == StmtKind::LetStmt)
       stmt(rw.mutate(s));

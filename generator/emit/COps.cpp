@@ -38,6 +38,8 @@ void CEmitter::emit_alloc(const Alloc* n) {
   }
   if (staged_tiles_.count(b.get()))
     line("(void)" + name(b->name) + "; /* its copies are bf16 views: it may be never touched */");
+  else if (!mentions_buffer(k_.body, b.get()))
+    line("(void)" + name(b->name) + "; /* declared by the spec, never used */");
 }
 
 void CEmitter::emit_fill(const Fill* n) {

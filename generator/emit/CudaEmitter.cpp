@@ -416,7 +416,8 @@ void CudaEmitter::plan_memory() {
         (t_.gpu.async_copy == AsyncCopy::None && !t_.hip.register_staged_pipeline))
       return;
     int64_t st = cuda_const(loop->stages);
-    if (st >= 2)
+    // a loop whose producers cannot be issued ahead runs in order, one stage (emit_pipelined)
+    if (st >= 2 && split_pipeline_body(loop).hoistable)
       factor[c->dst.buffer.get()] = std::max(factor[c->dst.buffer.get()], st);
   });
   // TMA boxes and wgmma descriptors address 1024-byte swizzle atoms: panel buffers start on

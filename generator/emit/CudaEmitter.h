@@ -52,6 +52,9 @@ struct TmaCoordOperands {
 };
 TmaCoordOperands tma_coord_operands(int n, int first);
 
+// Whether a start index of c reads a shared buffer (CudaOps.cpp).
+bool copy_index_reads_shared(const ir::Copy* c);
+
 class CudaEmitter : public CFamilyPrinter {
 public:
   CudaEmitter(const ir::Kernel& k, const Target& t, const VariantInfo& info,
@@ -120,6 +123,7 @@ protected:
   PipelineBody split_pipeline_body(const ir::For* f) const;
   void emit_fill(const ir::Fill* f);
   void emit_copy(const ir::Copy* c);
+  void emit_copy_op(const ir::Copy* c, ir::MemScope s, ir::MemScope d); // by the scopes
   // The synchronous 16-byte path of copy_global_to_shared on targets without asynchronous
   // copies (HIP): whole chunks through registers, zero outside the tensor; false where the copy
   // does not qualify (conversion, a pad, rows that are no whole chunks).

@@ -131,7 +131,9 @@ CudaEmitter::PipelineBody CudaEmitter::split_pipeline_body(const For* f) const {
     if (s->as<LetStmt>())
       let_seen = true;
     if (is_producer(s)) {
-      p.hoistable = p.hoistable && !let_seen;
+      // A producer whose start index reads shared memory (ids another op of the loop fills)
+      // cannot be issued iterations ahead: the loop runs in order.
+      p.hoistable = p.hoistable && !let_seen && !copy_index_reads_shared(s->as<Copy>());
       p.producers.push_back(s);
     } else {
       p.consumers.push_back(s);

@@ -32,6 +32,24 @@ bool expr_multiple_of(const Expr& e, int64_t m) {
   return false;
 }
 
+// Whether a start index of c reads a shared buffer (an id table an earlier copy filled):
+// those reads need the writes before them to have landed, like any read of shared memory.
+bool copy_index_reads_shared(const Copy* c) {
+  struct Scan : IRVisitor {
+    bool found = false;
+
+  protected:
+    void visit_Load(const Load* n) override {
+      found = found || n->buffer->scope == MemScope::Shared;
+      IRVisitor::visit_Load(n);
+    }
+  } scan;
+  for (const Region* r : {&c->src, &c->dst})
+    for (const Expr& o : r->offsets)
+      scan.visit(o);
+  return scan.found;
+}
+
 namespace {
 
 int log2_of(int64_t v) {
@@ -150,7 +168,10 @@ void CudaEmitter::copy_elementwise(const Copy* c) {
   };
   open("for (int tg_e = tg_tid; tg_e < " + std::to_string(rows * cols) + "; tg_e += " +
        std::to_string(threads_) + ")");
-  line("const int tg_i = tg_e / " + std::to_string(cols) + ", tg_j = tg_e % " + std::to_string(cols) + ";");
+  if (tr == 2) // a rank-1 tile has columns only
+    line("const int tg_i = tg_e / " + std::to_string(cols) + ", tg_j = tg_e % " + std::to_string(cols) + ";");
+  else
+    line("const int tg_j = tg_e;");
   std::vector<std::string> sidx, didx;
   std::string src = at(c->src, &sidx), dst = at(c->dst, &didx);
   const Buffer &sb = *c->src.buffer, &db = *c->dst.buffer;
@@ -166,6 +187,17 @@ void CudaEmitter::copy_elementwise(const Copy* c) {
 
 void CudaEmitter::emit_copy(const Copy* c) {
   MemScope s = c->src.buffer->scope, d = c->dst.buffer->scope;
+  // A start index read from shared memory: the copies and stores that filled it complete
+  // first (cp.async wait and barrier), and a later write to it waits for these reads.
+  const bool index_reads_shared = copy_index_reads_shared(c);
+  if (index_reads_shared && (smem_dirty_ || async_pending_))
+    barrier();
+  emit_copy_op(c, s, d);
+  if (index_reads_shared)
+    smem_read_ = true;
+}
+
+void CudaEmitter::emit_copy_op(const Copy* c, MemScope s, MemScope d) {
   if (s == MemScope::Global && d == MemScope::Shared) {
     before_shared_write();
     copy_global_to_shared(c, t_.gpu.async_copy != AsyncCopy::None); // TMA targets have cp.async
@@ -391,7 +423,7 @@ void CudaEmitter::copy_global_to_shared(const Copy* c, bool async, bool commit) 
   for (size_t i = 0; i < widths.size() + (sync16 ? 1 : 0) + (widen16 ? 1 : 0) + (shifted ? 1 : 0); ++i)
     close();
   close();
-  if (async)
+  if (async && (!widths.empty() || shifted)) // a cp.async path was printed (not only elements)
     async_pending_ = true;
 }
 

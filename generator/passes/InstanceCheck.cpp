@@ -102,6 +102,7 @@ public:
 protected:
   void visit_Copy(const Copy* c) override {
     at_ = c->loc;
+    uniform_use_ = "in a start index of a copy";
     const Buffer &s = *c->src.buffer, &d = *c->dst.buffer;
     if (on_chip(s) && on_chip(d) && whole(c->src) && whole(c->dst) &&
         shape_str(s.shape) != shape_str(d.shape)) {
@@ -116,6 +117,7 @@ protected:
 
   void visit_AtomicAdd(const AtomicAdd* a) override {
     at_ = a->loc;
+    uniform_use_ = "in a start index of an atomic_add";
     region_fits(a->src, "atomic_add");
     IRVisitor::visit_AtomicAdd(a);
   }
@@ -162,14 +164,41 @@ protected:
 
   void visit_Load(const Load* l) override {
     at_ = l->loc.known() ? l->loc : at_;
+    if (parallel_depth_ == 0 && l->buffer->scope == MemScope::Fragment &&
+        fragment_reads_.insert(l->buffer.get()).second) {
+      // The GPU targets spread a fragment's elements over the block's threads (docs/spec.md
+      // "shared, fragment, local"): a uniform value cannot come from one of them.
+      error("fragment '" + l->buffer->name + "' is read outside a 'parallel' (" + uniform_use_ +
+            "): its elements are spread over the block's threads, and only a 'parallel' over "
+            "it reads them. Declare it 'shared' instead (or copy it into a shared buffer) "
+            "and read that");
+    }
     indices_fit(*l->buffer, l->indices, "read of");
     IRVisitor::visit_Load(l);
   }
 
   void visit_Parallel(const Parallel* p) override {
     at_ = p->loc;
+    ++parallel_depth_;
     IRVisitor::visit_Parallel(p);
+    --parallel_depth_;
     points_independent(p);
+  }
+
+  void visit_For(const For* f) override {
+    at_ = f->loc;
+    uniform_use_ = "in a loop's start or extent";
+    visit(f->start);
+    visit(f->extent);
+    if (f->stages)
+      visit(f->stages);
+    visit(f->body);
+  }
+
+  void visit_LetStmt(const LetStmt* l) override {
+    at_ = l->loc.known() ? l->loc : at_;
+    uniform_use_ = "in a 'let' outside every parallel";
+    IRVisitor::visit_LetStmt(l);
   }
 
 private:
@@ -263,6 +292,20 @@ private:
         if (same_element(a))
           continue;
         at_ = a.loc.known() ? a.loc : p->loc;
+        if (a.store) { // one point, two elements: which other point touches them is not known
+          std::string decl;
+          for (size_t i = 0; i < p->vars.size(); ++i) {
+            auto ext = const_of(p->extents[i]);
+            decl += p->vars[i]->name + (ext ? ": " + std::to_string(*ext) : std::string()) + ", ";
+          }
+          error(std::string("the points of this parallel (") + vars + ") are independent, and each "
+                "writes one element of a buffer: this store into '" + b->name + a.index +
+                "' is a second element of '" + b->name + "' (the point also writes '" + b->name +
+                first->index + "' at line " + std::to_string(first->loc.line) +
+                "). Give each element its own point (another parallel variable: {" + decl +
+                "h: 2} and one store at an index that uses h), or write into another buffer");
+          return;
+        }
         error(std::string("the points of this parallel (") + vars + ") are independent: a " +
               (a.store ? "store into" : "read of") + " '" + b->name + a.index + "' touches an element that another point writes ('" +
               b->name + first->index + "' at line " + std::to_string(first->loc.line) +
@@ -301,6 +344,9 @@ private:
   std::string fixed_;
   SourceLoc at_;
   bool ok_ = true;
+  int parallel_depth_ = 0;
+  std::string uniform_use_ = "outside every parallel"; // where a load outside a parallel sits
+  std::set<const Buffer*> fragment_reads_;             // reported once per fragment
 };
 
 } // namespace

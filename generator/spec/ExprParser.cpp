@@ -4,6 +4,7 @@
 #include "support/ReservedNames.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
@@ -35,7 +36,13 @@ bool is_alnum(char c) {
 // cast of an integer literal (docs/spec.md "Unsigned integers"); say so.
 std::string unsigned_suffix_hint(const std::string& bad) {
   size_t d = 0;
-  while (d < bad.size() && is_digit(bad[d]))
+  const bool hex = bad.size() > 2 && bad[0] == '0' && (bad[1] == 'x' || bad[1] == 'X');
+  if (hex) { // 0xffu: the digits, then the suffix
+    d = 2;
+    while (d < bad.size() && std::isxdigit(static_cast<unsigned char>(bad[d])))
+      ++d;
+  }
+  while (!hex && d < bad.size() && is_digit(bad[d]))
     ++d;
   if (d == 0 || d == bad.size() || (bad[d] != 'u' && bad[d] != 'U'))
     return {};
@@ -78,6 +85,20 @@ public:
         while (i < text_.size() && is_alnum(text_[i]))
           ++i;
         toks_.push_back({Tok::Ident, std::string(text_.substr(b, i - b)), b, i});
+      } else if (c == '0' && i + 2 < text_.size() && (text_[i + 1] == 'x' || text_[i + 1] == 'X') &&
+                 std::isxdigit(static_cast<unsigned char>(text_[i + 2]))) {
+        // hexadecimal integer: 0xff, 0X7FFF (docs/spec.md "Literals")
+        i += 2;
+        while (i < text_.size() && std::isxdigit(static_cast<unsigned char>(text_[i])))
+          ++i;
+        if (i < text_.size() && (is_alnum(text_[i]) || text_[i] == '.')) {
+          while (i < text_.size() && (is_alnum(text_[i]) || text_[i] == '.'))
+            ++i;
+          const std::string bad(text_.substr(b, i - b));
+          error(b, i - b, "invalid number '" + bad + "'" + unsigned_suffix_hint(bad));
+          return false;
+        }
+        toks_.push_back({Tok::Int, std::string(text_.substr(b, i - b)), b, i});
       } else if (is_digit(c) || (c == '.' && i + 1 < text_.size() && is_digit(text_[i + 1]))) {
         bool is_float = false;
         while (i < text_.size() && is_digit(text_[i]))
@@ -419,7 +440,8 @@ private:
       next();
       errno = 0;
       char* endp = nullptr;
-      unsigned long long v = std::strtoull(t.text.c_str(), &endp, 10);
+      const bool hex = t.text.size() > 2 && (t.text[1] == 'x' || t.text[1] == 'X');
+      unsigned long long v = std::strtoull(t.text.c_str() + (hex ? 2 : 0), &endp, hex ? 16 : 10);
       if (errno == ERANGE ||
           v > static_cast<unsigned long long>(std::numeric_limits<int64_t>::max())) {
         error_at(t, "integer literal '" + t.text + "' is too large (the limit is 2^63-1)");

@@ -350,6 +350,10 @@ bool Lowerer::allowed(const Symbol& s, Where where, const SExpr& e) {
     if (ok)
       return true;
     diag_.error(e.op_loc, std::string(r.rule) + "; '" + s.name + "' is a " + sym_kind_name(s.kind));
+    if (where == Where::Uniform && (s.kind == SymKind::Tensor || s.kind == SymKind::Buffer))
+      diag_.note(e.op_loc, "to run ops only where a value read from memory says so, use a 'for' "
+                           "whose extent is 'cond ? 1 : 0' (its bounds may read tensors), or read "
+                           "the value as a loop's 'start' (docs/spec.md \"Row ranges from data\")");
     return false;
   }
   ::tilegen::internal_error("Lowerer::allowed: no name rule for a context");
@@ -722,10 +726,20 @@ Expr Lowerer::bitcast(const SExpr& e, Where where) {
     from = DType::i32();
   }
   if (from.is_bool() || to->bits() != from.bits()) {
-    diag_.error(e.loc, "bitcast<" + std::string(to->name()) + "> needs an argument of the same width: " +
-                           to->name() + " is " + std::to_string(to->bits()) + " bits, the argument is " +
-                           from.name() + (from.is_bool() ? "" : " (" + std::to_string(from.bits()) + " bits)") +
-                           "; bitcast reinterprets bits, use " + to->name() + "(x) to convert the value");
+    // The fix that keeps bit semantics: an integer argument narrowed or widened to the unsigned
+    // type of the target's width, a float one converted to the float type of that width.
+    const std::string T = to->name(), W = std::to_string(to->bits());
+    std::string fix = "; bitcast reinterprets bits";
+    if (from.is_int())
+      fix += ": for the low " + W + " bits of an integer write bitcast<" + T + ">(u" + W + "(x))";
+    else if (!from.is_bool() && to->is_int()) {
+      const char* f = to->bits() == 8 ? "e4m3" : to->bits() == 16 ? "f16" : to->bits() == 32 ? "f32" : "f64";
+      fix += ": for the bits of the value rounded to a " + W + "-bit float write bitcast<" + T + ">(" + f + "(x))";
+    }
+    diag_.error(e.loc, "bitcast<" + T + "> needs an argument of the same width: " + T + " is " + W +
+                           " bits, the argument is " + from.name() +
+                           (from.is_bool() ? "" : " (" + std::to_string(from.bits()) + " bits)") + fix +
+                           "; to convert the value, use " + T + "(x)");
     return nullptr;
   }
   if (*to == from)

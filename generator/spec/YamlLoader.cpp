@@ -179,10 +179,12 @@ public:
     add(make(YKind::Null, mark));
   }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
-    fail(mark, "YAML aliases ('*name') are not supported in specs");
+    fail(mark, "YAML aliases ('*name') are not supported in specs (a value that starts with '*' "
+               "is read as one: quote it, e.g. \"*x\")");
   }
   void OnAnchor(const YAML::Mark& mark, const std::string& name) override {
-    fail(mark, "YAML anchors ('&" + name + "') are not supported in specs");
+    fail(mark, "YAML anchors ('&" + name + "') are not supported in specs (a value that starts "
+               "with '&' is read as one: quote it, e.g. summary: \"&& of ...\")");
   }
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
@@ -253,11 +255,13 @@ private:
 
   void check_anchor(const YAML::Mark& mark, YAML::anchor_t anchor) {
     if (anchor != YAML::NullAnchor)
-      fail(mark, "YAML anchors ('&name') are not supported in specs");
+      fail(mark, "YAML anchors ('&name') are not supported in specs (a value that starts with "
+                 "'&' is read as one: quote it)");
   }
   void check_tag(const YAML::Mark& mark, const std::string& tag) {
     if (!tag.empty() && tag != "?" && tag != "!")
-      fail(mark, "YAML tags ('" + tag + "') are not supported in specs");
+      fail(mark, "YAML tags ('" + tag + "') are not supported in specs (a value that starts with "
+                 "'!' is read as one: quote it, e.g. if: \"!flag\")");
   }
 
   void internal_missing_value() {
