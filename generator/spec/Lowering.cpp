@@ -104,12 +104,28 @@ private:
       return false;
     }
     if (!known_even(shape.back())) {
+      // The fix depends on what the extent is: a dim, a value param (name its odd values), or
+      // an expression the rule cannot show even.
+      std::string fix = "make it a product with an even factor, or store the codes as u8 (one per byte)";
+      if (auto v = shape.back()->as<ir::VarRef>())
+        for (const auto& d : kernel_->dims) {
+          if (d.var != v->var)
+            continue;
+          if (d.var->kind == ir::VarKind::ValueParam) {
+            std::string odd;
+            for (int64_t x : d.values)
+              if (x % 2 != 0)
+                odd += (odd.empty() ? "" : ", ") + std::to_string(x);
+            fix = "'" + d.var->name + "' takes the odd value(s) " + odd + ": give it even values only";
+          } else {
+            fix = "declare '" + d.var->name + "' with an even multiple_of ({dim: dynamic, multiple_of: 2}); "
+                  "the dispatch then rejects an odd value";
+          }
+        }
       diag_.error(t.shape.back()->loc,
                   std::string("the last dim of tensor '") + t.name.name + "' (packed type " +
                       name + ", two elements per byte) must be even, and '" +
-                      t.shape.back()->text() +
-                      "' may be odd; declare its dim with an even multiple_of (e.g. "
-                      "{dim: dynamic, multiple_of: 2}) or use even values");
+                      t.shape.back()->text() + "' may be odd; " + fix);
       return false;
     }
     shape.back() = ir::Binary::make(ir::BinaryOp::Div, shape.back(), ir::make_i64(2),
@@ -927,12 +943,12 @@ private:
     if (!src->dtype.is_float() && !src->dtype.is_int())
       return nullptr;
     for (const ir::BufferPtr& b : {src, dst})
-      if (b->dtype.is_unsigned()) { // the GPU reductions combine in f32, exact only to 2^24
+      if (b->dtype.is_int()) { // the GPU reductions combine in f32, exact only to 2^24
         diag_.error(o.loc, "reduce of " + std::string(b->dtype.name()) + " buffer '" + b->name +
-                               "' is not supported: reductions of unsigned values are not "
-                               "implemented (the GPU targets combine in f32); copy the values "
-                               "into an f32 or i64 buffer first, e.g. a parallel with "
-                               "x[i, j] = i64(u[i, j]) (docs/spec.md \"Unsigned integers\")");
+                               "' is not supported: reductions of integers are not implemented "
+                               "(the GPU targets combine in f32, exact only up to 2^24); copy the "
+                               "values into an f32 buffer first, e.g. a parallel with "
+                               "x[i, j] = f32(u[i, j]) (docs/spec.md \"reduce\")");
         return nullptr;
       }
     return ir::Reduce::make(o.reduce_op, src, dst, static_cast<int>(o.dim.value), o.clear.value,

@@ -87,9 +87,11 @@ TEST(YamlLoader, Rejections) {
   const Case cases[] = {
       {"a: [1, 2\n", "f.yaml:2:1: error: invalid YAML: end of sequence flow not found"},
       {"a: 1\na: 2\n", "f.yaml:2:1: error: duplicate key 'a'"},
-      {"a: &x 1\nb: *x\n", "f.yaml:1:4: error: YAML anchors ('&x') are not supported in specs"},
+      {"a: &x 1\nb: *x\n", "f.yaml:1:4: error: YAML anchors ('&x') are not supported in specs (a value "
+                           "that starts with '&' is read as one: quote it, e.g. summary: \"&& of ...\")"},
       {"a: !!int 1\n",
-       "f.yaml:1:4: error: YAML tags ('tag:yaml.org,2002:int') are not supported in specs"},
+       "f.yaml:1:4: error: YAML tags ('tag:yaml.org,2002:int') are not supported in specs (a value that "
+       "starts with '!' is read as one: quote it, e.g. if: \"!flag\")"},
       {"a: 1\n---\nb: 2\n",
        "f.yaml:2:1: error: a spec file holds one YAML document; found a second one"},
       {"? [a]\n: 1\n", "f.yaml:1:3: error: mapping keys must be plain names, not a list"},
