@@ -81,6 +81,17 @@ public:
         break;
       size_t b = i;
       char c = text_[i];
+      // A number that runs on into letters, digits or a dot ("0.5f", "5u", "0xffu") is one bad
+      // token, reported whole with the cast hint where it applies.
+      auto number_ends = [&](size_t begin, size_t& at) {
+        if (at >= text_.size() || !(is_alnum(text_[at]) || text_[at] == '.'))
+          return true;
+        while (at < text_.size() && (is_alnum(text_[at]) || text_[at] == '.'))
+          ++at;
+        const std::string bad(text_.substr(begin, at - begin));
+        error(begin, at - begin, "invalid number '" + bad + "'" + unsigned_suffix_hint(bad));
+        return false;
+      };
       if (is_alpha(c)) {
         while (i < text_.size() && is_alnum(text_[i]))
           ++i;
@@ -91,13 +102,8 @@ public:
         i += 2;
         while (i < text_.size() && std::isxdigit(static_cast<unsigned char>(text_[i])))
           ++i;
-        if (i < text_.size() && (is_alnum(text_[i]) || text_[i] == '.')) {
-          while (i < text_.size() && (is_alnum(text_[i]) || text_[i] == '.'))
-            ++i;
-          const std::string bad(text_.substr(b, i - b));
-          error(b, i - b, "invalid number '" + bad + "'" + unsigned_suffix_hint(bad));
+        if (!number_ends(b, i))
           return false;
-        }
         toks_.push_back({Tok::Int, std::string(text_.substr(b, i - b)), b, i});
       } else if (is_digit(c) || (c == '.' && i + 1 < text_.size() && is_digit(text_[i + 1]))) {
         bool is_float = false;
@@ -120,13 +126,8 @@ public:
               ++i;
           }
         }
-        if (i < text_.size() && (is_alnum(text_[i]) || text_[i] == '.')) {
-          while (i < text_.size() && (is_alnum(text_[i]) || text_[i] == '.'))
-            ++i;
-          const std::string bad(text_.substr(b, i - b));
-          error(b, i - b, "invalid number '" + bad + "'" + unsigned_suffix_hint(bad));
+        if (!number_ends(b, i))
           return false;
-        }
         toks_.push_back(
             {is_float ? Tok::Float : Tok::Int, std::string(text_.substr(b, i - b)), b, i});
       } else {
