@@ -75,6 +75,9 @@ protected:
   // ---- what a dialect of this GPU printer changes (HipEmitter) --------------------------------
   // `v` exchanged with the lane whose index differs in bit mask `mask` (a butterfly step).
   virtual std::string shfl_xor(const std::string& v, int mask) const;
+  // The read-only (non-coherent) load function, as a kernel in the file's unnamed namespace
+  // calls it.
+  virtual std::string ldg_name() const { return "__ldg"; }
   // log2 of the lanes of a warp (wave) of the target's layouts (GpuFacts::warp_size).
   int lane_bits() const;
   // Storage <-> f32 register values of dtype t.

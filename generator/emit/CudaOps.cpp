@@ -780,12 +780,8 @@ void CudaEmitter::copy_global_fragment(const Copy* c, bool load) {
       if (load) {
         // Read-only tensors (const __restrict__) through the non-coherent path, explicitly (the
         // compiler infers ld.global.nc only where it proves no store aliases the tensor).
-        // HIP: `::`, because ROCm's headers declare __half overloads of __ldg in an unnamed
-        // namespace, which hide the global ones from unqualified lookup inside ours (the
-        // uint2/uint4 loads still find theirs by argument-dependent lookup; uint32_t has none)
         if (g.access == Access::Read)
-          line("const " + vt + " tg_v = " + (t_.backend == Backend::HIP ? "::" : "") +
-               "__ldg(reinterpret_cast<const " + vt + "*>(" + at + "));");
+          line("const " + vt + " tg_v = " + ldg_name() + "(reinterpret_cast<const " + vt + "*>(" + at + "));");
         else
           line("const " + vt + " tg_v = *reinterpret_cast<const " + vt + "*>(" + at + ");");
         line("const " + storage_type_name(g.dtype) + "* tg_x = reinterpret_cast<const " +

@@ -31,6 +31,10 @@ protected:
   std::string nan_literal(ir::DType t) const override;
   std::string print_call(const ir::Call* c, int& prec) override;
   std::string shfl_xor(const std::string& v, int mask) const override;
+  // `::`: ROCm's headers declare __half overloads of __ldg in an unnamed namespace, which hide
+  // the global ones from unqualified lookup inside ours (uint2/uint4 loads find theirs by
+  // argument-dependent lookup; uint32_t has none).
+  std::string ldg_name() const override { return "::__ldg"; }
   std::string to_float(const std::string& storage_value, ir::DType t) const override;
   std::string from_float(const std::string& float_value, ir::DType t) const override;
   std::string helpers_source() const override;
