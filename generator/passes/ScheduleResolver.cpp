@@ -156,7 +156,7 @@ ScheduleChoice apply_tuned(const Kernel& k, const std::map<std::string, int64_t>
   std::string was;
   for (const auto& [name, v] : rule.values)
     was += (was.empty() ? "" : " ") + name + "=" + std::to_string(v);
-  c.reason = "configuration of " + tuned.origin + " (docs/tune.md); the rule's choice was " +
+  c.reason = "configuration of " + tuned.origin + " (" + tuned.doc + "); the rule's choice was " +
              (was.empty() ? std::string("the same") : was);
   return c;
 }

@@ -64,6 +64,7 @@ std::optional<ScheduleChoice> resolve_schedule(const ir::Kernel& k,
 struct TunedConfig {
   std::vector<int64_t> values; // tile constants, declaration order
   std::string origin;
+  std::string doc = "docs/tune.md"; // where the notes send the reader
 };
 
 // The same for one shape class of a GPU target ("large", or a schedule.classes name; C

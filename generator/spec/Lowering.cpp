@@ -975,12 +975,17 @@ private:
       vars.push_back(v);
     }
     std::vector<Stmt> body;
-    for (const auto& s : o.stmts) {
-      Stmt st = stmt(s);
+    for (size_t i = 0; i < o.stmts.size(); ++i) {
+      lo_.lets_ahead.clear();
+      for (size_t j = i + 1; j < o.stmts.size(); ++j)
+        if (o.stmts[j].kind == SStmt::Kind::Let)
+          lo_.lets_ahead.emplace(o.stmts[j].let_name, o.stmts[j].let_loc);
+      Stmt st = stmt(o.stmts[i]);
       ok &= st != nullptr;
       if (st)
         body.push_back(st);
     }
+    lo_.lets_ahead.clear();
     lo_.scope.pop();
     if (!ok)
       return nullptr;

@@ -13,6 +13,7 @@
 #include "emit/Emitter.h"
 #include "emit/MslEmitter.h"
 #include "ir/IRPrinter.h"
+#include "ir/Simplify.h"
 #include "passes/TileRecommend.h"
 #include "spec/Frontend.h"
 #include "support/InternalError.h"
@@ -22,8 +23,10 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <numeric>
 #include <ostream>
 #include <set>
+#include <sstream>
 
 namespace tilegen::tools {
 
@@ -313,20 +316,101 @@ void Driver::warn_unused_entries(const std::vector<LoadedSpec>& loaded,
 // A WGSL variant must fit WebGPU's limits (workgroup memory, invocations, storage buffers) and
 // WGSL's storage types; reported like an unsatisfiable schedule, once per (kernel, target).
 // Metal variants likewise: threadgroup memory and threads per threadgroup (emit/MslEmitter.h).
-bool Driver::wgsl_fits(const ir::Kernel& k, const ir::Kernel& instantiated, const Target& t,
-                       FailedPairs& failed) {
+namespace {
+std::string layout_problem(const ir::Kernel& instantiated, const Target& t) {
+  return t.backend == Backend::WGSL ? emit::wgsl_layout(instantiated, t).problem
+                                    : emit::msl_layout(instantiated, t).problem;
+}
+} // namespace
+
+bool Driver::wgsl_fits(const ir::Kernel& k, const passes::Instance& inst,
+                       const std::string& shape_class, std::optional<ir::Kernel>& ik,
+                       const Target& t, FailedPairs& failed) {
   if (t.backend != Backend::WGSL && t.backend != Backend::Metal)
     return true;
-  std::string problem = t.backend == Backend::WGSL ? emit::wgsl_layout(instantiated, t).problem
-                                                   : emit::msl_layout(instantiated, t).problem;
+  std::string problem = layout_problem(*ik, t);
   if (problem.empty())
     return true;
+  if (!tuned_for(k, inst, t, shape_class)) {
+    std::ostringstream sink; // the rule's choice instantiated: its neighbours report nothing new
+    DiagEngine quiet(sink);
+    auto ranked = tune::ranked_configurations(k, inst.values, t, shape_class, quiet);
+    const std::string why = problem.substr(0, problem.find(" (give the spec"));
+    for (size_t i = 1; ranked && i < ranked->size(); ++i) {
+      passes::TunedConfig alt{(*ranked)[i],
+                              "the schedule rule's order that fits target '" + t.name +
+                                  "' (the first choice does not: " + why + ")",
+                              t.backend == Backend::WGSL ? "docs/wgsl.md" : "docs/metal.md"};
+      auto other = passes::instantiate(k, inst, t, quiet, shape_class, nullptr, &alt);
+      if (other && layout_problem(*other, t).empty()) {
+        ik = std::move(other);
+        return true;
+      }
+    }
+  }
   if (failed.insert({k.name, t.name}).second)
     diag_.error(k.loc, problem);
   return false;
 }
 
 // ---- commands --------------------------------------------------------------------------------
+
+void Driver::check_thread_count(const ir::Kernel& k, const std::vector<const Target*>& targets,
+                                FailedPairs& failed) {
+  auto n = ir::as_const_int(k.threads);
+  if (!n || *n <= 0)
+    return; // a schedule constant (checked per configuration), or reported by the front end
+  const int64_t threads = *n;
+  // (lanes, the target's word for a warp) -> the targets whose warps the count does not fill
+  std::map<std::pair<int, std::string>, std::vector<std::string>> by_warp;
+  std::vector<std::string> wgsl;
+  int64_t wgsl_max = 0;
+  for (const Target* t : targets) {
+    bool bad = false;
+    if (t->backend == Backend::WGSL) {
+      wgsl_max = t->wgsl.max_invocations;
+      bad = !(threads <= t->wgsl.max_invocations && (threads & (threads - 1)) == 0);
+      if (bad)
+        wgsl.push_back(t->name);
+    } else if (t->has_thread_layouts() && threads % t->gpu.warp_size != 0) {
+      bad = true;
+      by_warp[{t->gpu.warp_size, t->gpu.warp_word}].push_back(t->name);
+    }
+    if (bad)
+      failed.insert({k.name, t->name});
+  }
+  if (by_warp.empty() && wgsl.empty())
+    return;
+  // The smallest count at or above the spec's that every rejecting target runs.
+  int64_t lanes = 1;
+  for (const auto& [w, names] : by_warp)
+    lanes = std::lcm(lanes, static_cast<int64_t>(w.first));
+  int64_t fix = (threads + lanes - 1) / lanes * lanes;
+  if (!wgsl.empty()) {
+    int64_t p = 1;
+    while (p < fix || p % lanes != 0)
+      p *= 2;
+    fix = p <= wgsl_max ? p : 0;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [w, names] : by_warp)
+    parts.push_back(std::to_string(w.first) + "-thread " + w.second + "s (" + join(names, ", ") +
+                    ")");
+  std::string why;
+  if (!parts.empty())
+    why = "not a whole number of " + join(parts, ", ");
+  if (!wgsl.empty())
+    why += std::string(why.empty() ? "" : "; and ") + "not a power of two up to " +
+           std::to_string(wgsl_max) + " (" + join(wgsl, ", ") + ")";
+  SourceLoc at = k.threads->loc.known() ? k.threads->loc : k.loc;
+  diag_.error(at, "kernel '" + k.name + "': a block of " + std::to_string(threads) +
+                      " threads is " + why +
+                      " (docs/spec.md \"Rules of the GPU targets\")");
+  diag_.note(at, (fix > 0 ? "write `threads: " + std::to_string(fix) + "`, which all of them run, or "
+                          : std::string("")) +
+                     "make the count a schedule constant (`threads: threads`, with candidates "
+                     "under `schedule.threads` and per target under `schedule.targets`)");
+}
 
 std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
   std::vector<const Target*> targets;
@@ -366,6 +450,7 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
   std::vector<dispatch::MetalVariant> metal_variants;
   for (const auto& s : *loaded)
     for (const auto& lk : s.kernels) {
+      check_thread_count(lk.kernel, targets, failed);
       lib.kernels.push_back({&lk.kernel, lk.instances, s.path, {}});
       dispatch::WgslKernelInfo wk{&lk.kernel, s.path, {}};
       for (size_t ii = 0; ii < lk.instances.size(); ++ii)
@@ -380,7 +465,7 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
           // and WGSL targets and for kernels without classes).
           for (const std::string& cls : distinct(*plan)) {
             auto ik = instantiate_once(lk.kernel, inst, *t, failed, cls);
-            if (!ik || !wgsl_fits(lk.kernel, *ik, *t, failed))
+            if (!ik || !wgsl_fits(lk.kernel, inst, cls, ik, *t, failed))
               break; // reported; go on to find the other errors
             emit::VariantInfo info{
                 dispatch::variant_function_name(o.lib, lk.kernel, inst, *t, cls), s.path};
@@ -477,13 +562,15 @@ int Driver::check(const Options& o) {
     return 1;
   FailedPairs failed;
   for (const auto& s : *loaded)
-    for (const auto& lk : s.kernels)
+    for (const auto& lk : s.kernels) {
+      check_thread_count(lk.kernel, targets, failed);
       for (const auto& inst : lk.instances)
         for (const Target* t : targets)
           if (auto plan = class_plan(lk.kernel, inst, *t, failed))
             for (const std::string& cls : distinct(*plan)) // the variants generate would emit
               if (auto ik = instantiate_once(lk.kernel, inst, *t, failed, cls))
-                wgsl_fits(lk.kernel, *ik, *t, failed);
+                wgsl_fits(lk.kernel, inst, cls, ik, *t, failed);
+    }
   if (!diag_.has_errors())
     warn_unused_entries(*loaded, targets);
   return diag_.has_errors() ? 1 : 0;
@@ -664,7 +751,8 @@ int Driver::outputs(const Options& o) {
   FailedPairs failed;
   std::string listing;
   for (const auto& s : *loaded)
-    for (const auto& lk : s.kernels)
+    for (const auto& lk : s.kernels) {
+      check_thread_count(lk.kernel, targets, failed);
       for (const auto& inst : lk.instances)
         for (const Target* t : targets)
           if (auto plan = class_plan(lk.kernel, inst, *t, failed))
@@ -675,6 +763,7 @@ int Driver::outputs(const Options& o) {
                                                           : "variant " + field(t->name) + " ";
               listing += field(dispatch::variant_file_name(o.lib, lk.kernel, inst, *t, cls)) + "\n";
             }
+    }
   if (diag_.has_errors())
     return 1;
   if (any_c) {

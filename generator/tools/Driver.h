@@ -127,8 +127,20 @@ private:
   // Warnings for entries of kernels and targets of this run that no variant asked for.
   void warn_unused_entries(const std::vector<LoadedSpec>& loaded,
                            const std::vector<const Target*>& targets);
-  bool wgsl_fits(const ir::Kernel& k, const ir::Kernel& instantiated, const Target& t,
-                 FailedPairs& failed);
+  // WGSL and Metal variants: the instantiated kernel's layout fits the target (workgroup or
+  // threadgroup memory, invocations, storage buffers). When the schedule rule's choice does not
+  // (its footprint counts tiles, not how the backend places them), the next configurations of
+  // the rule's order are tried and the first that fits replaces `ik`; a tuning database's
+  // entry is kept as it is. false after reporting the first problem (once per kernel and target).
+  bool wgsl_fits(const ir::Kernel& k, const passes::Instance& inst, const std::string& shape_class,
+                 std::optional<ir::Kernel>& ik, const Target& t, FailedPairs& failed);
+  // A thread count written as a number in the spec (`threads: 100`) that GPU targets cannot
+  // run (not whole warps or waves; not a power of two up to 256 on WGSL): one error at the
+  // count for all of them, naming the targets and a count they all run, and those (kernel,
+  // target) pairs marked failed, instead of one error at `kernel:` per target. Counts from
+  // schedule constants are checked per configuration by the recommender, as before.
+  void check_thread_count(const ir::Kernel& k, const std::vector<const Target*>& targets,
+                          FailedPairs& failed);
 
   std::ostream& out_;
   std::ostream& err_;

@@ -60,6 +60,9 @@ static void fill_i32(int32_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i 
 static void fill_i64(int64_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = lcg_r(&s) % 16; }
 static void fill_bool(uint8_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = (uint8_t)(lcg_r(&s) & 1); }
 static void fill_u8(uint8_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = (uint8_t)(lcg_r(&s) & 255); }
+/* OCP MX e8m0 scales (packed e8m0 tensors are bytes): exponents 2^-3 .. 2^4, so that sums
+   over long rows stay finite (random bytes reach 2^128 and the NaN code 255). */
+static void fill_e8m0(uint8_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = (uint8_t)(124 + (lcg_r(&s) & 7)); }
 static void fill_u16(uint16_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = (uint16_t)(lcg_r(&s) & 255); }
 static void fill_u32(uint32_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = (uint32_t)(lcg_r(&s) & 255); }
 static void fill_u64(uint64_t* p, int64_t n, uint64_t s) { for (int64_t i = 0; i < n; ++i) p[i] = (uint64_t)(lcg_r(&s) & 255); }
@@ -273,7 +276,7 @@ std::string harness_source(const HarnessSpec& h, std::string& error) {
       const std::string seed = std::to_string(0x9E3779B97F4A7C15ull * (ti + 1)) + "ull";
       const bool out = t->access != ir::Access::Read;
       os << "    " << cty << "* " << v << " = (" << cty << "*)malloc(" << bytes << " + 1);\n"
-         << "    fill_" << suffix(t->dtype) << "((void*)" << v << ", " << n << ", " << seed
+         << "    fill_" << (t->packed == ir::Packed::E8M0 ? "e8m0" : suffix(t->dtype)) << "((void*)" << v << ", " << n << ", " << seed
          << ");\n";
       std::string ref_ptr = v, cand_ptr = v;
       if (out) { // the reference writes its own copy
