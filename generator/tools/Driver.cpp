@@ -390,7 +390,8 @@ void Driver::check_thread_count(const ir::Kernel& k, const std::vector<const Tar
     int64_t p = 1;
     while (p < fix || p % lanes != 0)
       p *= 2;
-    fix = p <= wgsl_max ? p : 0;
+    // past WGSL's limit: its largest count, where the warps of the others divide it
+    fix = p <= wgsl_max ? p : wgsl_max % lanes == 0 ? wgsl_max : 0;
   }
   std::vector<std::string> parts;
   for (const auto& [w, names] : by_warp)
@@ -400,7 +401,7 @@ void Driver::check_thread_count(const ir::Kernel& k, const std::vector<const Tar
   if (!parts.empty())
     why = "not a whole number of " + join(parts, ", ");
   if (!wgsl.empty())
-    why += std::string(why.empty() ? "" : "; and ") + "not a power of two up to " +
+    why += std::string(why.empty() ? "" : "; and ") + "not a power of two of at most " +
            std::to_string(wgsl_max) + " (" + join(wgsl, ", ") + ")";
   SourceLoc at = k.threads->loc.known() ? k.threads->loc : k.loc;
   diag_.error(at, "kernel '" + k.name + "': a block of " + std::to_string(threads) +
