@@ -214,6 +214,16 @@ int Driver::tune(const Options& o) {
         if (!o.instance.empty() && inst.name != o.instance)
           continue;
         const ir::Kernel& k = lk.kernel;
+        std::string where;
+        if (const ir::Buffer* ix = tune::index_tensor(k, where)) {
+          diag_.error(ix->loc, "tune: tensor '" + ix->name + "' of kernel '" + k.name +
+                                   "' holds indices (read in " + where +
+                                   "): the harness fills every tensor with values of its own, "
+                                   "which would read out of bounds there, so kernels with index "
+                                   "tensors (paged caches, gathers, lengths) cannot be tuned yet; "
+                                   "pin their configurations in the spec (docs/tune.md)");
+          return 1;
+        }
         InstancePlan ip{&lk.kernel, inst, {}, {}, {}, {}, {}};
         std::vector<std::string> runtime_dims;
         for (const auto& d : k.dims)

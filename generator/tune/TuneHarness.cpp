@@ -4,6 +4,7 @@
 
 #include "dispatch/Naming.h"
 #include "ir/IRPrinter.h"
+#include "ir/IRVisitor.h"
 #include "passes/ScheduleResolver.h"
 #include "support/TextEscape.h"
 
@@ -141,6 +142,17 @@ static int wanted(int s, int argc, char** argv) {
   return 0;
 }
 
+/* A tensor's host copy; exits with the harness's error line where the shape needs more memory
+   than the machine gives (a representative shape of 4096 in every dim can ask for terabytes). */
+static void* host_alloc(size_t bytes) {
+  void* p = malloc(bytes + 1);
+  if (!p) {
+    printf("shape -1 error host allocation of %zu bytes failed (give smaller shapes: --shape, or the class's shape: in the spec)\n", bytes);
+    exit(1);
+  }
+  return p;
+}
+
 static double now_us(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -180,6 +192,66 @@ std::string suffix(ir::DType t) {
 }
 
 } // namespace
+
+namespace {
+// Global tensors loaded anywhere inside one expression.
+class TensorLoads : public ir::IRVisitor {
+public:
+  const ir::Buffer* found = nullptr;
+
+protected:
+  void visit_Load(const ir::Load* l) override {
+    if (!found && l->buffer->scope == ir::MemScope::Global)
+      found = l->buffer.get();
+    ir::IRVisitor::visit_Load(l);
+  }
+};
+
+class IndexTensors : public ir::IRVisitor {
+public:
+  const ir::Buffer* found = nullptr;
+  std::string where;
+
+protected:
+  void check(const ir::Expr& e, const char* what) {
+    if (found || !e)
+      return;
+    TensorLoads t;
+    t.visit(e);
+    if (t.found) {
+      found = t.found;
+      where = what;
+    }
+  }
+  void visit_region(const ir::Region& r) override {
+    for (const auto& o : r.offsets)
+      check(o, "a copy's start index");
+    ir::IRVisitor::visit_region(r);
+  }
+  void visit_For(const ir::For* f) override {
+    check(f->start, "a loop's start");
+    check(f->extent, "a loop's trip count");
+    ir::IRVisitor::visit_For(f);
+  }
+  void visit_Load(const ir::Load* l) override {
+    for (const auto& i : l->indices)
+      check(i, "the index of a load");
+    ir::IRVisitor::visit_Load(l);
+  }
+  void visit_Store(const ir::Store* st) override {
+    for (const auto& i : st->indices)
+      check(i, "the index of a store");
+    ir::IRVisitor::visit_Store(st);
+  }
+};
+} // namespace
+
+const ir::Buffer* index_tensor(const ir::Kernel& k, std::string& where) {
+  IndexTensors v;
+  v.visit(k.body);
+  where = v.where;
+  return v.found;
+}
 
 std::string harness_source(const HarnessSpec& h, std::string& error) {
   const ir::Kernel& k = *h.kernel;
@@ -275,13 +347,13 @@ std::string harness_source(const HarnessSpec& h, std::string& error) {
       const std::string cty = dispatch::c_type_name(t->dtype);
       const std::string seed = std::to_string(0x9E3779B97F4A7C15ull * (ti + 1)) + "ull";
       const bool out = t->access != ir::Access::Read;
-      os << "    " << cty << "* " << v << " = (" << cty << "*)malloc(" << bytes << " + 1);\n"
+      os << "    " << cty << "* " << v << " = (" << cty << "*)host_alloc(" << bytes << ");\n"
          << "    fill_" << (t->packed == ir::Packed::E8M0 ? "e8m0" : suffix(t->dtype)) << "((void*)" << v << ", " << n << ", " << seed
          << ");\n";
       std::string ref_ptr = v, cand_ptr = v;
       if (out) { // the reference writes its own copy
-        os << "    " << cty << "* " << v << "_ref = (" << cty << "*)malloc(" << bytes
-           << " + 1);\n    memcpy(" << v << "_ref, " << v << ", " << bytes << ");\n";
+        os << "    " << cty << "* " << v << "_ref = (" << cty << "*)host_alloc(" << bytes
+           << ");\n    memcpy(" << v << "_ref, " << v << ", " << bytes << ");\n";
         ref_ptr = v + "_ref";
       }
       if (h.cuda) {

@@ -41,6 +41,13 @@ struct HarnessSpec {
 // no fill (none today) or an extent does not fold at a shape.
 std::string harness_source(const HarnessSpec& h, std::string& error);
 
+// A tensor of `k` whose elements the kernel uses as indices or trip counts (read in a copy's
+// start index, a loop's start or extent, or the index of another load or store: a paged
+// cache's block table, a sequence-length tensor), with a phrase saying where; nullptr if none.
+// The harness fills tensors with values of its own, which would index out of bounds there, so
+// tune refuses such kernels (docs/tune.md).
+const ir::Buffer* index_tensor(const ir::Kernel& k, std::string& where);
+
 // The relative tolerance of an output of dtype `t` (docs/tune.md): |got - want| <=
 // tol * (|want| + mean |want| over the tensor). 0 for integers (exact).
 double tolerance(ir::DType t);
