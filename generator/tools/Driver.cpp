@@ -182,9 +182,41 @@ std::optional<ir::Kernel> Driver::instantiate_once(const ir::Kernel& k,
   if (failed.count(key))
     return std::nullopt;
   auto known = recommendations_.find({&k, inst.name, t.name});
-  auto ik = passes::instantiate(k, inst, t, diag_, shape_class,
-                                known == recommendations_.end() ? nullptr : known->second.get(),
-                                tuned_for(k, inst, t, shape_class));
+  const passes::Recommendation* rec = known == recommendations_.end() ? nullptr : known->second.get();
+  const passes::TunedConfig* tuned = tuned_for(k, inst, t, shape_class);
+  // WGSL and Metal take the C-style rule's choice, which knows nothing of their thread rules
+  // (whole SIMD-groups, simdgroup_matrix tilings): where it fails there and the next
+  // configurations of the rule's order include one that instantiates, that one is taken (the
+  // variant's note says so). The rule's choice is tried quietly first, so that its messages are
+  // printed once: as they were when it instantiates, or as the error when nothing does.
+  if ((t.backend == Backend::WGSL || t.backend == Backend::Metal) && !tuned) {
+    std::ostringstream sink;
+    DiagEngine quiet(sink);
+    auto ik = passes::instantiate(k, inst, t, quiet, shape_class, rec, nullptr);
+    if (ik) {
+      err_ << sink.str(); // its warnings, if any
+      return ik;
+    }
+    std::string first = sink.str().substr(0, sink.str().find('\n'));
+    if (auto e = first.find(": error: "); e != std::string::npos)
+      first = first.substr(e + 9);
+    std::ostringstream sink2;
+    DiagEngine quiet2(sink2);
+    auto ranked = tune::ranked_configurations(k, inst.values, t, shape_class, quiet2);
+    for (size_t i = 1; ranked && i < ranked->size(); ++i) {
+      passes::TunedConfig alt{(*ranked)[i],
+                              "the schedule rule's order that fits target '" + t.name +
+                                  "' (the first choice does not: " + first + ")",
+                              t.backend == Backend::WGSL ? "docs/wgsl.md" : "docs/metal.md"};
+      std::ostringstream sink3;
+      DiagEngine quiet3(sink3);
+      if (auto other = passes::instantiate(k, inst, t, quiet3, shape_class, rec, &alt)) {
+        err_ << sink3.str();
+        return other;
+      }
+    }
+  }
+  auto ik = passes::instantiate(k, inst, t, diag_, shape_class, rec, tuned);
   if (!ik)
     failed.insert(key);
   return ik;
