@@ -64,8 +64,11 @@ int Driver::explain(const Options& o) {
     if (!rec)
       return 1;
   }
-  auto ik = passes::instantiate(kernel->kernel, *instance, *target, diag_, passes::kLargeClass,
-                                rec ? &*rec : nullptr);
+  if (rec)
+    recommendations_[{&kernel->kernel, instance->name, target->name}] =
+        std::make_shared<const passes::Recommendation>(*rec);
+  FailedPairs failed;
+  auto ik = instantiate_once(kernel->kernel, *instance, *target, failed, passes::kLargeClass);
   if (!ik)
     return 1;
   std::optional<passes::LayoutPlan> plan;
