@@ -512,6 +512,7 @@ private:
           if (!is_fragment(r->src) || !is_fragment(r->dst))
             continue;
           auto* ls = find(r->src);
+          reduced_from_[r->dst.get()] = {r->src.get(), r->dim};
           if (ls && !find(r->dst)) {
             assign(r->dst, ls->drop_dim(static_cast<size_t>(r->dim)), s->loc);
             changed = true;
@@ -545,12 +546,38 @@ private:
     return true;
   }
 
+  // A layout conflict between a reduce's result and its source, where the variable indexes the
+  // source's reduced dim (`reduce ... dim: 0` then `m[i]` beside `x[i, j]`): usually the wrong
+  // `dim`; the note says so. (p, dp) and (q, dq): the two buffers and the dims v indexes.
+  void reduce_hint(const Var* v, const Buffer* p, size_t dp, const Buffer* q, size_t dq) {
+    for (int pass = 0; pass < 2; ++pass, std::swap(p, q), std::swap(dp, dq)) {
+      auto it = reduced_from_.find(p);
+      if (it == reduced_from_.end() || it->second.first != q ||
+          dq != static_cast<size_t>(it->second.second))
+        continue;
+      const int rd = it->second.second;
+      std::string fix = q->rank() == 2 ? "reduce over dim " + std::to_string(1 - rd) +
+                                             " for one value per " + (rd == 1 ? "column" : "row") +
+                                             " of '" + q->name + "', or index '" + p->name +
+                                             "' by the variable of dim " + std::to_string(1 - rd) + " of '" +
+                                             q->name + "'"
+                                       : "reduce over another dim, or index '" + p->name +
+                                             "' by a variable of the other dims of '" + q->name + "'";
+      diag_.note(decided_at_[p], "'" + p->name + "' is '" + q->name + "' reduced over dim " +
+                                     std::to_string(rd) + ", but '" + v->name + "' indexes dim " +
+                                     std::to_string(rd) + " of '" + q->name +
+                                     "' here, the dim the reduce removed: " + fix);
+      return;
+    }
+  }
+
   // Returns -1 on a conflict, 1 if a layout was assigned, 0 otherwise.
   int propagate_parallel(const Stmt& s, const Parallel& p) {
     AccessCollector ac;
     ac.visit(p.body);
     std::map<const Var*, FragmentLayout::DimMap> maps;
     std::map<const Var*, std::pair<std::string, std::vector<std::string>>> from; // buffer, names
+    std::map<const Var*, std::pair<const Buffer*, size_t>> first_use; // buffer, dim it indexes
     auto var_of = [&](const Expr& e) -> const Var* {
       auto* v = e->as<VarRef>();
       if (!v)
@@ -581,12 +608,14 @@ private:
           for (const auto& t : l->thread_modes)
             names.push_back(t.name);
           from[v] = {a.buffer->name, names};
+          first_use[v] = {a.buffer.get(), d};
         } else if (!(it->second == m)) {
           diag_.error(a.loc, t_.name + ": layout conflict in a parallel loop: variable '" +
                                  v->name + "' indexes '" + a.buffer->name + "' (" + l->origin +
                                  ") and '" + from[v].first + "', whose layouts place it differently");
           diag_.note(s->loc, "in this parallel loop");
           diag_.note(decided_at_[a.buffer.get()], "layout of '" + a.buffer->name + "' decided here");
+          reduce_hint(v, a.buffer.get(), d, first_use[v].first, first_use[v].second);
           return -1;
         }
       }
@@ -831,6 +860,8 @@ private:
   std::set<const StmtNode*> wgmma_; // gemms lowered to wgmma (plan_hopper)
   std::map<int64_t, int64_t> simt_rows_; // rows of a SIMT gemm -> threads along them
   std::map<const Buffer*, SourceLoc> decided_at_;
+  // reduce results: their source and the dim the reduce removed (the hint of reduce_hint)
+  std::map<const Buffer*, std::pair<const Buffer*, int>> reduced_from_;
   LayoutPlan plan_;
 };
 
