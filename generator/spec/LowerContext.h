@@ -84,9 +84,9 @@ enum class Where {
 class Lowerer {
 public:
   // The lets of the statement list being lowered that come after the current statement, by
-  // name (their names' locations): a use of one of them gets "used before its let" instead of
-  // "unknown name".
-  std::map<std::string, SourceLoc> lets_ahead;
+  // name (their names' locations, nearest first): a use of one of them gets "used before its
+  // let" instead of "unknown name".
+  std::multimap<std::string, SourceLoc> lets_ahead;
 
   Lowerer(DiagEngine& diag, const std::map<std::string, ir::DType>& binding)
       : diag_(diag), binding_(binding) {}

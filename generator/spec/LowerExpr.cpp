@@ -273,7 +273,7 @@ void Lowerer::unknown_name(const SExpr& e, const std::string& what) {
     diag_.note(old->loc, "'" + e.name + "' is declared here");
     return;
   }
-  if (auto ahead = lets_ahead.find(e.name); ahead != lets_ahead.end()) {
+  if (auto ahead = lets_ahead.lower_bound(e.name); ahead != lets_ahead.end() && ahead->first == e.name) {
     diag_.error(e.op_loc, "'" + e.name + "' is used before its let: a let names a value only "
                               "in the statements after it");
     diag_.note(ahead->second, "'" + e.name + "' is defined here: move this let above its first "

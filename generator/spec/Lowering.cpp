@@ -975,12 +975,14 @@ private:
       vars.push_back(v);
     }
     std::vector<Stmt> body;
-    for (size_t i = 0; i < o.stmts.size(); ++i) {
-      lo_.lets_ahead.clear();
-      for (size_t j = i + 1; j < o.stmts.size(); ++j)
-        if (o.stmts[j].kind == SStmt::Kind::Let)
-          lo_.lets_ahead.emplace(o.stmts[j].let_name, o.stmts[j].let_loc);
-      Stmt st = stmt(o.stmts[i]);
+    lo_.lets_ahead.clear();
+    for (const auto& s : o.stmts)
+      if (s.kind == SStmt::Kind::Let)
+        lo_.lets_ahead.emplace(s.let_name, s.let_loc);
+    for (const auto& s : o.stmts) {
+      if (s.kind == SStmt::Kind::Let) // from here on this let (the nearest of its name) is behind
+        lo_.lets_ahead.erase(lo_.lets_ahead.lower_bound(s.let_name));
+      Stmt st = stmt(s);
       ok &= st != nullptr;
       if (st)
         body.push_back(st);

@@ -174,6 +174,36 @@ std::optional<std::vector<LoadedSpec>> Driver::load(const std::vector<std::strin
 
 // An instantiation error (an unsatisfiable schedule, say) usually repeats for every type binding
 // and instance of the kernel on that target; report it once per (kernel, target).
+namespace {
+std::string layout_problem(const ir::Kernel& instantiated, const Target& t) {
+  return t.backend == Backend::WGSL ? emit::wgsl_layout(instantiated, t).problem
+                                    : emit::msl_layout(instantiated, t).problem;
+}
+} // namespace
+
+std::optional<ir::Kernel> Driver::next_fitting(const ir::Kernel& k, const passes::Instance& inst,
+                                               const Target& t, const std::string& shape_class,
+                                               const passes::Recommendation* rec,
+                                               const std::string& why, bool check_layout) {
+  std::ostringstream sink; // the first choice's messages are the ones reported, if any
+  DiagEngine quiet(sink);
+  auto ranked = tune::ranked_configurations(k, inst.values, t, shape_class, quiet);
+  for (size_t i = 1; ranked && i < ranked->size(); ++i) {
+    passes::TunedConfig alt{(*ranked)[i],
+                            "the schedule rule's order that fits target '" + t.name +
+                                "' (the first choice does not: " + why + ")",
+                            t.backend == Backend::WGSL ? "docs/wgsl.md" : "docs/metal.md"};
+    std::ostringstream warnings;
+    DiagEngine local(warnings);
+    auto other = passes::instantiate(k, inst, t, local, shape_class, rec, &alt);
+    if (other && (!check_layout || layout_problem(*other, t).empty())) {
+      err_ << warnings.str();
+      return other;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<ir::Kernel> Driver::instantiate_once(const ir::Kernel& k,
                                                    const passes::Instance& inst, const Target& t,
                                                    FailedPairs& failed,
@@ -200,21 +230,8 @@ std::optional<ir::Kernel> Driver::instantiate_once(const ir::Kernel& k,
     std::string first = sink.str().substr(0, sink.str().find('\n'));
     if (auto e = first.find(": error: "); e != std::string::npos)
       first = first.substr(e + 9);
-    std::ostringstream sink2;
-    DiagEngine quiet2(sink2);
-    auto ranked = tune::ranked_configurations(k, inst.values, t, shape_class, quiet2);
-    for (size_t i = 1; ranked && i < ranked->size(); ++i) {
-      passes::TunedConfig alt{(*ranked)[i],
-                              "the schedule rule's order that fits target '" + t.name +
-                                  "' (the first choice does not: " + first + ")",
-                              t.backend == Backend::WGSL ? "docs/wgsl.md" : "docs/metal.md"};
-      std::ostringstream sink3;
-      DiagEngine quiet3(sink3);
-      if (auto other = passes::instantiate(k, inst, t, quiet3, shape_class, rec, &alt)) {
-        err_ << sink3.str();
-        return other;
-      }
-    }
+    if (auto other = next_fitting(k, inst, t, shape_class, rec, first, false))
+      return other;
   }
   auto ik = passes::instantiate(k, inst, t, diag_, shape_class, rec, tuned);
   if (!ik)
@@ -348,12 +365,6 @@ void Driver::warn_unused_entries(const std::vector<LoadedSpec>& loaded,
 // A WGSL variant must fit WebGPU's limits (workgroup memory, invocations, storage buffers) and
 // WGSL's storage types; reported like an unsatisfiable schedule, once per (kernel, target).
 // Metal variants likewise: threadgroup memory and threads per threadgroup (emit/MslEmitter.h).
-namespace {
-std::string layout_problem(const ir::Kernel& instantiated, const Target& t) {
-  return t.backend == Backend::WGSL ? emit::wgsl_layout(instantiated, t).problem
-                                    : emit::msl_layout(instantiated, t).problem;
-}
-} // namespace
 
 bool Driver::wgsl_fits(const ir::Kernel& k, const passes::Instance& inst,
                        const std::string& shape_class, std::optional<ir::Kernel>& ik,
@@ -364,20 +375,10 @@ bool Driver::wgsl_fits(const ir::Kernel& k, const passes::Instance& inst,
   if (problem.empty())
     return true;
   if (!tuned_for(k, inst, t, shape_class)) {
-    std::ostringstream sink; // the rule's choice instantiated: its neighbours report nothing new
-    DiagEngine quiet(sink);
-    auto ranked = tune::ranked_configurations(k, inst.values, t, shape_class, quiet);
     const std::string why = problem.substr(0, problem.find(" (give the spec"));
-    for (size_t i = 1; ranked && i < ranked->size(); ++i) {
-      passes::TunedConfig alt{(*ranked)[i],
-                              "the schedule rule's order that fits target '" + t.name +
-                                  "' (the first choice does not: " + why + ")",
-                              t.backend == Backend::WGSL ? "docs/wgsl.md" : "docs/metal.md"};
-      auto other = passes::instantiate(k, inst, t, quiet, shape_class, nullptr, &alt);
-      if (other && layout_problem(*other, t).empty()) {
-        ik = std::move(other);
-        return true;
-      }
+    if (auto other = next_fitting(k, inst, t, shape_class, nullptr, why, true)) {
+      ik = std::move(other);
+      return true;
     }
   }
   if (failed.insert({k.name, t.name}).second)

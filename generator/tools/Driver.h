@@ -132,6 +132,14 @@ private:
   // (its footprint counts tiles, not how the backend places them), the next configurations of
   // the rule's order are tried and the first that fits replaces `ik`; a tuning database's
   // entry is kept as it is. false after reporting the first problem (once per kernel and target).
+  // The first configuration after the rule's choice, in the rule's order, that instantiates on
+  // the WGSL or Metal target `t` (and, with `check_layout`, whose layout fits it), its variant's
+  // note naming `why` the first choice did not; nullopt if none does. Prints nothing but the
+  // taken configuration's warnings.
+  std::optional<ir::Kernel> next_fitting(const ir::Kernel& k, const passes::Instance& inst,
+                                         const Target& t, const std::string& shape_class,
+                                         const passes::Recommendation* rec,
+                                         const std::string& why, bool check_layout);
   bool wgsl_fits(const ir::Kernel& k, const passes::Instance& inst, const std::string& shape_class,
                  std::optional<ir::Kernel>& ik, const Target& t, FailedPairs& failed);
   // A thread count written as a number in the spec (`threads: 100`) that GPU targets cannot
