@@ -4,6 +4,8 @@
 // text, so two runs over the same input print the same bytes (no addresses, no timing).
 #include "support/Diagnostics.h"
 
+#include "support/InternalError.h"
+
 #include <algorithm>
 #include <cctype>
 #include <ostream>
@@ -98,7 +100,104 @@ void DiagEngine::note(const SourceLoc& loc, const std::string& message) {
   emit(Severity::Note, loc, message);
 }
 
+void DiagEngine::begin_target_group(std::vector<std::string> names) {
+  TG_ASSERT(!grouping_, "begin_target_group inside a group");
+  grouping_ = true;
+  group_names_ = std::move(names);
+}
+
+namespace {
+
+// Every `from` in s replaced by `to`.
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+std::string loc_key(const SourceLoc& loc) {
+  return (loc.file ? *loc.file : std::string()) + ":" + std::to_string(loc.line) + ":" +
+         std::to_string(loc.col);
+}
+
+} // namespace
+
+void DiagEngine::end_target_group() {
+  TG_ASSERT(grouping_, "end_target_group without a group");
+  grouping_ = false;
+  std::vector<Diagnostic> held = std::move(held_);
+  held_.clear();
+  held_errors_ = 0;
+  // Records: an error or warning with the notes after it (a note first stands alone).
+  struct Record {
+    std::vector<Diagnostic> parts; // the head's message without its target; notes with \x01
+    std::vector<std::string> targets;
+  };
+  const std::string hole = "'\x01'"; // where the target's quoted name was in a note
+  std::vector<Record> records;
+  std::map<std::string, size_t> by_key; // a target-prefixed error's copies, merged
+  for (size_t i = 0; i < held.size();) {
+    size_t end = i + 1;
+    while (end < held.size() && held[end].severity == Severity::Note)
+      ++end;
+    Record r;
+    r.parts.assign(held.begin() + static_cast<std::ptrdiff_t>(i),
+                   held.begin() + static_cast<std::ptrdiff_t>(end));
+    i = end;
+    std::string target;
+    if (r.parts[0].severity == Severity::Error)
+      for (const auto& name : group_names_)
+        if (r.parts[0].message.compare(0, name.size() + 2, name + ": ") == 0)
+          target = name;
+    if (target.empty()) {
+      records.push_back(std::move(r));
+      continue;
+    }
+    r.parts[0].message.erase(0, target.size() + 2);
+    std::string key = r.parts[0].message;
+    for (size_t p = 1; p < r.parts.size(); ++p) {
+      r.parts[p].message = replace_all(r.parts[p].message, "'" + target + "'", hole);
+      key += "\x02" + loc_key(r.parts[p].loc) + r.parts[p].message;
+    }
+    key = loc_key(r.parts[0].loc) + "\x02" + key;
+    auto [it, fresh] = by_key.emplace(key, records.size());
+    if (fresh) {
+      r.targets.push_back(target);
+      records.push_back(std::move(r));
+    } else if (std::find(records[it->second].targets.begin(), records[it->second].targets.end(),
+                         target) == records[it->second].targets.end()) {
+      records[it->second].targets.push_back(target);
+    }
+  }
+  for (const Record& r : records) {
+    if (r.targets.empty()) {
+      for (const Diagnostic& d : r.parts)
+        emit(d.severity, d.loc, d.message);
+      continue;
+    }
+    std::string names, quoted;
+    for (size_t t = 0; t < r.targets.size(); ++t) {
+      names += (t ? ", " : "") + r.targets[t];
+      quoted += (t ? ", '" : "'") + r.targets[t] + "'";
+    }
+    emit(r.parts[0].severity, r.parts[0].loc, names + ": " + r.parts[0].message);
+    for (size_t p = 1; p < r.parts.size(); ++p) {
+      std::string m = r.parts[p].message;
+      if (r.targets.size() > 1) // "target 'x'" becomes "targets 'x', 'y'"
+        m = replace_all(m, "target " + hole, "targets " + quoted);
+      m = replace_all(m, hole, quoted);
+      emit(Severity::Note, r.parts[p].loc, m);
+    }
+  }
+}
+
 void DiagEngine::emit(Severity s, const SourceLoc& loc, const std::string& message) {
+  if (grouping_) {
+    held_.push_back({s, loc, message});
+    if (s == Severity::Error)
+      ++held_errors_;
+    return;
+  }
   if (s == Severity::Error) {
     // The same error at the same place again (an instantiation error repeats for every target
     // and instance that reaches it): shown once, with its notes; its repeats are not counted.

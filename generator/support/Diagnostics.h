@@ -39,8 +39,16 @@ public:
   void warning(const SourceLoc& loc, const std::string& message);
   void note(const SourceLoc& loc, const std::string& message); // attaches to the last error
 
-  int error_count() const { return errors_; }
-  bool has_errors() const { return errors_ > 0; }
+  int error_count() const { return errors_ + held_errors_; }
+  bool has_errors() const { return error_count() > 0; }
+
+  // The same error on several targets, printed once. Between begin_target_group(names) and
+  // end_target_group(), diagnostics are held back; then the copies of an error that differ
+  // only in the target's name (the "name: " that starts the message, 'name' in its notes) are
+  // printed once, as "sm_80, sm_86, sm_89: ...", at the place of the first; the rest as they
+  // came. Groups do not nest.
+  void begin_target_group(std::vector<std::string> names);
+  void end_target_group();
   // Stops reporting after this many errors (the rest are counted, not printed).
   void set_error_limit(int n) { limit_ = n; }
 
@@ -56,6 +64,10 @@ private:
   int limit_ = 20;
   bool suppress_notes_ = false; // notes of an error past the limit (or repeated) are dropped too
   std::set<std::string> shown_; // location + message of every error reported
+  bool grouping_ = false;       // inside begin_target_group .. end_target_group
+  std::vector<std::string> group_names_;
+  std::vector<Diagnostic> held_; // what the group holds back, in order
+  int held_errors_ = 0;
 };
 
 // "did you mean 'x'?" helper: the closest candidate by edit distance, or "" if none is close.

@@ -172,6 +172,26 @@ std::optional<std::vector<LoadedSpec>> Driver::load(const std::vector<std::strin
   return loaded;
 }
 
+// A kernel's errors on several targets that differ only in the target are printed once, for
+// all of them (DiagEngine::begin_target_group), when the scope ends.
+namespace {
+class TargetGroup {
+public:
+  TargetGroup(DiagEngine& diag, const std::vector<const Target*>& targets) : diag_(diag) {
+    std::vector<std::string> names;
+    for (const Target* t : targets)
+      names.push_back(t->name);
+    diag_.begin_target_group(std::move(names));
+  }
+  ~TargetGroup() { diag_.end_target_group(); }
+  TargetGroup(const TargetGroup&) = delete;
+  TargetGroup& operator=(const TargetGroup&) = delete;
+
+private:
+  DiagEngine& diag_;
+};
+} // namespace
+
 // An instantiation error (an unsatisfiable schedule, say) usually repeats for every type binding
 // and instance of the kernel on that target; report it once per (kernel, target).
 namespace {
@@ -485,6 +505,7 @@ std::optional<std::vector<OutputFile>> Driver::build_outputs(const Options& o) {
   for (const auto& s : *loaded)
     for (const auto& lk : s.kernels) {
       check_thread_count(lk.kernel, targets, failed);
+      TargetGroup group(diag_, targets);
       lib.kernels.push_back({&lk.kernel, lk.instances, s.path, {}});
       dispatch::WgslKernelInfo wk{&lk.kernel, s.path, {}};
       for (size_t ii = 0; ii < lk.instances.size(); ++ii)
@@ -598,6 +619,7 @@ int Driver::check(const Options& o) {
   for (const auto& s : *loaded)
     for (const auto& lk : s.kernels) {
       check_thread_count(lk.kernel, targets, failed);
+      TargetGroup group(diag_, targets);
       for (const auto& inst : lk.instances)
         for (const Target* t : targets)
           if (auto plan = class_plan(lk.kernel, inst, *t, failed))
@@ -787,6 +809,7 @@ int Driver::outputs(const Options& o) {
   for (const auto& s : *loaded)
     for (const auto& lk : s.kernels) {
       check_thread_count(lk.kernel, targets, failed);
+      TargetGroup group(diag_, targets);
       for (const auto& inst : lk.instances)
         for (const Target* t : targets)
           if (auto plan = class_plan(lk.kernel, inst, *t, failed))

@@ -101,6 +101,37 @@ TEST(Diagnostics, ErrorLimitSuppressesErrorsAndTheirNotes) {
                        "error: too many errors (2); further errors are not shown\n");
 }
 
+TEST(Diagnostics, TargetGroupPrintsAnErrorOnceForEveryTargetThatMeetsIt) {
+  std::ostringstream out;
+  DiagEngine d(out);
+  d.begin_target_group({"sm_80", "sm_90", "sm_90a", "hip"});
+  SourceLoc none;
+  d.error(none, "sm_80: gemm does not tile");
+  d.note(none, "BM candidates for target 'sm_80': {16}");
+  d.warning(none, "a warning in between");
+  d.error(none, "sm_90: gemm does not tile");
+  d.note(none, "BM candidates for target 'sm_90': {16}");
+  d.error(none, "sm_90a: gemm does not tile");
+  d.note(none, "BM candidates for target 'sm_90a': {32}"); // differs: its own error
+  d.error(none, "hip: gemm does not tile");
+  d.note(none, "BM candidates for target 'hip': {16}");
+  d.error(none, "not about a target");
+  EXPECT_EQ(out.str(), ""); // held back until the group ends
+  EXPECT_TRUE(d.has_errors());
+  EXPECT_EQ(d.error_count(), 5);
+  d.end_target_group();
+  EXPECT_EQ(out.str(), "error: sm_80, sm_90, hip: gemm does not tile\n"
+                       "note: BM candidates for targets 'sm_80', 'sm_90', 'hip': {16}\n"
+                       "warning: a warning in between\n"
+                       "error: sm_90a: gemm does not tile\n"
+                       "note: BM candidates for target 'sm_90a': {32}\n"
+                       "error: not about a target\n");
+  EXPECT_EQ(d.error_count(), 3);
+  // After the group, errors print at once again.
+  d.error(none, "sm_80: later");
+  EXPECT_NE(out.str().find("error: sm_80: later\n"), std::string::npos);
+}
+
 TEST(Diagnostics, ClosestName) {
   EXPECT_EQ(closest_name("A_S", {"A_s", "B_s", "acc"}), "A_s");
   EXPECT_EQ(closest_name("f23", {"f32", "f16", "bf16"}), "f32");
