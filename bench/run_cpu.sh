@@ -18,10 +18,20 @@ cmake --build "$build" -j "$(nproc)" >/dev/null
 
 tilegen="$build/generator/tools/tilegen"
 # The C targets of this machine (add_tile_kernels' defaults, bench/CMakeLists.txt) and, on x86,
-# OpenBLAS pinned to its AVX-512 kernels; on aarch64 OpenBLAS detects the core itself.
+# OpenBLAS pinned to the kernels of the widest vectors the CPU has (under a hypervisor that
+# reports a generic "AMD EPYC" it falls back to slower ones): SkylakeX with AVX-512, Haswell
+# with AVX2 (SkylakeX there dies of an illegal instruction); on aarch64 it detects the core.
 case "$(uname -m)" in
   aarch64|arm64) c_targets=c,c_neon,c_sve; blas_env=() ;;
-  *) c_targets=c,c_avx2,c_avx512; blas_env=(OPENBLAS_CORETYPE=SkylakeX) ;;
+  *)
+    c_targets=c,c_avx2,c_avx512
+    if grep -qw avx512f /proc/cpuinfo; then
+      blas_env=(OPENBLAS_CORETYPE=SkylakeX)
+    elif grep -qw avx2 /proc/cpuinfo; then
+      blas_env=(OPENBLAS_CORETYPE=Haswell)
+    else
+      blas_env=()
+    fi ;;
 esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
