@@ -76,7 +76,8 @@ std::vector<Target> c_targets() {
   };
   for (auto& t : rows) {
     t.streaming_tile_rule = true;              // every C budget is a share of a private L2
-    t.c_exp_rows = t.name == "c_avx512"; // the row whose flags give tg_exp_row_f32 vscalefps
+    // the rows whose flags give tg_exp_row_f32 its intrinsics (vscalefps; AVX2 + FMA)
+    t.c_exp_rows = t.name == "c_avx512" || t.name == "c_avx2";
     t.c_f16_rows = std::find(t.runtime_features.begin(), t.runtime_features.end(), "f16c") !=
                    t.runtime_features.end(); // tg_load_row_f16's vcvtph2ps
   }
