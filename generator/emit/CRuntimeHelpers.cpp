@@ -88,6 +88,68 @@ std::string stream_row_16(const std::string& t, const std::string& guard) {
 }
 
 // Fixed helpers, in the order they are printed (dependencies first).
+// tg_exp_row_f32 and its vector bodies: tg_exp16_f32 (AVX-512) and tg_exp8_f32 (AVX2 + FMA) are
+// tg_exp_f32's steps in one text, @V the vector type and @P the intrinsics' prefix; only the
+// scaling by 2^n differs (vscalefps, or tg_scale2_f32's two products).
+std::string exp_row_source() {
+  auto body = [](const std::string& bits, const std::string& scaling) {
+    std::string s = R"(static inline @V tg_exp@N_f32(@V x) {
+  const @V shift = @Pset1_ps(0x1.8p23f);
+  x = @Pmax_ps(@Pset1_ps(-104.0f), x); /* NaN passes both (the second operand) */
+  x = @Pmin_ps(@Pset1_ps(89.0f), x);
+  const @V t = @Pfmadd_ps(x, @Pset1_ps(0x1.715476p+0f), shift);
+  const @V kn = @Psub_ps(t, shift);
+  @V r = @Pfmadd_ps(kn, @Pset1_ps(-0x1.62e4p-1f), x);
+  r = @Pfmadd_ps(kn, @Pset1_ps(-0x1.7f7d1cp-20f), r);
+  @V q = @Pfmadd_ps(@Pset1_ps(0x1.6d10fcp-10f), r, @Pset1_ps(0x1.120b62p-7f));
+  q = @Pfmadd_ps(q, r, @Pset1_ps(0x1.55551ap-5f));
+  q = @Pfmadd_ps(q, r, @Pset1_ps(0x1.5554dep-3f));
+  q = @Pfmadd_ps(q, r, @Pset1_ps(0x1p-1f));
+  const @V p = @Padd_ps(@Pfmadd_ps(@Pmul_ps(r, r), q, r), @Pset1_ps(1.0f));
+)" + scaling + "}\n";
+    const std::string v = "__m" + bits, pre = "_mm" + bits + "_", n = bits == "512" ? "16" : "8";
+    for (const auto& [key, val] : {std::pair<std::string, std::string>{"@V", v}, {"@P", pre}, {"@N", n}})
+      for (size_t at = s.find(key); at != std::string::npos; at = s.find(key, at + val.size()))
+        s.replace(at, key.size(), val);
+    return s;
+  };
+  return R"(#if defined(__AVX512F__)
+#include <immintrin.h>
+/* e^x of 16 floats: tg_exp_f32's steps; vscalefps multiplies by 2^n (n = kn, an integer-valued
+   float in [-150, 128]) with one rounding, subnormal results and overflow to +inf included. */
+)" + body("512", "  return _mm512_scalef_ps(p, kn);\n") +
+         R"(#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+/* e^x of 8 floats: tg_exp_f32's steps, its scaling by 2^n included (p * 2^(n >> 1) * 2^(n -
+   (n >> 1)), the two factors built in the exponent field). */
+)" + body("256", R"(  const __m256i n = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(shift));
+  const __m256i n1 = _mm256_srai_epi32(n, 1), n2 = _mm256_sub_epi32(n, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 f1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 f2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, f1), f2);
+)") + R"(#endif
+/* v[0, n) := e^v[0, n), the values of tg_exp_f32 (16 at a time with vscalefps on AVX-512, 8 at
+   a time on AVX2). */
+static inline void tg_exp_row_f32(float* v, int64_t n) {
+#if defined(__AVX512F__)
+  const int64_t nv = n - n % 16;
+  for (int64_t i = 0; i < nv; i += 16)
+    _mm512_storeu_ps(v + i, tg_exp16_f32(_mm512_loadu_ps(v + i)));
+#elif defined(__AVX2__) && defined(__FMA__)
+  const int64_t nv = n - n % 8;
+  for (int64_t i = 0; i < nv; i += 8)
+    _mm256_storeu_ps(v + i, tg_exp8_f32(_mm256_loadu_ps(v + i)));
+#else
+  const int64_t nv = 0;
+#endif
+  #pragma omp simd
+  for (int64_t j = nv; j < n; ++j)
+    v[j] = tg_exp_f32(v[j]);
+}
+)";
+}
+
 const std::vector<Helper>& fixed_helpers() {
   static const std::vector<Helper> table = {
       {"tg_inb", {}, R"(/* 0 <= i < n, in one unsigned comparison (n >= 0). */
@@ -282,69 +344,7 @@ static inline float tg_exp_f32(float x) {
       // AVX2 body does tg_scale2_f32's two products (1.28x gcc's vectorized tg_exp_f32 on a Zen 3
       // VM, bench/RESULTS.md 2026-12-07): the results are bit-identical (all 2^32 inputs checked once by hand;
       // tests/unit/emit/MathTest.cpp ExpRowMatchesScalarBits checks every 61st).
-      {"tg_exp_row_f32", {"tg_exp_f32"}, R"(#if defined(__AVX512F__)
-#include <immintrin.h>
-/* e^x of 16 floats: tg_exp_f32's steps; vscalefps multiplies by 2^n (n = kn, an integer-valued
-   float in [-150, 128]) with one rounding, subnormal results and overflow to +inf included. */
-static inline __m512 tg_exp16_f32(__m512 x) {
-  const __m512 shift = _mm512_set1_ps(0x1.8p23f);
-  x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x); /* NaN passes both (the second operand) */
-  x = _mm512_min_ps(_mm512_set1_ps(89.0f), x);
-  const __m512 t = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), shift);
-  const __m512 kn = _mm512_sub_ps(t, shift);
-  __m512 r = _mm512_fmadd_ps(kn, _mm512_set1_ps(-0x1.62e4p-1f), x);
-  r = _mm512_fmadd_ps(kn, _mm512_set1_ps(-0x1.7f7d1cp-20f), r);
-  __m512 q = _mm512_fmadd_ps(_mm512_set1_ps(0x1.6d10fcp-10f), r, _mm512_set1_ps(0x1.120b62p-7f));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1.55551ap-5f));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1.5554dep-3f));
-  q = _mm512_fmadd_ps(q, r, _mm512_set1_ps(0x1p-1f));
-  const __m512 p = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(r, r), q, r), _mm512_set1_ps(1.0f));
-  return _mm512_scalef_ps(p, kn);
-}
-#elif defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-/* e^x of 8 floats: tg_exp_f32's steps, its scaling by 2^n included (p * 2^(n >> 1) * 2^(n -
-   (n >> 1)), the two factors built in the exponent field). */
-static inline __m256 tg_exp8_f32(__m256 x) {
-  const __m256 shift = _mm256_set1_ps(0x1.8p23f);
-  x = _mm256_max_ps(_mm256_set1_ps(-104.0f), x); /* NaN passes both (the second operand) */
-  x = _mm256_min_ps(_mm256_set1_ps(89.0f), x);
-  const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), shift);
-  const __m256 kn = _mm256_sub_ps(t, shift);
-  __m256 r = _mm256_fmadd_ps(kn, _mm256_set1_ps(-0x1.62e4p-1f), x);
-  r = _mm256_fmadd_ps(kn, _mm256_set1_ps(-0x1.7f7d1cp-20f), r);
-  __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(0x1.6d10fcp-10f), r, _mm256_set1_ps(0x1.120b62p-7f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.55551ap-5f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1.5554dep-3f));
-  q = _mm256_fmadd_ps(q, r, _mm256_set1_ps(0x1p-1f));
-  const __m256 p = _mm256_add_ps(_mm256_fmadd_ps(_mm256_mul_ps(r, r), q, r), _mm256_set1_ps(1.0f));
-  const __m256i n = _mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(shift));
-  const __m256i n1 = _mm256_srai_epi32(n, 1), n2 = _mm256_sub_epi32(n, n1);
-  const __m256i bias = _mm256_set1_epi32(127);
-  const __m256 f1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-  const __m256 f2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-  return _mm256_mul_ps(_mm256_mul_ps(p, f1), f2);
-}
-#endif
-/* v[0, n) := e^v[0, n), the values of tg_exp_f32 (16 at a time with vscalefps on AVX-512, 8 at
-   a time on AVX2). */
-static inline void tg_exp_row_f32(float* v, int64_t n) {
-#if defined(__AVX512F__)
-  const int64_t nv = n - n % 16;
-  for (int64_t i = 0; i < nv; i += 16)
-    _mm512_storeu_ps(v + i, tg_exp16_f32(_mm512_loadu_ps(v + i)));
-#elif defined(__AVX2__) && defined(__FMA__)
-  const int64_t nv = n - n % 8;
-  for (int64_t i = 0; i < nv; i += 8)
-    _mm256_storeu_ps(v + i, tg_exp8_f32(_mm256_loadu_ps(v + i)));
-#else
-  const int64_t nv = 0;
-#endif
-  #pragma omp simd
-  for (int64_t j = nv; j < n; ++j)
-    v[j] = tg_exp_f32(v[j]);
-}
-)"},
+      {"tg_exp_row_f32", {"tg_exp_f32"}, exp_row_source()},
       {"tg_exp2_f32", {"tg_fmaf", "tg_f32_bits", "tg_scale2_f32"}, R"(/* 2^x, branch-free. x = n + r with |r| <= 1/2 (exact), 2^r = 1 + r p(r), p a degree-5 fit of
    (2^r - 1) / r (fit error 7.8e-9). Error <= 1.5 ulp (exhaustive: 1.15), subnormals included;
    x >= 128 -> +inf, x < -150 -> 0 (-inf too), NaN -> NaN. */
