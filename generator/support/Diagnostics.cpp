@@ -80,6 +80,12 @@ bool find_line(const std::string& text, int line, std::string& out) {
   return true;
 }
 
+// "file:line:col" of a location: with the message, what makes an error the same error.
+std::string loc_key(const SourceLoc& loc) {
+  return (loc.file ? *loc.file : std::string()) + ":" + std::to_string(loc.line) + ":" +
+         std::to_string(loc.col);
+}
+
 } // namespace
 
 DiagEngine::DiagEngine(std::ostream& out) : out_(out) {}
@@ -113,11 +119,6 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
     s.replace(at, from.size(), to);
   return s;
-}
-
-std::string loc_key(const SourceLoc& loc) {
-  return (loc.file ? *loc.file : std::string()) + ":" + std::to_string(loc.line) + ":" +
-         std::to_string(loc.col);
 }
 
 } // namespace
@@ -201,9 +202,7 @@ void DiagEngine::emit(Severity s, const SourceLoc& loc, const std::string& messa
   if (s == Severity::Error) {
     // The same error at the same place again (an instantiation error repeats for every target
     // and instance that reaches it): shown once, with its notes; its repeats are not counted.
-    std::string key = (loc.file ? *loc.file : std::string()) + ":" + std::to_string(loc.line) +
-                      ":" + std::to_string(loc.col) + ":" + message;
-    if (!shown_.insert(std::move(key)).second) {
+    if (!shown_.insert(loc_key(loc) + ":" + message).second) {
       suppress_notes_ = true;
       return;
     }
