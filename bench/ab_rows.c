@@ -6,6 +6,8 @@
  * on a loaded machine a descheduled run does not count against the variant. B's output must
  * match A's within a few roundings of the type (sums vectorized in another order round
  * differently), else the row says DIFF and the exit status is 1.
+ * The variants' target is TG_AB_TARGET (a macro, c_avx512 unless -D says otherwise: ab_cpu.sh
+ * passes AB_TARGET).
  * Usage: ab_rows [rounds=9] */
 #include "tilegen/variant.h"
 
@@ -20,10 +22,15 @@
   X(lib, softmax, f32) X(lib, softmax, f16) X(lib, softmax, bf16) X(lib, rmsnorm, f32)             \
   X(lib, rmsnorm, f16) X(lib, rmsnorm, bf16) X(lib, layernorm_bias, f32)                           \
   X(lib, layernorm_bias, f16) X(lib, layernorm_bias, bf16)
-#define DECL(lib, k, t) int tgv_##lib##__##k##__##t##__c_avx512(const tg_launch*, const tg_variant_args*);
+#ifndef TG_AB_TARGET
+#define TG_AB_TARGET c_avx512
+#endif
+#define TG_CAT4(lib, k, t, target) tgv_##lib##__##k##__##t##__##target
+#define TG_VARIANT(lib, k, t, target) TG_CAT4(lib, k, t, target)
+#define DECL(lib, k, t) int TG_VARIANT(lib, k, t, TG_AB_TARGET)(const tg_launch*, const tg_variant_args*);
 VARIANTS(DECL, A)
 VARIANTS(DECL, B)
-#define ENTRY(lib, k, t) tgv_##lib##__##k##__##t##__c_avx512,
+#define ENTRY(lib, k, t) TG_VARIANT(lib, k, t, TG_AB_TARGET),
 static tg_variant_fn const fa[] = {VARIANTS(ENTRY, A)};
 static tg_variant_fn const fb[] = {VARIANTS(ENTRY, B)};
 static const char* const kname[] = {"softmax", "rmsnorm", "layernorm_bias"};
