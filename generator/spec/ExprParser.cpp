@@ -515,6 +515,13 @@ private:
     default:
       break;
     }
+    if (t.kind == Tok::Punct && t.text == ">" && t.begin >= 2 && text_.substr(t.begin - 2, 2) == ">>") {
+      // Java's and JavaScript's unsigned shift
+      error(t.begin - 2, 3,
+            "'>>>' is not an operator; '>>' is the logical shift of an unsigned value (zeros come "
+            "in: u32(x) >> n) and the arithmetic shift of a signed one");
+      return nullptr;
+    }
     error_at(t, "expected an expression, found " + describe(t));
     return nullptr;
   }

@@ -407,7 +407,10 @@ Expr Lowerer::index_expr(const SExpr& e, Where where, const std::string& what) {
   if (!x)
     return nullptr;
   if (!x->type.is_int()) {
-    diag_.error(e.loc, what + " must be an integer, found " + x->type.name());
+    diag_.error(e.loc, what + " must be an integer, found " + x->type.name() +
+                           (x->type.is_float() ? " (a float truncates toward zero with i32(x) or "
+                                                 "i64(x); an index tensor is best declared i32)"
+                                               : ""));
     return nullptr;
   }
   return cast_to(DType::i64(), x);

@@ -247,6 +247,8 @@ private:
   bool parallel(const YNode* item, const YNode* v, Op& out) {
     if (!in_.expect(v, YKind::Map, "a mapping {var: extent, ...} for 'parallel'"))
       return false;
+    if (misplaced_body(v, "parallel", "`- parallel: {i: BM, j: BN}` then `  body: [\"...\"]`"))
+      return false;
     if (v->entries.empty() || v->entries.size() > 4) {
       diag_.error(v->loc, "'parallel' takes 1 to 4 index variables, found " +
                               std::to_string(v->entries.size()));
@@ -279,9 +281,27 @@ private:
     return ok;
   }
 
+  // `body` written inside an op's mapping (`- for: {var: k, extent: N, body: [...]}`, or
+  // nested under `parallel:`): it is a key of the list item, next to the op's key.
+  bool misplaced_body(const YNode* v, const std::string& op, const std::string& example) {
+    if (v->kind != YKind::Map)
+      return false;
+    const YNode* b = nullptr;
+    for (const auto& [k, x] : v->entries)
+      if (k->value == "body")
+        b = k.get();
+    if (!b)
+      return false;
+    diag_.error(b->loc, "'body' of '" + op + "' is written inside its mapping; it belongs to the "
+                        "list item, next to '" + op + ":' and at the same indentation: " + example);
+    return true;
+  }
+
   bool loop(const YNode* item, const YNode* v, Op& out, int depth) {
     bool pipelined = out.kind == OpKind::Pipelined;
     std::string op = pipelined ? "pipelined" : "for";
+    if (misplaced_body(v, op, "`- " + op + ": {var: k, extent: N}` then `  body: [...]`"))
+      return false;
     bool ok = pipelined
                   ? fields(v, op, {"var", "extent", "stages", "split"}, {"var", "extent", "stages"})
                   : fields(v, op, {"var", "extent", "start"}, {"var", "extent"});
