@@ -200,6 +200,15 @@ private:
 
   bool dim_map(const YNode* v, DimDecl& d, const std::string& ctx) {
     if (const YNode* vals = v->get("values")) {
+      for (const auto& [k, x] : v->entries)
+        if (k->value == "dim" || k->value == "multiple_of" || k->value == "min" ||
+            k->value == "max") {
+          // {dim: dynamic, ...} and {values: [...]} are two forms; a value set has no other field
+          diag_.error(k->loc, "'" + k->value + "' does not go with 'values' in " + ctx +
+                                  ": a value set is written {values: [...]} alone (its values are "
+                                  "the only ones the dispatch accepts)");
+          return false;
+        }
       if (!in_.check_fields(v, {"values"}, {}, ctx))
         return false;
       if (!in_.expect(vals, YKind::Seq, "a list of values for " + ctx))
