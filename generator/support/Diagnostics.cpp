@@ -133,6 +133,7 @@ void DiagEngine::end_target_group() {
   struct Record {
     std::vector<Diagnostic> parts; // the head's message without its target; notes with \x01
     std::vector<std::string> targets;
+    bool inline_name = false; // the head names its target inside (the hole), not as a prefix
   };
   const std::string hole = "'\x01'"; // where the target's quoted name was in a note
   std::vector<Record> records;
@@ -146,16 +147,33 @@ void DiagEngine::end_target_group() {
                    held.begin() + static_cast<std::ptrdiff_t>(end));
     i = end;
     std::string target;
-    if (r.parts[0].severity == Severity::Error)
+    bool inline_name = false; // the target is named inside the message ("... of target 'x'")
+    if (r.parts[0].severity == Severity::Error) {
       for (const auto& name : group_names_)
         if (r.parts[0].message.compare(0, name.size() + 2, name + ": ") == 0)
           target = name;
+      if (target.empty()) {
+        size_t named = 0;
+        for (const auto& name : group_names_)
+          if (r.parts[0].message.find("'" + name + "'") != std::string::npos) {
+            target = name;
+            ++named;
+          }
+        if (named != 1)
+          target.clear(); // none, or several targets named: printed as it is
+        inline_name = !target.empty();
+      }
+    }
     if (target.empty()) {
       records.push_back(std::move(r));
       continue;
     }
-    r.parts[0].message.erase(0, target.size() + 2);
-    std::string key = r.parts[0].message;
+    r.inline_name = inline_name;
+    if (inline_name)
+      r.parts[0].message = replace_all(r.parts[0].message, "'" + target + "'", hole);
+    else
+      r.parts[0].message.erase(0, target.size() + 2);
+    std::string key = std::string(inline_name ? "\x03" : "") + r.parts[0].message;
     for (size_t p = 1; p < r.parts.size(); ++p) {
       r.parts[p].message = replace_all(r.parts[p].message, "'" + target + "'", hole);
       key += "\x02" + loc_key(r.parts[p].loc) + r.parts[p].message;
@@ -181,14 +199,17 @@ void DiagEngine::end_target_group() {
       names += (t ? ", " : "") + r.targets[t];
       quoted += (t ? ", '" : "'") + r.targets[t] + "'";
     }
-    emit(r.parts[0].severity, r.parts[0].loc, names + ": " + r.parts[0].message);
-    for (size_t p = 1; p < r.parts.size(); ++p) {
-      std::string m = r.parts[p].message;
+    auto fill = [&](std::string m) {
       if (r.targets.size() > 1) // "target 'x'" becomes "targets 'x', 'y'"
         m = replace_all(m, "target " + hole, "targets " + quoted);
-      m = replace_all(m, hole, quoted);
-      emit(Severity::Note, r.parts[p].loc, m);
-    }
+      return replace_all(m, hole, quoted);
+    };
+    if (r.inline_name)
+      emit(r.parts[0].severity, r.parts[0].loc, fill(r.parts[0].message));
+    else
+      emit(r.parts[0].severity, r.parts[0].loc, names + ": " + r.parts[0].message);
+    for (size_t p = 1; p < r.parts.size(); ++p)
+      emit(Severity::Note, r.parts[p].loc, fill(r.parts[p].message));
   }
 }
 

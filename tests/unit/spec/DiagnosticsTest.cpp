@@ -132,6 +132,30 @@ TEST(Diagnostics, TargetGroupPrintsAnErrorOnceForEveryTargetThatMeetsIt) {
   EXPECT_NE(out.str().find("error: sm_80: later\n"), std::string::npos);
 }
 
+TEST(Diagnostics, TargetGroupMergesErrorsThatNameTheirTargetInside) {
+  std::ostringstream out;
+  DiagEngine d(out);
+  d.begin_target_group({"wgsl", "wgsl_f16", "wgsl_subgroups", "metal"});
+  SourceLoc none;
+  d.error(none, "kernel 'k' needs 32768 B, more than the 16384 B of target 'wgsl' (smaller tiles)");
+  d.error(none, "target 'wgsl': kernel 'k' uses f64");
+  d.error(none, "kernel 'k' needs 32768 B, more than the 16384 B of target 'wgsl_f16' (smaller tiles)");
+  d.error(none, "target 'wgsl_f16': kernel 'k' uses f64");
+  d.error(none, "kernel 'k' needs 16384 B, more than the 16384 B of target 'wgsl_subgroups' (smaller tiles)");
+  d.error(none, "kernel 'k' needs 65536 B, more than the 32768 B of target 'metal'");
+  d.error(none, "targets 'wgsl' and 'metal' cannot share a library"); // two targets: as it is
+  d.end_target_group();
+  EXPECT_EQ(out.str(),
+            "error: kernel 'k' needs 32768 B, more than the 16384 B of targets 'wgsl', 'wgsl_f16' "
+            "(smaller tiles)\n"
+            "error: targets 'wgsl', 'wgsl_f16': kernel 'k' uses f64\n"
+            "error: kernel 'k' needs 16384 B, more than the 16384 B of target 'wgsl_subgroups' "
+            "(smaller tiles)\n"
+            "error: kernel 'k' needs 65536 B, more than the 32768 B of target 'metal'\n"
+            "error: targets 'wgsl' and 'metal' cannot share a library\n");
+  EXPECT_EQ(d.error_count(), 5);
+}
+
 TEST(Diagnostics, ClosestName) {
   EXPECT_EQ(closest_name("A_S", {"A_s", "B_s", "acc"}), "A_s");
   EXPECT_EQ(closest_name("f23", {"f32", "f16", "bf16"}), "f32");
