@@ -318,6 +318,9 @@ std::string ResourceUse::smem_breakdown() const {
   if (stage_scratch > 0)
     s += (s.empty() ? "" : ", ") + std::string("gemm staging ") + std::to_string(stage_scratch) +
          " B";
+  if (static_smem > 0)
+    s += (s.empty() ? "" : ", ") + std::string("split join word ") + std::to_string(static_smem) +
+         " B (static, 1024-aligned)";
   return s.empty() ? "no shared buffers" : s;
 }
 
@@ -437,6 +440,11 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
   }
   r.stage_scratch = staged > 0 ? round_up(staged, kSmemAlign) : 0;
   r.smem_bytes = sat_add(r.smem_bytes, r.stage_scratch);
+  // (H100, 2026-12-07: mla_decode with 64-head tiles asked for 231936 B of dynamic memory, 512
+  // under the 232448 B limit, and cudaFuncSetAttribute refused it: + 1024 static)
+  if (target.backend == Backend::CUDA && !(plan && plan->warp_specialized()) && np_split_join(k))
+    r.static_smem = 1024;
+  r.smem_bytes = sat_add(r.smem_bytes, r.static_smem);
 
   // Registers at each program point: the live fragments, plus a gemm's operand slices, plus
   // inside the warp-specialized loop the hoisted A operands (GemmPlan::a_hoisted).

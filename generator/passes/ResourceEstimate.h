@@ -58,7 +58,11 @@ struct ResourceUse {
   std::vector<SmemBuffer> smem_buffers; // declaration order
   int64_t reduce_scratch = 0;           // bytes, after the buffers (128-B rounded)
   int64_t stage_scratch = 0;            // bytes, after the reduction scratch (128-B rounded)
-  int64_t smem_bytes = 0;               // buffers + scratch: the launch's dynamic smem
+  // CUDA: a split loop's join (outside warp specialization) declares a static __shared__ word,
+  // and the kernel then aligns its dynamic block to 1024 bytes (emit/CudaKernel.cpp), so the
+  // word takes 1024 bytes of the block's shared memory; 0 elsewhere
+  int64_t static_smem = 0;
+  int64_t smem_bytes = 0;               // buffers + scratch (+ static_smem): the block's smem
   int64_t fragment_words = 0;           // per thread, fragments + locals live at the peak
   int64_t operand_words = 0;            // per thread, the peak's mma operand slices
   // per thread, the register-staged pipeline's chunks of one stage (HipFacts::
