@@ -354,6 +354,15 @@ private:
   }
 
   bool if_(const YNode* item, const YNode* v, Op& out, int depth) {
+    if (v->kind == YKind::Map) {
+      bool branches = v->get("then") || v->get("else") || v->get("body");
+      diag_.error(v->loc, std::string("'if' takes its condition as an expression string") +
+                              (branches ? "; 'then' and 'else' belong to the list item, next to "
+                                          "'if:' and at the same indentation"
+                                        : "") +
+                              ": `- if: \"N > 0\"` then `  then: [...]`");
+      return false;
+    }
     out.cond = in_.expr(v, "the condition of 'if'");
     if (!out.cond)
       return false;
