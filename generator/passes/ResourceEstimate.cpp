@@ -318,6 +318,9 @@ std::string ResourceUse::smem_breakdown() const {
   if (stage_scratch > 0)
     s += (s.empty() ? "" : ", ") + std::string("gemm staging ") + std::to_string(stage_scratch) +
          " B";
+  if (pipeline_smem > 0)
+    s += (s.empty() ? "" : ", ") + std::string("mbarriers and window alignment ") +
+         std::to_string(pipeline_smem) + " B";
   if (static_smem > 0)
     s += (s.empty() ? "" : ", ") + std::string("split join word ") + std::to_string(static_smem) +
          " B (static, 1024-aligned)";
@@ -402,7 +405,12 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
       sb.factor = async && it != w.pipeline_factor.end() ? it->second : 1;
       if (target.hip.register_staged_pipeline && sb.factor >= 2)
         staging_chunks = sat_add(staging_chunks, ceil_div(ceil_div(sat_mul(n, b->dtype.bytes()), 16), r.threads));
-      sb.bytes = round_up(sat_mul(sat_mul(n, sb.dtype_bytes), sb.factor), kSmemAlign);
+      // Panels of wgmma operands and TMA boxes start and end on 1024-byte swizzle atoms
+      // (emit/CudaEmitter.cpp plan_memory): the padding before one counts with it.
+      const int64_t align = plan && plan->panels.count(b.get()) ? 1024 : kSmemAlign;
+      const int64_t start = round_up(r.smem_bytes, align);
+      sb.bytes = sat_add(start - r.smem_bytes,
+                         round_up(sat_mul(sat_mul(n, sb.dtype_bytes), sb.factor), align));
       r.smem_bytes = sat_add(r.smem_bytes, sb.bytes);
       r.smem_buffers.push_back(std::move(sb));
     }
@@ -445,6 +453,20 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
   if (target.backend == Backend::CUDA && !(plan && plan->warp_specialized()) && np_split_join(k))
     r.static_smem = 1024;
   r.smem_bytes = sat_add(r.smem_bytes, r.static_smem);
+  // A warp-specialized kernel (emit/CudaHopper.cpp): the TMA pipeline's mbarriers after
+  // everything else (full and empty per stage, twice for a rotated body; the consumer groups'
+  // order barriers; the prologue's pair; a dynamic schedule's tile ring, 56 bytes; a split
+  // tail's arrival words), and the launch's 1024 bytes for aligning the shared window at run
+  // time. (A buffer of a gemm kernel whose dynamic block came within 1024 bytes of sm_90a's limit
+  // generated, and cudaFuncSetAttribute refused it.)
+  if (target.backend == Backend::CUDA && plan && plan->warp_specialized()) {
+    for (const auto& [s, tp] : plan->tma_loops)
+      r.pipeline_smem = sat_add(r.pipeline_smem,
+                                round_up(8 * (4 * tp.stages + tp.groups + 2) + 56 + 8 * tp.groups,
+                                         kSmemAlign));
+    r.pipeline_smem = sat_add(r.pipeline_smem, 1024);
+  }
+  r.smem_bytes = sat_add(r.smem_bytes, r.pipeline_smem);
 
   // Registers at each program point: the live fragments, plus a gemm's operand slices, plus
   // inside the warp-specialized loop the hoisted A operands (GemmPlan::a_hoisted).

@@ -50,7 +50,8 @@ struct SmemBuffer {
   int64_t elems = 0;       // product of the extents
   int64_t dtype_bytes = 0; // under the type binding (f16/bf16: 2)
   int64_t factor = 1;      // F above: pipeline stages, or 1
-  int64_t bytes = 0;       // round_up(elems * dtype_bytes * factor, 128)
+  int64_t bytes = 0;       // round_up(elems * dtype_bytes * factor, 128 or 1024 for a panel),
+                           // + the padding before a panel buffer's 1024-byte start
 };
 
 struct ResourceUse {
@@ -62,6 +63,9 @@ struct ResourceUse {
   // and the kernel then aligns its dynamic block to 1024 bytes (emit/CudaKernel.cpp), so the
   // word takes 1024 bytes of the block's shared memory; 0 elsewhere
   int64_t static_smem = 0;
+  // CUDA warp specialization: the TMA pipeline's mbarriers (an upper bound) and the 1024 bytes
+  // the kernel may skip to align its shared window; 0 elsewhere
+  int64_t pipeline_smem = 0;
   int64_t smem_bytes = 0;               // buffers + scratch (+ static_smem): the block's smem
   int64_t fragment_words = 0;           // per thread, fragments + locals live at the peak
   int64_t operand_words = 0;            // per thread, the peak's mma operand slices
