@@ -66,7 +66,7 @@ struct ResourceUse {
   // CUDA warp specialization: the TMA pipeline's mbarriers (an upper bound) and the 1024 bytes
   // the kernel may skip to align its shared window; 0 elsewhere
   int64_t pipeline_smem = 0;
-  int64_t smem_bytes = 0;               // buffers + scratch (+ static_smem): the block's smem
+  int64_t smem_bytes = 0;               // buffers + scratch + static_smem + pipeline_smem
   int64_t fragment_words = 0;           // per thread, fragments + locals live at the peak
   int64_t operand_words = 0;            // per thread, the peak's mma operand slices
   // per thread, the register-staged pipeline's chunks of one stage (HipFacts::
