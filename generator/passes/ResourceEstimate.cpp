@@ -448,23 +448,23 @@ std::optional<ResourceUse> estimate_resources(const Kernel& k, const VarMap& m,
   }
   r.stage_scratch = staged > 0 ? round_up(staged, kSmemAlign) : 0;
   r.smem_bytes = sat_add(r.smem_bytes, r.stage_scratch);
-  // (H100, 2026-12-07: mla_decode with 64-head tiles asked for 231936 B of dynamic memory, 512
-  // under the 232448 B limit, and cudaFuncSetAttribute refused it: + 1024 static)
-  if (target.backend == Backend::CUDA && !(plan && plan->warp_specialized()) && np_split_join(k))
-    r.static_smem = 1024;
+  // What the emitter adds beside the buffers (GpuFacts::split_join_smem, ws_window_align). Without
+  // it, configurations within a kilobyte of sm_90a's limit generated and cudaFuncSetAttribute
+  // refused them (H100, 2026-12-07: mla_decode with 64-head tiles, 512 B under the limit).
+  const bool ws = plan && plan->warp_specialized();
+  if (!ws && np_split_join(k))
+    r.static_smem = target.gpu.split_join_smem;
   r.smem_bytes = sat_add(r.smem_bytes, r.static_smem);
-  // A warp-specialized kernel (emit/CudaHopper.cpp): the TMA pipeline's mbarriers after
-  // everything else (full and empty per stage, twice for a rotated body; the consumer groups'
-  // order barriers; the prologue's pair; a dynamic schedule's tile ring, 56 bytes; a split
-  // tail's arrival words), and the launch's 1024 bytes for aligning the shared window at run
-  // time. (A buffer of a gemm kernel whose dynamic block came within 1024 bytes of sm_90a's limit
-  // generated, and cudaFuncSetAttribute refused it.)
-  if (target.backend == Backend::CUDA && plan && plan->warp_specialized()) {
+  // A warp-specialized kernel: the TMA pipeline's mbarriers after everything else, an upper
+  // bound (full and empty per stage, twice for a rotated body; the consumer groups' order
+  // barriers; the prologue's pair; a dynamic schedule's tile ring, 56 bytes; a split tail's
+  // arrival words), and the window's run-time alignment.
+  if (ws) {
     for (const auto& [s, tp] : plan->tma_loops)
       r.pipeline_smem = sat_add(r.pipeline_smem,
                                 round_up(8 * (4 * tp.stages + tp.groups + 2) + 56 + 8 * tp.groups,
                                          kSmemAlign));
-    r.pipeline_smem = sat_add(r.pipeline_smem, 1024);
+    r.pipeline_smem = sat_add(r.pipeline_smem, target.gpu.ws_window_align);
   }
   r.smem_bytes = sat_add(r.smem_bytes, r.pipeline_smem);
 

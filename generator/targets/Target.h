@@ -71,6 +71,13 @@ struct GpuFacts {
   double fp32_tflops = 0;     // f32 FMA through the SIMT pipes (2 flops per FMA), TFLOP/s
   double mem_latency_ns = 0;  // loaded device-memory latency, for the bytes-in-flight bound
   int64_t smem_reserved_per_block = 1024; // shared memory the driver keeps per resident block
+  // Shared memory the emitter adds beside the buffers, which the block's budget must hold
+  // (passes/ResourceEstimate; 0 where the emitter adds none). CUDA: a split loop's join outside
+  // warp specialization declares a static __shared__ word, which makes the dynamic block
+  // 1024-aligned (emit/CudaKernel.cpp); a warp-specialized kernel aligns its shared window up to
+  // 1024 bytes at run time (emit/CudaHopper.cpp), its TMA pipeline's mbarriers counted beside.
+  int64_t split_join_smem = 0;
+  int64_t ws_window_align = 0;
   // Rank of the shared and fragment buffers (and so of the copy tiles) the emitter lays out:
   // rows x columns. Higher ranks are a located error (LayoutInference), not a guess.
   int max_tile_rank = 2;

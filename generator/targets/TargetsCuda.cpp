@@ -43,6 +43,8 @@ GpuFacts ampere_like(int64_t smem_sm, int64_t smem_block, int threads_sm, int bl
   g.sm_count = sms;
   g.mma = MatrixInst::MmaM16N8K16;
   g.async_copy = AsyncCopy::CpAsync;
+  g.split_join_smem = 1024;
+  g.ws_window_align = 1024;
   return g;
 }
 
