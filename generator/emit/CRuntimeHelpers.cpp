@@ -29,12 +29,43 @@ std::string stream_row_16(const std::string& t, const std::string& guard) {
    prefetching pf as tg_stream_row_f32 does. */
 @FNuint16_t* dst, const float* src, int64_t n, int nt,
 @PADconst void* pf) {
+  /* With nt, the elements before dst's first 64-byte boundary (all of them for an odd
+     address) are stored as the tail is: never streamed, and never into a line that is. */
+  const uintptr_t mis = (uintptr_t)dst & 63u;
+  const int64_t head = !nt ? 0 : mis == 0 ? 0 : (mis & 1u) ? n : (int64_t)((64u - mis) / 2u);
   int64_t i = 0;
-  if (nt) {
-    while (i < n && ((uintptr_t)(dst + i) & 63u) != 0) {
-      dst[i] = tg_f32_to_@T(src[i]);
-      ++i;
-    }
+#if defined(__AVX512F__) || @GUARD
+#if defined(__AVX512F__)
+  enum { VL = 32 };
+#define TG_CVT_STORE(p, s) _mm512_storeu_si512((p), _mm512_inserti64x4(_mm512_castsi256_si512(tg_cvt16_f32_@T(s)), tg_cvt16_f32_@T((s) + 16), 1))
+#else
+  enum { VL = 16 };
+#define TG_CVT_STORE(p, s) _mm256_storeu_si256((__m256i*)(p), _mm256_insertf128_si256(_mm256_castsi128_si256(tg_cvt8_f32_@T(s)), tg_cvt8_f32_@T((s) + 8), 1))
+#endif
+  /* A head or tail of fewer than VL elements: a whole vector converted into t (the VL source
+     elements that start at the part's start, or end at its end), then the part's elements
+     stored: with nt, 16-byte streaming stores where dst and the part are multiples of 16 bytes
+     (the tail of one call and the head of the next fill one line's write-combining buffer:
+     the common case of a buffer 16 bytes past a line, as malloc gives), else one by one. */
+  _Alignas(64) uint16_t t[VL];
+#define TG_PUT_PART(at, len)                                                                  \
+  do {                                                                                        \
+    if (nt && (((uintptr_t)(dst + i) | (uintptr_t)(len) * 2u) & 15u) == 0) {                  \
+      for (int64_t k = 0; k < (len); k += 8)                                                  \
+        _mm_stream_si128((__m128i*)(dst + i + k), _mm_loadu_si128((const __m128i*)(t + (i - (at)) + k))); \
+    } else {                                                                                  \
+      for (int64_t k = 0; k < (len); ++k)                                                     \
+        dst[i + k] = t[i - (at) + k];                                                         \
+    }                                                                                         \
+  } while (0)
+  for (int64_t e = head < n ? head : n; i < e;) {
+    const int64_t len = e - i < VL ? e - i : VL;
+    const int64_t at = i + VL <= n ? i : n - VL;
+    if (at < 0)
+      break; /* a row shorter than one vector: converted below */
+    TG_CVT_STORE(t, src + at);
+    TG_PUT_PART(at, len);
+    i += len;
   }
 #if defined(__AVX512F__)
   for (; i + 32 <= n; i += 32) {
@@ -47,7 +78,7 @@ std::string stream_row_16(const std::string& t, const std::string& guard) {
     } else
       _mm512_storeu_si512(dst + i, h);
   }
-#elif @GUARD
+#else
   for (; i + 16 <= n; i += 16) {
     const __m256i h = _mm256_insertf128_si256(_mm256_castsi128_si256(tg_cvt8_f32_@T(src + i)),
                                               tg_cvt8_f32_@T(src + i + 8), 1);
@@ -58,8 +89,18 @@ std::string stream_row_16(const std::string& t, const std::string& guard) {
     } else
       _mm256_storeu_si256((__m256i*)(dst + i), h);
   }
+#endif
+  if (i < n && n >= VL) {
+    TG_CVT_STORE(t, src + n - VL);
+    TG_PUT_PART(n - VL, n - i);
+    i = n;
+  }
+#undef TG_PUT_PART
+#undef TG_CVT_STORE
 #else
   if (nt) {
+    for (; i < head && i < n; ++i)
+      dst[i] = tg_f32_to_@T(src[i]);
     for (; i + 32 <= n; i += 32) {
       _Alignas(64) uint16_t t[32];
       #pragma omp simd

@@ -130,32 +130,43 @@ TEST_P(StreamRowTest, MatchesTheScalarConversions) {
 
   const std::vector<float> in = inputs();
   const int64_t n = static_cast<int64_t>(in.size());
-  // Destinations at every 2-byte offset of a 64-byte line; the source shifted with them.
-  std::vector<uint16_t> dst(static_cast<size_t>(n) + 64);
-  std::vector<float> dst32(static_cast<size_t>(n) + 64);
+  // Destinations at every 2-byte offset of a 64-byte line, the source shifted with them; rows
+  // shorter than a vector, of whole vectors and 16-byte pieces (the streamed heads and tails of
+  // a 16-byte aligned destination), and the whole input (every third offset).
+  std::vector<uint16_t> dst(static_cast<size_t>(n) + 128);
+  std::vector<float> dst32(static_cast<size_t>(n) + 128);
   int bad = 0;
   for (int nt = 0; nt <= 1; ++nt) {
-    for (int64_t off = 0; off < 32; off += 3) {
-      uint16_t* d = dst.data() + (32 - (reinterpret_cast<uintptr_t>(dst.data()) & 63u) / 2) % 32 + off;
-      const int64_t len = n - off; // lengths not a multiple of the vector: tails
+    for (int64_t off = 0; off < 32; ++off) {
+      uint16_t* d = dst.data() + 32 + (32 - (reinterpret_cast<uintptr_t>(dst.data()) & 63u) / 2) % 32 + off;
+      float* d32 = dst32.data() + 16 + (16 - (reinterpret_cast<uintptr_t>(dst32.data()) & 63u) / 4) % 16 + off;
       const float* s = in.data() + off;
-      for (auto [fn, conv, what] :
-           {std::tuple{f16, &tilegen::ir::f32_to_f16_bits, "f16"},
-            std::tuple{bf16, &tilegen::ir::f32_to_bf16_bits, "bf16"}}) {
-        std::fill(dst.begin(), dst.end(), 0xdeadu);
-        fn(d, s, len, nt);
-        for (int64_t i = 0; i < len; ++i) {
-          const uint16_t want = conv(s[i]);
-          if (d[i] != want && ++bad <= 8)
-            ADD_FAILURE() << GetParam() << " " << what << " nt=" << nt << " offset " << off
-                          << ": 0x" << std::hex << bits_of(s[i]) << " -> 0x"
-                          << d[i] << ", want 0x" << want;
+      std::vector<int64_t> lens = {1, 5, 8, 15, 16, 17, 24, 31, 32, 33, 40, 48, 56, 63, 64, 72, 100, 264};
+      if (off % 3 == 0)
+        lens.push_back(n - off); // not a multiple of the vector: tails
+      for (const int64_t len : lens) {
+        for (auto [fn, conv, what] :
+             {std::tuple{f16, &tilegen::ir::f32_to_f16_bits, "f16"},
+              std::tuple{bf16, &tilegen::ir::f32_to_bf16_bits, "bf16"}}) {
+          std::fill(dst.begin(), dst.end(), 0xdeadu);
+          fn(d, s, len, nt);
+          for (int64_t i = 0; i < len; ++i) {
+            const uint16_t want = conv(s[i]);
+            if (d[i] != want && ++bad <= 8)
+              ADD_FAILURE() << GetParam() << " " << what << " nt=" << nt << " offset " << off
+                            << " length " << len << ": 0x" << std::hex << bits_of(s[i])
+                            << " -> 0x" << d[i] << ", want 0x" << want;
+          }
+          EXPECT_EQ(d[len], 0xdeadu) << what << " length " << len << ": written past the row";
+          EXPECT_EQ(d[-1], 0xdeadu) << what << " length " << len << ": written before the row";
         }
-        EXPECT_EQ(d[len], 0xdeadu) << what << ": written past the row";
+        std::fill(dst32.begin(), dst32.end(), -7.0f);
+        f32(d32, s, len, nt);
+        EXPECT_EQ(std::memcmp(d32, s, static_cast<size_t>(len) * 4), 0)
+            << "f32 nt=" << nt << " offset " << off << " length " << len;
+        EXPECT_EQ(d32[len], -7.0f) << "f32 length " << len << ": written past the row";
+        EXPECT_EQ(d32[-1], -7.0f) << "f32 length " << len << ": written before the row";
       }
-      float* d32 = dst32.data() + (16 - (reinterpret_cast<uintptr_t>(dst32.data()) & 63u) / 4) % 16 + off;
-      f32(d32, s, len, nt);
-      EXPECT_EQ(std::memcmp(d32, s, static_cast<size_t>(len) * 4), 0) << "f32 nt=" << nt;
     }
   }
   EXPECT_EQ(bad, 0);
