@@ -30,7 +30,7 @@ std::string stream_row_16(const std::string& t, const std::string& guard) {
 @FNuint16_t* dst, const float* src, int64_t n, int nt,
 @PADconst void* pf) {
   /* With nt, the elements before dst's first 64-byte boundary (all of them for an odd
-     address) are stored as the tail is: never streamed, and never into a line that is. */
+     address) are the head: it and the tail are stored apart from the whole vectors. */
   const uintptr_t mis = (uintptr_t)dst & 63u;
   const int64_t head = !nt ? 0 : mis == 0 ? 0 : (mis & 1u) ? n : (int64_t)((64u - mis) / 2u);
   int64_t i = 0;
