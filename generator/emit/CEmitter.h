@@ -62,6 +62,8 @@ private:
   void emit_fused_reduce(const ir::Parallel* p, const ir::Reduce* r);
   void emit_sum_loop(const std::string& var, const ir::Expr& extent, const std::string& ty,
                      int64_t strip, const std::function<void()>& value);
+  void emit_sum_pieces(const std::string& var, const std::string& ty, int64_t strip,
+                       const std::function<void()>& value);
   void find_fused_reductions(const ir::Stmt& body);
   void emit_copy_rows(const ir::Copy* n, const std::vector<ir::Expr>& si,
                       const std::vector<ir::Expr>& di);
@@ -181,6 +183,7 @@ private:
   bool begin_f16_rows(std::set<std::string> inner, const std::string& off = "",
                       const std::string& col = "", const std::string& k = "", int64_t len = 0);
   void end_f16_rows();
+  bool f16_views_live() const; // an f16 view is among the active views (begin_f16_rows' test)
   std::string f16_row_read(const ActiveView& v, const ir::BufferPtr& b, const std::vector<ir::Expr>& idx);
   int next_read_id_ = 0;
 };

@@ -29,13 +29,8 @@ constexpr size_t kMaxRows = 2;          // buffers per loop
 
 bool CEmitter::begin_f16_rows(std::set<std::string> inner, const std::string& off,
                               const std::string& col, const std::string& k, int64_t len) {
-  if (!target_.c_f16_rows || f16_rows_.active)
-    return false;
-  bool f16 = false; // a scope only where an f16 view is live (else nothing changes)
-  for (const auto& [b, v] : active_views_)
-    f16 |= v.storage == DType::f16();
-  if (!f16)
-    return false;
+  if (!target_.c_f16_rows || f16_rows_.active || !f16_views_live())
+    return false; // a scope only where an f16 view is live (else nothing changes)
   f16_rows_ = F16Rows{};
   f16_rows_.active = true;
   f16_rows_.pos = static_cast<size_t>(out_.tellp());
@@ -46,6 +41,13 @@ bool CEmitter::begin_f16_rows(std::set<std::string> inner, const std::string& of
   f16_rows_.len = len;
   f16_rows_.inner = std::move(inner);
   return true;
+}
+
+bool CEmitter::f16_views_live() const {
+  for (const auto& [b, v] : active_views_)
+    if (v.storage == DType::f16())
+      return true;
+  return false;
 }
 
 void CEmitter::end_f16_rows() {

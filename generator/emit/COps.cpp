@@ -359,6 +359,10 @@ bool selects_on(const Expr& e, const Var* v) {
 // strip_len says so: `value(j)` prints the statements that compute tg_x at index j.
 void CEmitter::emit_sum_loop(const std::string& var, const Expr& extent, const std::string& ty,
                              int64_t strip, const std::function<void()>& value) {
+  if (strip > 0 && strip % 16 == 0 && target_.c_put16 && target_.c_f16_rows && f16_views_live()) {
+    emit_sum_pieces(var, ty, strip, value);
+    return;
+  }
   const bool rows = begin_f16_rows({var, "tg_q"}); // f16 views' rows converted first
   if (strip == 0) {
     line("#pragma omp simd reduction(+:tg_acc)");
@@ -392,6 +396,49 @@ void CEmitter::emit_sum_loop(const std::string& var, const Expr& extent, const s
   if (rows)
     end_f16_rows();
   static_assert(kStrips == 4, "the strips are added pairwise below");
+  line("tg_acc = (tg_acc + tg_acc1) + (tg_acc2 + tg_acc3);");
+}
+
+// emit_sum_loop's strips where f16 views are read (Target::c_put16): the strips advance
+// together in pieces of 16 columns, each piece's loop reading its f16 views through a buffer of
+// 16 (tg_load_row_f16 inlined with the loop, so gcc keeps both in registers) instead of a whole
+// row converted into L1 first, and adding into 16 lane sums per strip (tg_p<q>), which are
+// added in lane order at the end, then the strips as emit_sum_loop adds them.
+void CEmitter::emit_sum_pieces(const std::string& var, const std::string& ty, int64_t strip,
+                               const std::function<void()>& value) {
+  std::string decl;
+  for (int64_t q = 0; q < kStrips; ++q)
+    decl += std::string(q ? ", " : "") + "tg_p" + std::to_string(q) + "[16] = {0}";
+  line("_Alignas(64) " + ty + " " + decl + "; /* " + std::to_string(kStrips) +
+       " strips in pieces of 16: lane sums */");
+  const std::string s = std::to_string(strip);
+  open("for (int64_t tg_q0 = 0; tg_q0 < " + s + "; tg_q0 += 16)");
+  for (int64_t q = 0; q < kStrips; ++q) {
+    const std::string o = "tg_o" + std::to_string(q), p = "tg_p" + std::to_string(q);
+    open("");
+    line("const int64_t " + o + " = tg_q0" + (q == 0 ? "" : " + " + std::to_string(q * strip)) + ";");
+    const bool rows = begin_f16_rows({var, "tg_k"}, o, var, "tg_k", 16);
+    line("#pragma omp simd");
+    open("for (int64_t tg_k = 0; tg_k < 16; ++tg_k)");
+    line("const int64_t " + var + " = " + o + " + tg_k;");
+    value();
+    line(p + "[tg_k] = " + p + "[tg_k] + tg_x;");
+    line("(void)" + var + "; /* when every load of the piece reads a buffer */");
+    close();
+    if (rows)
+      end_f16_rows();
+    close();
+  }
+  close();
+  std::string accs;
+  for (int64_t q = 1; q < kStrips; ++q)
+    accs += std::string(q > 1 ? ", " : "") + "tg_acc" + std::to_string(q) + " = 0";
+  line(ty + " " + accs + ";");
+  open("for (int tg_k = 0; tg_k < 16; ++tg_k)");
+  line("tg_acc = tg_acc + tg_p0[tg_k];");
+  for (int64_t q = 1; q < kStrips; ++q)
+    line("tg_acc" + std::to_string(q) + " = tg_acc" + std::to_string(q) + " + tg_p" + std::to_string(q) + "[tg_k];");
+  close();
   line("tg_acc = (tg_acc + tg_acc1) + (tg_acc2 + tg_acc3);");
 }
 

@@ -128,6 +128,44 @@ std::string stream_row_16(const std::string& t, const std::string& guard) {
   return s;
 }
 
+// tg_put16_<t> for a 16-bit float type t (f16; bf16 outputs keep the chunks, emit/CViews.cpp): 16
+// values converted as tg_stream_row_<t> does (its vector conversions, where `guard` holds),
+// stored whole.
+std::string put16_16(const std::string& t, const std::string& guard) {
+  std::string s = R"(/* dst[0, 16) := @T of src[0, 16) (the values of tg_f32_to_@T); with nt (dst a multiple of 16
+   bytes) streaming stores, the widest the address allows, and a prefetch of pf (unless NULL). */
+static inline void tg_put16_@T(uint16_t* dst, const float* src, int nt, const void* pf) {
+#if defined(__AVX512F__) || @GUARD
+#if defined(__AVX512F__)
+  const __m256i h = tg_cvt16_f32_@T(src);
+#else
+  const __m256i h = _mm256_insertf128_si256(_mm256_castsi128_si256(tg_cvt8_f32_@T(src)),
+                                            tg_cvt8_f32_@T(src + 8), 1);
+#endif
+  if (!nt)
+    _mm256_storeu_si256((__m256i*)dst, h);
+  else if (((uintptr_t)dst & 31u) == 0)
+    _mm256_stream_si256((__m256i*)dst, h);
+  else {
+    _mm_stream_si128((__m128i*)dst, _mm256_castsi256_si128(h));
+    _mm_stream_si128((__m128i*)dst + 1, _mm256_extractf128_si256(h, 1));
+  }
+#else
+  #pragma omp simd
+  for (int j = 0; j < 16; ++j)
+    dst[j] = tg_f32_to_@T(src[j]);
+#endif
+  if (nt && pf)
+    tg_prefetch(pf);
+}
+)";
+  for (size_t at = s.find("@GUARD"); at != std::string::npos; at = s.find("@GUARD", at))
+    s.replace(at, 6, guard);
+  for (size_t at = s.find("@T"); at != std::string::npos; at = s.find("@T", at))
+    s.replace(at, 2, t);
+  return s;
+}
+
 // Fixed helpers, in the order they are printed (dependencies first).
 // tg_exp_row_f32 and its vector bodies: tg_exp16_f32 (AVX-512) and tg_exp8_f32 (AVX2 + FMA) are
 // tg_exp_f32's steps in one text, @V the vector type and @P the intrinsics' prefix; only the
@@ -636,6 +674,43 @@ static inline __m128i tg_cvt8_f32_f16(const float* src) {
 }
 #endif
 )" + stream_row_16("f16", "defined(__F16C__) && defined(__AVX__)")},
+      // tg_put16_<t>: 16 values of a fused store's sub-chunk (emit/CViews.cpp), whose f32
+      // buffer gcc keeps in registers when the sub-chunk's loop and this store are inlined
+      // together; with nt the destination is a multiple of 16 bytes (the caller's test).
+      {"tg_put16_f32", {"tg_stream_line"}, R"(/* dst[0, 16) := src[0, 16); with nt (dst a multiple of 16 bytes) streaming stores, the widest
+   the address allows, and a prefetch of pf (unless NULL) as tg_stream_row_f32 does. */
+static inline void tg_put16_f32(float* dst, const float* src, int nt, const void* pf) {
+#if defined(__AVX512F__)
+  const __m512 v = _mm512_loadu_ps(src);
+  if (!nt)
+    _mm512_storeu_ps(dst, v);
+  else if (((uintptr_t)dst & 63u) == 0)
+    _mm512_stream_ps(dst, v);
+  else
+    for (int q = 0; q < 4; ++q)
+      _mm_stream_ps(dst + 4 * q, _mm512_extractf32x4_ps(v, q));
+#elif defined(__AVX__)
+  const __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
+  if (!nt) {
+    _mm256_storeu_ps(dst, a);
+    _mm256_storeu_ps(dst + 8, b);
+  } else if (((uintptr_t)dst & 31u) == 0) {
+    _mm256_stream_ps(dst, a);
+    _mm256_stream_ps(dst + 8, b);
+  } else {
+    _mm_stream_ps(dst, _mm256_castps256_ps128(a));
+    _mm_stream_ps(dst + 4, _mm256_extractf128_ps(a, 1));
+    _mm_stream_ps(dst + 8, _mm256_castps256_ps128(b));
+    _mm_stream_ps(dst + 12, _mm256_extractf128_ps(b, 1));
+  }
+#else
+  memcpy(dst, src, 16 * sizeof(float));
+#endif
+  if (nt && pf)
+    tg_prefetch(pf);
+}
+)"},
+      {"tg_put16_f16", {"tg_stream_row_f16"}, put16_16("f16", "defined(__F16C__) && defined(__AVX__)")},
   };
   return table;
 }

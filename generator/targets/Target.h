@@ -194,6 +194,12 @@ struct Target {
   // (emit/CF16Rows.cpp). Off: f16 inputs are copied into the tile (gcc vectorizes the scalar
   // conversion of a view's element as integer arithmetic, slower than the copy).
   bool c_f16_rows = false;
+  // C: a streaming fused store (emit/CViews.cpp emit_fused_store) computes each chunk in
+  // sub-chunks of 16 and stores each with tg_put16_<type> where the chunk's destination is a
+  // multiple of 16 bytes, so that gcc keeps the sub-chunk (and its f16 views' conversions) in
+  // registers instead of two L1 buffers (docs/c-backend.md "Memory-bound kernels"). Off, or
+  // at other addresses: the chunk goes through tg_chunk and tg_stream_row_<type>.
+  bool c_put16 = false;
 
   // GPU targets only (backend CUDA/HIP); cc == 0 elsewhere.
   GpuFacts gpu;

@@ -78,6 +78,7 @@ std::vector<Target> c_targets() {
     t.streaming_tile_rule = true;              // every C budget is a share of a private L2
     // the rows whose flags give tg_exp_row_f32 its intrinsics (vscalefps; AVX2 + FMA)
     t.c_exp_rows = t.name == "c_avx512" || t.name == "c_avx2";
+    t.c_put16 = t.name == "c_avx512" || t.name == "c_avx2"; // tg_put16_<type>'s vector stores
     t.c_f16_rows = std::find(t.runtime_features.begin(), t.runtime_features.end(), "f16c") !=
                    t.runtime_features.end(); // tg_load_row_f16's vcvtph2ps
   }

@@ -1,5 +1,5 @@
 // The row stores of memory-bound kernels (emit/CRuntimeHelpers.cpp: tg_stream_row_f32,
-// tg_stream_row_f16, tg_stream_row_bf16), compiled with each C target's flags and loaded with
+// tg_stream_row_f16, tg_stream_row_bf16, and the pieces of 16 tg_put16_f32, tg_put16_f16), compiled with each C target's flags and loaded with
 // dlopen, against the generator's own conversions (ir/FloatBits.cpp, which the element helpers
 // tg_f32_to_f16 / tg_f32_to_bf16 match bit for bit): the vector paths (vcvtps2ph with its NaN
 // fix-up on c_avx2 and c_avx512) must give the same bits as the scalar rules for every kind of
@@ -95,7 +95,7 @@ TEST_P(StreamRowTest, MatchesTheScalarConversions) {
   std::ofstream(file) << "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n"
                       << tilegen::emit::c_helper_source(
                              {"tg_stream_row_f32", "tg_stream_row_f16", "tg_stream_row_bf16",
-                              "tg_stream_fence"})
+                              "tg_put16_f32", "tg_put16_f16", "tg_stream_fence"})
                       // pf: the source row itself (a prefetch is a hint: the values must not
                       // depend on it)
                       << "void row_f16(uint16_t* d, const float* s, int64_t n, int nt) {\n"
@@ -103,7 +103,14 @@ TEST_P(StreamRowTest, MatchesTheScalarConversions) {
                          "void row_bf16(uint16_t* d, const float* s, int64_t n, int nt) {\n"
                          "  tg_stream_row_bf16(d, s, n, nt, s);\n  tg_stream_fence();\n}\n"
                          "void row_f32(float* d, const float* s, int64_t n, int nt) {\n"
-                         "  tg_stream_row_f32(d, s, n, nt, s);\n  tg_stream_fence();\n}\n";
+                         "  tg_stream_row_f32(d, s, n, nt, s);\n  tg_stream_fence();\n}\n"
+                         // tg_put16_<t>: rows of whole pieces of 16, as a fused store calls it
+                         "void put_f16(uint16_t* d, const float* s, int64_t n, int nt) {\n"
+                         "  for (int64_t i = 0; i + 16 <= n; i += 16) tg_put16_f16(d + i, s + i, nt, s);\n"
+                         "  tg_stream_fence();\n}\n"
+                         "void put_f32(float* d, const float* s, int64_t n, int nt) {\n"
+                         "  for (int64_t i = 0; i + 16 <= n; i += 16) tg_put16_f32(d + i, s + i, nt, s);\n"
+                         "  tg_stream_fence();\n}\n";
   std::string cmd = std::string(TILEGEN_C_COMPILER) +
                     " -O3 -fopenmp -std=c11 -Wall -Wextra -Werror -shared -fPIC";
   for (const auto& f : target->compile_flags)
@@ -126,7 +133,9 @@ TEST_P(StreamRowTest, MatchesTheScalarConversions) {
   auto f16 = reinterpret_cast<row_fn>(dlsym(h, "row_f16"));
   auto bf16 = reinterpret_cast<row_fn>(dlsym(h, "row_bf16"));
   auto f32 = reinterpret_cast<row32_fn>(dlsym(h, "row_f32"));
-  ASSERT_TRUE(f16 && bf16 && f32);
+  auto p16 = reinterpret_cast<row_fn>(dlsym(h, "put_f16"));
+  auto p32 = reinterpret_cast<row32_fn>(dlsym(h, "put_f32"));
+  ASSERT_TRUE(f16 && bf16 && f32 && p16 && p32);
 
   const std::vector<float> in = inputs();
   const int64_t n = static_cast<int64_t>(in.size());
@@ -166,6 +175,40 @@ TEST_P(StreamRowTest, MatchesTheScalarConversions) {
             << "f32 nt=" << nt << " offset " << off << " length " << len;
         EXPECT_EQ(d32[len], -7.0f) << "f32 length " << len << ": written past the row";
         EXPECT_EQ(d32[-1], -7.0f) << "f32 length " << len << ": written before the row";
+      }
+    }
+  }
+  // tg_put16_<t>: cached stores at every offset, streaming stores at the multiples of 16 bytes
+  // (of 32 and not of 32: its two forms), rows of 1 to 20 pieces.
+  for (int nt = 0; nt <= 1; ++nt) {
+    for (int64_t off = 0; off < 32; ++off) {
+      if (nt && off % 8 != 0)
+        continue; // the caller streams only to multiples of 16 bytes
+      uint16_t* d = dst.data() + 32 + (32 - (reinterpret_cast<uintptr_t>(dst.data()) & 63u) / 2) % 32 + off;
+      const float* s = in.data() + 7 * off;
+      for (const int64_t len : {16, 32, 48, 320}) {
+        for (auto [fn, conv, what] : {std::tuple{p16, &tilegen::ir::f32_to_f16_bits, "f16"}}) {
+          std::fill(dst.begin(), dst.end(), 0xdeadu);
+          fn(d, s, len, nt);
+          for (int64_t i = 0; i < len; ++i) {
+            const uint16_t want = conv(s[i]);
+            if (d[i] != want && ++bad <= 8)
+              ADD_FAILURE() << GetParam() << " put16 " << what << " nt=" << nt << " offset " << off
+                            << " length " << len << ": 0x" << std::hex << bits_of(s[i])
+                            << " -> 0x" << d[i] << ", want 0x" << want;
+          }
+          EXPECT_EQ(d[len], 0xdeadu) << "put16 " << what << ": written past the row";
+          EXPECT_EQ(d[-1], 0xdeadu) << "put16 " << what << ": written before the row";
+        }
+        if (nt && off % 4 != 0)
+          continue;
+        float* d32 = dst32.data() + 16 + (16 - (reinterpret_cast<uintptr_t>(dst32.data()) & 63u) / 4) % 16 + off;
+        std::fill(dst32.begin(), dst32.end(), -7.0f);
+        p32(d32, s, len, nt);
+        EXPECT_EQ(std::memcmp(d32, s, static_cast<size_t>(len) * 4), 0)
+            << "put16 f32 nt=" << nt << " offset " << off << " length " << len;
+        EXPECT_EQ(d32[len], -7.0f) << "put16 f32: written past the row";
+        EXPECT_EQ(d32[-1], -7.0f) << "put16 f32: written before the row";
       }
     }
   }
