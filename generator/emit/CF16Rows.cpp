@@ -8,6 +8,9 @@
 // L1, and read the buffer:
 //  * chunks: loops already strip-mined into chunks of a row (CExpRows' argument loop, a fused
 //    store's tg_chunk loop) convert the chunk's columns [tg_c, tg_c + len) of the row;
+//  * pieces: on targets with Target::c_put16, a fused store's pieces of 16 (CViews) and a
+//    4-strip sum's pieces (COps emit_sum_pieces) convert their 16 columns; inlined with the
+//    piece's loop, gcc keeps the buffer in registers;
 //  * whole rows: any other simd loop (reductions, plain parallels) converts the tile's row
 //    before the loop, so the loop itself (its strips and order of summation) is unchanged.
 // The values read are the copy's, so results are bit-identical to it. A load the scope cannot
