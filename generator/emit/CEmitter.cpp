@@ -375,8 +375,23 @@ void CEmitter::stmt(const Stmt& s) {
   switch (s->kind) {
   case StmtKind::Seq: {
     auto seq = s->as<Seq>();
+    // Lets that nothing after them reads (a `let` used only in a branch the instance folded
+    // away: flash_attention_fwd's `q` where causal is 0) are not printed: gcc's -Wall would
+    // call them unused variables. Backwards, so a let read only by a dropped let goes too.
+    std::vector<bool> dead(seq->stmts.size(), false);
+    for (size_t i = seq->stmts.size(); i-- > 0;) {
+      auto l = seq->stmts[i]->as<LetStmt>();
+      if (!l)
+        continue;
+      bool used = false;
+      for (size_t k = i + 1; k < seq->stmts.size() && !used; ++k)
+        used = !dead[k] && mentions_var(seq->stmts[k], l->var.get());
+      dead[i] = !used;
+    }
     for (size_t i = 0; i < seq->stmts.size(); ++i) {
       const Stmt& c = seq->stmts[i];
+      if (dead[i])
+        continue;
       if (i + 1 < seq->stmts.size() && fused_pair(c, seq->stmts[i + 1])) {
         // The parallel computed straight into the copy-out after it (CViews.cpp).
         if (auto it = view_end_before_.find(c.get()); it != view_end_before_.end())

@@ -686,9 +686,12 @@ static inline void tg_put16_f32(float* dst, const float* src, int nt, const void
     _mm512_storeu_ps(dst, v);
   else if (((uintptr_t)dst & 63u) == 0)
     _mm512_stream_ps(dst, v);
-  else
-    for (int q = 0; q < 4; ++q)
-      _mm_stream_ps(dst + 4 * q, _mm512_extractf32x4_ps(v, q));
+  else { /* the lane index of vextractf32x4 is an immediate */
+    _mm_stream_ps(dst, _mm512_castps512_ps128(v));
+    _mm_stream_ps(dst + 4, _mm512_extractf32x4_ps(v, 1));
+    _mm_stream_ps(dst + 8, _mm512_extractf32x4_ps(v, 2));
+    _mm_stream_ps(dst + 12, _mm512_extractf32x4_ps(v, 3));
+  }
 #elif defined(__AVX__)
   const __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
   if (!nt) {

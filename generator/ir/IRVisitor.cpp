@@ -195,6 +195,16 @@ std::set<const Var*> vars_of(const Expr& e) {
   v.visit(e);
   return v.vars;
 }
+bool mentions_var(const Stmt& s, const Var* v) {
+  struct Finder : IRVisitor {
+    const Var* v = nullptr;
+    bool found = false;
+    void visit_VarRef(const VarRef* n) override { found |= n->var.get() == v; }
+  } f;
+  f.v = v;
+  f.visit(s);
+  return f.found;
+}
 const Store* first_store(const Stmt& s, const Buffer* b) {
   StoreFinder f;
   f.b = b;
