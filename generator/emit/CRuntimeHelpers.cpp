@@ -19,6 +19,12 @@ struct Helper {
   std::string text;
 };
 
+// Every occurrence of key in s replaced by value (the helpers' templates: @T, @GUARD, ...).
+void replace_all(std::string& s, const std::string& key, const std::string& value) {
+  for (size_t at = s.find(key); at != std::string::npos; at = s.find(key, at + value.size()))
+    s.replace(at, key.size(), value);
+}
+
 // tg_stream_row_<t> for a 16-bit float type t ("f16", "bf16"), after its vector conversions
 // tg_cvt16_f32_<t> (AVX-512F) and tg_cvt8_f32_<t> (where `guard` holds): dst[0, n) := the
 // values of tg_f32_to_<t>, through streaming stores when nt (prefetching pf as
@@ -117,14 +123,10 @@ std::string stream_row_16(const std::string& t, const std::string& guard) {
     dst[j] = tg_f32_to_@T(src[j]);
 }
 )";
-  auto put = [&s](const std::string& key, const std::string& value) {
-    for (size_t at = s.find(key); at != std::string::npos; at = s.find(key, at + value.size()))
-      s.replace(at, key.size(), value);
-  };
-  put("@FN", fn);
-  put("@PAD", std::string(fn.size(), ' '));
-  put("@GUARD", guard);
-  put("@T", t);
+  replace_all(s, "@FN", fn);
+  replace_all(s, "@PAD", std::string(fn.size(), ' '));
+  replace_all(s, "@GUARD", guard);
+  replace_all(s, "@T", t);
   return s;
 }
 
@@ -159,10 +161,8 @@ static inline void tg_put16_@T(uint16_t* dst, const float* src, int nt, const vo
     tg_prefetch(pf);
 }
 )";
-  for (size_t at = s.find("@GUARD"); at != std::string::npos; at = s.find("@GUARD", at))
-    s.replace(at, 6, guard);
-  for (size_t at = s.find("@T"); at != std::string::npos; at = s.find("@T", at))
-    s.replace(at, 2, t);
+  replace_all(s, "@GUARD", guard);
+  replace_all(s, "@T", t);
   return s;
 }
 
@@ -187,9 +187,9 @@ std::string exp_row_source() {
   const @V p = @Padd_ps(@Pfmadd_ps(@Pmul_ps(r, r), q, r), @Pset1_ps(1.0f));
 )" + scaling + "}\n";
     const std::string v = "__m" + bits, pre = "_mm" + bits + "_", n = bits == "512" ? "16" : "8";
-    for (const auto& [key, val] : {std::pair<std::string, std::string>{"@V", v}, {"@P", pre}, {"@N", n}})
-      for (size_t at = s.find(key); at != std::string::npos; at = s.find(key, at + val.size()))
-        s.replace(at, key.size(), val);
+    replace_all(s, "@V", v);
+    replace_all(s, "@P", pre);
+    replace_all(s, "@N", n);
     return s;
   };
   return R"(#if defined(__AVX512F__)

@@ -145,36 +145,49 @@ TEST_P(StreamRowTest, MatchesTheScalarConversions) {
   std::vector<uint16_t> dst(static_cast<size_t>(n) + 128);
   std::vector<float> dst32(static_cast<size_t>(n) + 128);
   int bad = 0;
+  // Destinations `off` elements past a 64-byte line, with room before them (guards).
+  auto at16 = [&](int64_t off) {
+    return dst.data() + 32 + (32 - (reinterpret_cast<uintptr_t>(dst.data()) & 63u) / 2) % 32 + off;
+  };
+  auto at32 = [&](int64_t off) {
+    return dst32.data() + 16 + (16 - (reinterpret_cast<uintptr_t>(dst32.data()) & 63u) / 4) % 16 + off;
+  };
+  // One call of a 16-bit row function against the scalar conversion, and the guards around it.
+  auto check16 = [&](row_fn fn, uint16_t (*conv)(float), const std::string& what, int64_t off,
+                     const float* s, int64_t len, int nt) {
+    uint16_t* d = at16(off);
+    std::fill(dst.begin(), dst.end(), 0xdeadu);
+    fn(d, s, len, nt);
+    for (int64_t i = 0; i < len; ++i) {
+      const uint16_t want = conv(s[i]);
+      if (d[i] != want && ++bad <= 8)
+        ADD_FAILURE() << GetParam() << " " << what << " nt=" << nt << " offset " << off
+                      << " length " << len << ": 0x" << std::hex << bits_of(s[i]) << " -> 0x"
+                      << d[i] << ", want 0x" << want;
+    }
+    EXPECT_EQ(d[len], 0xdeadu) << what << " length " << len << ": written past the row";
+    EXPECT_EQ(d[-1], 0xdeadu) << what << " length " << len << ": written before the row";
+  };
+  auto check32 = [&](row32_fn fn, const std::string& what, int64_t off, const float* s,
+                     int64_t len, int nt) {
+    float* d32 = at32(off);
+    std::fill(dst32.begin(), dst32.end(), -7.0f);
+    fn(d32, s, len, nt);
+    EXPECT_EQ(std::memcmp(d32, s, static_cast<size_t>(len) * 4), 0)
+        << what << " nt=" << nt << " offset " << off << " length " << len;
+    EXPECT_EQ(d32[len], -7.0f) << what << " length " << len << ": written past the row";
+    EXPECT_EQ(d32[-1], -7.0f) << what << " length " << len << ": written before the row";
+  };
   for (int nt = 0; nt <= 1; ++nt) {
     for (int64_t off = 0; off < 32; ++off) {
-      uint16_t* d = dst.data() + 32 + (32 - (reinterpret_cast<uintptr_t>(dst.data()) & 63u) / 2) % 32 + off;
-      float* d32 = dst32.data() + 16 + (16 - (reinterpret_cast<uintptr_t>(dst32.data()) & 63u) / 4) % 16 + off;
       const float* s = in.data() + off;
       std::vector<int64_t> lens = {1, 5, 8, 15, 16, 17, 24, 31, 32, 33, 40, 48, 56, 63, 64, 72, 100, 264};
       if (off % 3 == 0)
         lens.push_back(n - off); // not a multiple of the vector: tails
       for (const int64_t len : lens) {
-        for (auto [fn, conv, what] :
-             {std::tuple{f16, &tilegen::ir::f32_to_f16_bits, "f16"},
-              std::tuple{bf16, &tilegen::ir::f32_to_bf16_bits, "bf16"}}) {
-          std::fill(dst.begin(), dst.end(), 0xdeadu);
-          fn(d, s, len, nt);
-          for (int64_t i = 0; i < len; ++i) {
-            const uint16_t want = conv(s[i]);
-            if (d[i] != want && ++bad <= 8)
-              ADD_FAILURE() << GetParam() << " " << what << " nt=" << nt << " offset " << off
-                            << " length " << len << ": 0x" << std::hex << bits_of(s[i])
-                            << " -> 0x" << d[i] << ", want 0x" << want;
-          }
-          EXPECT_EQ(d[len], 0xdeadu) << what << " length " << len << ": written past the row";
-          EXPECT_EQ(d[-1], 0xdeadu) << what << " length " << len << ": written before the row";
-        }
-        std::fill(dst32.begin(), dst32.end(), -7.0f);
-        f32(d32, s, len, nt);
-        EXPECT_EQ(std::memcmp(d32, s, static_cast<size_t>(len) * 4), 0)
-            << "f32 nt=" << nt << " offset " << off << " length " << len;
-        EXPECT_EQ(d32[len], -7.0f) << "f32 length " << len << ": written past the row";
-        EXPECT_EQ(d32[-1], -7.0f) << "f32 length " << len << ": written before the row";
+        check16(f16, &tilegen::ir::f32_to_f16_bits, "f16", off, s, len, nt);
+        check16(bf16, &tilegen::ir::f32_to_bf16_bits, "bf16", off, s, len, nt);
+        check32(f32, "f32", off, s, len, nt);
       }
     }
   }
@@ -184,31 +197,11 @@ TEST_P(StreamRowTest, MatchesTheScalarConversions) {
     for (int64_t off = 0; off < 32; ++off) {
       if (nt && off % 8 != 0)
         continue; // the caller streams only to multiples of 16 bytes
-      uint16_t* d = dst.data() + 32 + (32 - (reinterpret_cast<uintptr_t>(dst.data()) & 63u) / 2) % 32 + off;
       const float* s = in.data() + 7 * off;
       for (const int64_t len : {16, 32, 48, 320}) {
-        for (auto [fn, conv, what] : {std::tuple{p16, &tilegen::ir::f32_to_f16_bits, "f16"}}) {
-          std::fill(dst.begin(), dst.end(), 0xdeadu);
-          fn(d, s, len, nt);
-          for (int64_t i = 0; i < len; ++i) {
-            const uint16_t want = conv(s[i]);
-            if (d[i] != want && ++bad <= 8)
-              ADD_FAILURE() << GetParam() << " put16 " << what << " nt=" << nt << " offset " << off
-                            << " length " << len << ": 0x" << std::hex << bits_of(s[i])
-                            << " -> 0x" << d[i] << ", want 0x" << want;
-          }
-          EXPECT_EQ(d[len], 0xdeadu) << "put16 " << what << ": written past the row";
-          EXPECT_EQ(d[-1], 0xdeadu) << "put16 " << what << ": written before the row";
-        }
-        if (nt && off % 4 != 0)
-          continue;
-        float* d32 = dst32.data() + 16 + (16 - (reinterpret_cast<uintptr_t>(dst32.data()) & 63u) / 4) % 16 + off;
-        std::fill(dst32.begin(), dst32.end(), -7.0f);
-        p32(d32, s, len, nt);
-        EXPECT_EQ(std::memcmp(d32, s, static_cast<size_t>(len) * 4), 0)
-            << "put16 f32 nt=" << nt << " offset " << off << " length " << len;
-        EXPECT_EQ(d32[len], -7.0f) << "put16 f32: written past the row";
-        EXPECT_EQ(d32[-1], -7.0f) << "put16 f32: written before the row";
+        check16(p16, &tilegen::ir::f32_to_f16_bits, "put16 f16", off, s, len, nt);
+        if (!nt || off % 4 == 0)
+          check32(p32, "put16 f32", off, s, len, nt);
       }
     }
   }
