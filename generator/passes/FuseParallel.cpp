@@ -7,6 +7,7 @@
 #include "ir/Substitute.h"
 #include "passes/RedundantLoadElim.h"
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -107,9 +108,24 @@ std::optional<Producer> as_producer(const Parallel* p) {
   return out;
 }
 
-// Rule 2 and 3 for P2 against the producer's buffer x and what the producer reads.
+// Uses of each buffer (loads, stores, regions, operands) in a statement; allocations are not
+// uses.
+struct BufferUses : IRVisitor {
+  std::map<const Buffer*, int64_t> count;
+  void visit_buffer_use(const BufferPtr& b) override { ++count[b.get()]; }
+};
+int64_t uses_of(const Stmt& s, const Buffer* x) {
+  BufferUses u;
+  u.visit(s);
+  auto it = u.count.find(x);
+  return it == u.count.end() ? 0 : it->second;
+}
+
+// Rule 2 and 3 for P2 against the producer's buffer x and what the producer reads. With
+// `temporary` (x used by P1 and P2 only, in the whole kernel), P2 may read x without storing
+// it: rule 2'.
 bool is_consumer(const Parallel* p2, const Parallel* p1, const Buffer* x,
-                 const std::set<const Buffer*>& p1_reads) {
+                 const std::set<const Buffer*>& p1_reads, bool temporary) {
   if (p2->vars.size() != p1->vars.size())
     return false;
   for (size_t d = 0; d < p1->extents.size(); ++d)
@@ -128,7 +144,10 @@ bool is_consumer(const Parallel* p2, const Parallel* p1, const Buffer* x,
       return false;
   }
   auto* last = s.back()->as<Store>();
-  if (!last || last->buffer.get() != x || !at_points(last->indices, p2->vars))
+  const bool in_place = last && last->buffer.get() == x;
+  if (in_place && !at_points(last->indices, p2->vars))
+    return false;
+  if (!in_place && !(temporary && mentions_buffer(p2->body, x)))
     return false;
   OffPointLoads off;
   off.x = x;
@@ -139,6 +158,8 @@ bool is_consumer(const Parallel* p2, const Parallel* p1, const Buffer* x,
 
 struct Fuser : IRMutator {
   std::vector<std::string> notes;
+  BufferUses kernel_uses;           // in the whole kernel body
+  std::set<const Buffer*> dropped;  // temporaries no statement uses after their fusion
 
   Stmt mutate_Seq(const Seq* n, const Stmt& self) override {
     Stmt first = IRMutator::mutate_Seq(n, self);
@@ -156,11 +177,19 @@ struct Fuser : IRMutator {
       reads.visit(p1->body);
       for (size_t b = a + 1; b < stmts.size(); ++b) {
         auto* p2 = stmts[b]->as<Parallel>();
-        if (p2 && is_consumer(p2, p1, x, reads.out)) {
+        const bool temporary =
+            p2 && kernel_uses.count[x] == uses_of(stmts[a], x) + uses_of(stmts[b], x);
+        if (p2 && is_consumer(p2, p1, x, reads.out, temporary)) {
+          const bool in_place = mentions_stored(*p2, x);
           notes.push_back("the parallel loop at line " + std::to_string(p1->loc.line) +
                           " (writing '" + prod->store->buffer->name + "') is fused into the one at line " +
-                          std::to_string(p2->loc.line) + ", which rewrites each of its elements "
-                          "(passes/FuseParallel)");
+                          std::to_string(p2->loc.line) +
+                          (in_place ? ", which rewrites each of its elements"
+                                    : ", its only reader: '" + prod->store->buffer->name +
+                                          "' is not allocated") +
+                          " (passes/FuseParallel)");
+          if (!in_place)
+            dropped.insert(x);
           stmts[b] = fuse(*p1, *prod, *p2);
           stmts.erase(stmts.begin() + static_cast<std::ptrdiff_t>(a));
           --a;
@@ -177,6 +206,14 @@ struct Fuser : IRMutator {
       }
     }
     return changed ? Seq::make(std::move(stmts), n->loc) : self;
+  }
+
+  // Whether p's body stores into x.
+  static bool mentions_stored(const Parallel& p, const Buffer* x) {
+    for (const auto& st : body_stmts(p.body))
+      if (auto* s = st->as<Store>(); s && s->buffer.get() == x)
+        return true;
+    return false;
   }
 
   Stmt fuse(const Parallel& p1, const Producer& prod, const Parallel& p2) {
@@ -200,9 +237,34 @@ struct Fuser : IRMutator {
 
 } // namespace
 
+// Removes the allocations of the buffers in `dead` (no statement uses them).
+struct DropAllocs : IRMutator {
+  const std::set<const Buffer*>* dead;
+  Stmt mutate_Seq(const Seq* n, const Stmt& self) override {
+    Stmt first = IRMutator::mutate_Seq(n, self);
+    std::vector<Stmt> kept;
+    bool changed = first != self;
+    for (const auto& s : first->as<Seq>()->stmts) {
+      if (auto* a = s->as<Alloc>(); a && dead->count(a->buffer.get())) {
+        changed = true;
+        continue;
+      }
+      kept.push_back(s);
+    }
+    return changed ? Seq::make(std::move(kept), n->loc) : self;
+  }
+};
+
 Kernel fuse_parallels(const Kernel& k) {
   Fuser f;
+  if (k.body)
+    f.kernel_uses.visit(k.body);
   Kernel out = f.mutate_kernel(k);
+  if (!f.dropped.empty()) {
+    DropAllocs d;
+    d.dead = &f.dropped;
+    out = d.mutate_kernel(out);
+  }
   out.notes.insert(out.notes.end(), f.notes.begin(), f.notes.end());
   return out;
 }

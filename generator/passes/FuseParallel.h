@@ -14,6 +14,10 @@
 //  4. no statement between them mentions X or any buffer P1 reads;
 //  5. where P1 reads a tensor, neither P2 nor a statement between them mentions a tensor the
 //     kernel may write (tensors may alias in an in-place call).
+//  2'. or: P2 satisfies 2 except that it does not store X at all (it reads X, at exactly its
+//      variables, and stores elsewhere: a fragment, a tensor), and no statement of the kernel
+//      other than P1 and P2 uses X. X is then a temporary between them: its allocation is
+//      removed as well.
 // Then P1 is removed and P2's body becomes: P1's lets and `let x = e` (P1's variables renamed
 // to P2's), then P2's body with every read of X replaced by x. Every point of X that P1 wrote
 // is overwritten by P2 before anything else can read it (4 and 2), the point's value is the

@@ -163,6 +163,14 @@ public:
           pick = &b;
       if (!pick)
         break;
+      // A fragment that nothing placed but a gemm reads as its A operand from registers
+      // (weights a parallel dequantizes into registers, tests/lit/cuda/weights_in_registers.test)
+      // takes that operand's layout: the parallel that writes it then computes each thread's
+      // own operand registers.
+      if (auto want = a_operand_layout(*pick)) {
+        assign(*pick, *want, want_at_);
+        continue;
+      }
       assign(*pick,
              layout::elementwise(shape_of(**pick), threads_, default_vector(*pick),
                                  t_.gpu.warp_size),
@@ -742,6 +750,31 @@ private:
     return true;
   }
 
+  // The layout gemm `g`'s A operand from registers needs (check_gemm_operands tests it).
+  FragmentLayout a_operand_want(const Gemm& g, const GemmPlan& p) const {
+    auto as = shape_of(*g.a);
+    return p.kind == GemmPlan::Simdgroup ? layout::simdgroup_accumulator(as[0], as[1], p.wm, 1)
+                                         : layout::mma_m16n8k16_accumulator(as[0], as[1], p.wm, 1);
+  }
+
+  // The layout of b if some gemm reads it as its A operand from registers (its first such
+  // gemm; want_at_ := that gemm's location), else nothing.
+  std::optional<FragmentLayout> a_operand_layout(const BufferPtr& b) {
+    for (const auto& s : stmts_) {
+      auto* g = s->as<Gemm>();
+      if (!g || g->a != b)
+        continue;
+      const GemmPlan& p = plan_.gemms.at(s.get());
+      if (p.kind == GemmPlan::Simt || !p.a_in_regs)
+        return std::nullopt;
+      want_at_ = s->loc;
+      FragmentLayout l = a_operand_want(*g, p);
+      l.origin += " (A operand from registers of the gemm at line " + std::to_string(s->loc.line) + ")";
+      return l;
+    }
+    return std::nullopt;
+  }
+
   bool check_gemm_operands() {
     for (const auto& s : stmts_) {
       auto* g = s->as<Gemm>();
@@ -750,10 +783,7 @@ private:
       const GemmPlan& p = plan_.gemms.at(s.get());
       if (p.kind == GemmPlan::Simt || !p.a_in_regs)
         continue;
-      auto as = shape_of(*g->a);
-      auto want = p.kind == GemmPlan::Simdgroup
-                      ? layout::simdgroup_accumulator(as[0], as[1], p.wm, 1)
-                      : layout::mma_m16n8k16_accumulator(as[0], as[1], p.wm, 1);
+      const FragmentLayout want = a_operand_want(*g, p);
       const FragmentLayout& have = plan_.fragments.at(g->a.get());
       if (!same(have, want)) {
         diag_.error(s->loc, t_.name + ": gemm reads '" + g->a->name +
@@ -857,6 +887,7 @@ private:
   std::vector<BufferPtr> fragments_;
   std::set<const Buffer*> row_owned_;
   bool fragment_a_ = false; // some gemm reads A from a fragment
+  SourceLoc want_at_;        // a_operand_layout's gemm
   std::set<const StmtNode*> wgmma_; // gemms lowered to wgmma (plan_hopper)
   std::map<int64_t, int64_t> simt_rows_; // rows of a SIMT gemm -> threads along them
   std::map<const Buffer*, SourceLoc> decided_at_;
