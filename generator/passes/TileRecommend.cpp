@@ -6,6 +6,7 @@
 #include "ir/IRVisitor.h"
 #include "ir/Simplify.h"
 #include "ir/Substitute.h"
+#include "passes/FuseParallel.h"
 #include "passes/LayoutInference.h"
 #include "passes/RedundantLoadElim.h"
 #include "passes/ScheduleResolver.h"
@@ -355,10 +356,11 @@ void report_over_budget(const Kernel& k, const Recommendation& r, const Target& 
 // Step 2 for one configuration (`m` binds the instance and the tile constants): memory
 // planning on the kernel as instantiation will build it: layouts first (a configuration layout
 // inference rejects is not eligible; its message is kept), then the block's resources against
-// the target's limits. nullopt after a reported error.
+// the target's limits. nullopt after a reported error. The parallel loops are fused as
+// instantiation fuses them: a shared buffer fused away is not allocated, so it is not counted.
 std::optional<ConfigEval> plan_config(const Kernel& k, const VarMap& m, const Target& target,
                                       DiagEngine& diag) {
-  Kernel ik = simplify(substitute(k, m));
+  Kernel ik = fuse_parallels(simplify(substitute(k, m)));
   std::ostringstream layout_out;
   DiagEngine layout_diag(layout_out);
   layout_diag.set_error_limit(1);
