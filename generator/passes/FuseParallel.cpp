@@ -121,6 +121,13 @@ int64_t uses_of(const Stmt& s, const Buffer* x) {
   return it == u.count.end() ? 0 : it->second;
 }
 
+// Whether p's body ends with a store into x (P2 of rule 2 rewrites x in place).
+bool rewrites(const Parallel* p, const Buffer* x) {
+  std::vector<Stmt> s = body_stmts(p->body);
+  auto* last = s.empty() ? nullptr : s.back()->as<Store>();
+  return last && last->buffer.get() == x;
+}
+
 // Rule 2 and 3 for P2 against the producer's buffer x and what the producer reads. With
 // `temporary` (x used by P1 and P2 only, in the whole kernel), P2 may read x without storing
 // it: rule 2'.
@@ -143,11 +150,8 @@ bool is_consumer(const Parallel* p2, const Parallel* p1, const Buffer* x,
     if (st->buffer.get() == x && (i + 1 != s.size() || st->op != StoreOp::Assign))
       return false;
   }
-  auto* last = s.back()->as<Store>();
-  const bool in_place = last && last->buffer.get() == x;
-  if (in_place && !at_points(last->indices, p2->vars))
-    return false;
-  if (!in_place && !(temporary && mentions_buffer(p2->body, x)))
+  if (rewrites(p2, x) ? !at_points(s.back()->as<Store>()->indices, p2->vars)
+                      : !(temporary && mentions_buffer(p2->body, x)))
     return false;
   OffPointLoads off;
   off.x = x;
@@ -175,12 +179,12 @@ struct Fuser : IRMutator {
       const Buffer* x = prod->store->buffer.get();
       LoadedBuffers reads;
       reads.visit(p1->body);
+      const int64_t p1_uses = uses_of(stmts[a], x);
       for (size_t b = a + 1; b < stmts.size(); ++b) {
         auto* p2 = stmts[b]->as<Parallel>();
-        const bool temporary =
-            p2 && kernel_uses.count[x] == uses_of(stmts[a], x) + uses_of(stmts[b], x);
+        const bool temporary = p2 && kernel_uses.count[x] == p1_uses + uses_of(stmts[b], x);
         if (p2 && is_consumer(p2, p1, x, reads.out, temporary)) {
-          const bool in_place = mentions_stored(*p2, x);
+          const bool in_place = rewrites(p2, x);
           notes.push_back("the parallel loop at line " + std::to_string(p1->loc.line) +
                           " (writing '" + prod->store->buffer->name + "') is fused into the one at line " +
                           std::to_string(p2->loc.line) +
@@ -206,14 +210,6 @@ struct Fuser : IRMutator {
       }
     }
     return changed ? Seq::make(std::move(stmts), n->loc) : self;
-  }
-
-  // Whether p's body stores into x.
-  static bool mentions_stored(const Parallel& p, const Buffer* x) {
-    for (const auto& st : body_stmts(p.body))
-      if (auto* s = st->as<Store>(); s && s->buffer.get() == x)
-        return true;
-    return false;
   }
 
   Stmt fuse(const Parallel& p1, const Producer& prod, const Parallel& p2) {

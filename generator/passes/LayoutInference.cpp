@@ -168,7 +168,7 @@ public:
       // takes that operand's layout: the parallel that writes it then computes each thread's
       // own operand registers.
       if (auto want = a_operand_layout(*pick)) {
-        assign(*pick, *want, want_at_);
+        assign(*pick, want->first, want->second);
         continue;
       }
       assign(*pick,
@@ -757,9 +757,9 @@ private:
                                          : layout::mma_m16n8k16_accumulator(as[0], as[1], p.wm, 1);
   }
 
-  // The layout of b if some gemm reads it as its A operand from registers (its first such
-  // gemm; want_at_ := that gemm's location), else nothing.
-  std::optional<FragmentLayout> a_operand_layout(const BufferPtr& b) {
+  // The layout of b and the gemm's location if some gemm reads b as its A operand from
+  // registers (its first such gemm), else nothing.
+  std::optional<std::pair<FragmentLayout, SourceLoc>> a_operand_layout(const BufferPtr& b) const {
     for (const auto& s : stmts_) {
       auto* g = s->as<Gemm>();
       if (!g || g->a != b)
@@ -767,10 +767,9 @@ private:
       const GemmPlan& p = plan_.gemms.at(s.get());
       if (p.kind == GemmPlan::Simt || !p.a_in_regs)
         return std::nullopt;
-      want_at_ = s->loc;
       FragmentLayout l = a_operand_want(*g, p);
       l.origin += " (A operand from registers of the gemm at line " + std::to_string(s->loc.line) + ")";
-      return l;
+      return std::make_pair(std::move(l), s->loc);
     }
     return std::nullopt;
   }
@@ -887,7 +886,6 @@ private:
   std::vector<BufferPtr> fragments_;
   std::set<const Buffer*> row_owned_;
   bool fragment_a_ = false; // some gemm reads A from a fragment
-  SourceLoc want_at_;        // a_operand_layout's gemm
   std::set<const StmtNode*> wgmma_; // gemms lowered to wgmma (plan_hopper)
   std::map<int64_t, int64_t> simt_rows_; // rows of a SIMT gemm -> threads along them
   std::map<const Buffer*, SourceLoc> decided_at_;
