@@ -5,6 +5,7 @@
 
 #include "emit/CFamilyPrinter.h"
 #include "emit/Emitter.h"
+#include "ir/Substitute.h"
 
 #include <functional>
 #include <map>
@@ -147,6 +148,13 @@ private:
   void emit_stage_copy(const ir::Copy* n, const std::vector<ir::Expr>& so, const std::string& stage,
                        uint16_t pad_bits);
   void emit_fused_store(const ir::Parallel* p, const ir::Copy* out);
+  // A fused store's row in AVX2 intrinsics (CVecStore.cpp), printed before its portable
+  // chunks; false (nothing printed) where the target or the value does not qualify.
+  using VecLets = std::vector<std::pair<std::string, std::string>>; // name, broadcast
+  bool emit_vec_store(const ir::Parallel* p, const ir::Expr& value, const ir::VarMap& at_point,
+                      const ir::BufferPtr& y, bool prefetch);
+  std::string vec8(const ir::Expr& e, const ir::VarPtr& j, const ir::Expr& col, VecLets& lets);
+  std::string vec8_load(const ir::Load* l, const ir::VarPtr& j, const ir::Expr& col);
   void emit_hoist_function();
   void emit_tensor_prologue(const ir::Stmt& body);
   std::string overlap_flag(const ir::Buffer* b) const;

@@ -765,6 +765,11 @@ void CEmitter::emit_fused_store(const Parallel* p, const Copy* out) {
     const std::string pf = next_block_row(out, vars);
     if (pf != "NULL")
       line("const " + sty + "* tg_pf = (const " + sty + "*)(" + pf + ");");
+    // The row in intrinsics where CVecStore's dialect covers the value; the chunks below are
+    // then the else branch (other addresses, files compiled without the target's flags).
+    const bool vec = emit_vec_store(p, value, at_point, y, pf != "NULL");
+    if (vec)
+      open("");
     open("for (int64_t tg_c = 0; tg_c < " + expr(p->extents.back(), kRel + 1) + "; tg_c += " + ch + ")");
     // Sub-chunks of 16 stored whole (Target::c_put16): the sub-chunk's buffer and its f16 views'
     // conversions stay in registers; the chunk's path below where a streaming destination is
@@ -805,6 +810,8 @@ void CEmitter::emit_fused_store(const Parallel* p, const Copy* out) {
     if (put16)
       close();
     close();
+    if (vec)
+      close();
     close_loops(outer.size());
   } else {
     open_loops(outer, outer_ext, false);
