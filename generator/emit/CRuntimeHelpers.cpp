@@ -742,8 +742,7 @@ static inline __m256i tg_v8_bf16_bits(__m256 f) {
   const __m256i hi = _mm256_srli_epi32(u, 16);
   const __m256i half = _mm256_add_epi32(_mm256_set1_epi32(0x7fff), _mm256_and_si256(hi, _mm256_set1_epi32(1)));
   const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, half), 16);
-  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
-                                         _mm256_set1_epi32(0x7f800000));
+  const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q)); /* one op: |u| > inf */
   return _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
 }
 /* dst[0, 16) := bf16 of (a, b); with nt streaming stores (dst 32-byte aligned) and a prefetch of

@@ -206,8 +206,9 @@ bool CEmitter::emit_vec_store(const Parallel* p, const Expr& value, const VarMap
   open("for (int64_t tg_s = 0; tg_s < " + expr(p->extents.back(), kRel + 1) + "; tg_s += 16)");
   line("const __m256 tg_lo = " + lo + ";");
   line("const __m256 tg_hi = " + hi + ";");
+  // one prefetch per 64-byte line of the next row (32 16-bit values: every other step)
   line(need("tg_v16_put_" + std::string(y->dtype.name())) + "(tg_row + tg_s, tg_lo, tg_hi, tg_nt, " +
-       (prefetch ? "tg_pf ? tg_pf + tg_s : NULL" : "NULL") + ");");
+       (prefetch ? "tg_pf && (tg_s & 31) == 0 ? tg_pf + tg_s : NULL" : "NULL") + ");");
   close();
   close("} else");
   line("#endif");
