@@ -715,8 +715,8 @@ static inline void tg_put16_f32(float* dst, const float* src, int nt, const void
 )"},
       {"tg_put16_f16", {"tg_stream_row_f16"}, put16_16("f16", "defined(__F16C__) && defined(__AVX__)")},
       // Fused stores in intrinsics (emit/CVecStore.cpp): 8 values of a 16-bit view in f32, and
-      // 16 values in two vectors stored as the 16-bit output's type. The emitted loop that calls them
-      // is under the same guard. Conversions are the scalar helpers' bit for bit: bf16 -> f32
+      // 16 values in two vectors stored as the 16-bit output's type. The emitted loop that calls
+      // them is under the same guard. Conversions are the scalar helpers' bit for bit: bf16 -> f32
       // and f16 -> f32 are exact; f32 -> bf16 rounds as tg_f32_to_bf16 (tg_cvt8_f32_bf16's
       // steps), f32 -> f16 as tg_f32_to_f16 (NaN: the quiet NaN of its sign, then vcvtps2ph).
       {"tg_v8_load_bf16", {}, R"(#if defined(__AVX2__) && defined(__F16C__)
@@ -742,7 +742,7 @@ static inline __m256i tg_v8_bf16_bits(__m256 f) {
   const __m256i hi = _mm256_srli_epi32(u, 16);
   const __m256i half = _mm256_add_epi32(_mm256_set1_epi32(0x7fff), _mm256_and_si256(hi, _mm256_set1_epi32(1)));
   const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, half), 16);
-  const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q)); /* one op: |u| > inf */
+  const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q)); /* NaN lanes */
   return _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
 }
 /* dst[0, 16) := bf16 of (a, b); with nt streaming stores (dst 32-byte aligned) and a prefetch of

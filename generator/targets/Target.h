@@ -200,10 +200,11 @@ struct Target {
   // registers instead of two L1 buffers (docs/c-backend.md "Memory-bound kernels"). Off, or
   // at other addresses: the chunk goes through tg_chunk and tg_stream_row_<type>.
   bool c_put16 = false;
-  // C: a streaming fused store whose value is covered by emit/CVecStore.cpp's dialect (f32
-  // arithmetic on rows of f32 buffers and f32/f16/bf16 views) is printed in AVX2 + F16C
-  // intrinsics, the row's values kept in registers from the loads to tg_v16_put_<type>'s
-  // stores. Off, or for other values: c_put16's pieces or the chunks.
+  // C: a streaming fused store into an f16 or bf16 output whose value is covered by
+  // emit/CVecStore.cpp's dialect (f32 arithmetic on rows of f32 buffers and f32/f16/bf16 views)
+  // is printed in AVX2 + F16C intrinsics, the row's values kept in registers from the loads to
+  // tg_v16_put_<type>'s stores. Off, or for other outputs and values: c_put16's pieces or the
+  // chunks.
   bool c_vec_store = false;
 
   // GPU targets only (backend CUDA/HIP); cc == 0 elsewhere.
