@@ -735,21 +735,10 @@ static inline __m256 tg_v8_load_f16(const uint16_t* p) {
 }
 #endif
 )"},
-      {"tg_v16_put_bf16", {"tg_stream_line"}, R"(#if defined(__AVX2__) && defined(__F16C__)
-/* 8 floats -> their bf16 bits in the low halves of 32-bit lanes, as tg_f32_to_bf16 rounds. */
-static inline __m256i tg_v8_bf16_bits(__m256 f) {
-  const __m256i u = _mm256_castps_si256(f);
-  const __m256i hi = _mm256_srli_epi32(u, 16);
-  const __m256i half = _mm256_add_epi32(_mm256_set1_epi32(0x7fff), _mm256_and_si256(hi, _mm256_set1_epi32(1)));
-  const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, half), 16);
-  const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q)); /* NaN lanes */
-  return _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
-}
-/* dst[0, 16) := bf16 of (a, b); with nt streaming stores (dst 32-byte aligned) and a prefetch of
-   pf unless NULL. */
-static inline void tg_v16_put_bf16(uint16_t* dst, __m256 a, __m256 b, int nt, const void* pf) {
-  /* packus interleaves the 128-bit halves; the permute puts a's 8 before b's */
-  const __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(tg_v8_bf16_bits(a), tg_v8_bf16_bits(b)), 0xD8);
+      {"tg_v16_store", {"tg_stream_line"}, R"(#if defined(__AVX2__) && defined(__F16C__)
+/* dst[0, 16) := the 16 16-bit values of h; with nt a streaming store (dst 32-byte aligned) and
+   a prefetch of pf unless NULL. */
+static inline void tg_v16_store(uint16_t* dst, __m256i h, int nt, const void* pf) {
   if (nt) {
     _mm256_stream_si256((__m256i*)dst, h);
     if (pf)
@@ -760,7 +749,25 @@ static inline void tg_v16_put_bf16(uint16_t* dst, __m256 a, __m256 b, int nt, co
 }
 #endif
 )"},
-      {"tg_v16_put_f16", {"tg_stream_line"}, R"(#if defined(__AVX2__) && defined(__F16C__)
+      {"tg_v16_put_bf16", {"tg_v16_store"}, R"(#if defined(__AVX2__) && defined(__F16C__)
+/* 8 floats -> their bf16 bits in the low halves of 32-bit lanes, as tg_f32_to_bf16 rounds. */
+static inline __m256i tg_v8_bf16_bits(__m256 f) {
+  const __m256i u = _mm256_castps_si256(f);
+  const __m256i hi = _mm256_srli_epi32(u, 16);
+  const __m256i half = _mm256_add_epi32(_mm256_set1_epi32(0x7fff), _mm256_and_si256(hi, _mm256_set1_epi32(1)));
+  const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, half), 16);
+  const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q)); /* NaN lanes */
+  return _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
+}
+/* dst[0, 16) := bf16 of (a, b), stored by tg_v16_store. */
+static inline void tg_v16_put_bf16(uint16_t* dst, __m256 a, __m256 b, int nt, const void* pf) {
+  /* packus interleaves the 128-bit halves; the permute puts a's 8 before b's */
+  const __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(tg_v8_bf16_bits(a), tg_v8_bf16_bits(b)), 0xD8);
+  tg_v16_store(dst, h, nt, pf);
+}
+#endif
+)"},
+      {"tg_v16_put_f16", {"tg_v16_store"}, R"(#if defined(__AVX2__) && defined(__F16C__)
 /* 8 floats -> f16 bits, as tg_f32_to_f16 (NaN: the quiet NaN of its sign). */
 static inline __m128i tg_v8_f16_bits(__m256 v) {
   const __m256 qnan = _mm256_or_ps(_mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))),
@@ -768,17 +775,10 @@ static inline __m128i tg_v8_f16_bits(__m256 v) {
   v = _mm256_blendv_ps(v, qnan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
   return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
-/* dst[0, 16) := f16 of (a, b); with nt streaming stores (dst 32-byte aligned) and a prefetch of
-   pf unless NULL. */
+/* dst[0, 16) := f16 of (a, b), stored by tg_v16_store. */
 static inline void tg_v16_put_f16(uint16_t* dst, __m256 a, __m256 b, int nt, const void* pf) {
   const __m256i h = _mm256_insertf128_si256(_mm256_castsi128_si256(tg_v8_f16_bits(a)), tg_v8_f16_bits(b), 1);
-  if (nt) {
-    _mm256_stream_si256((__m256i*)dst, h);
-    if (pf)
-      tg_prefetch(pf);
-  } else {
-    _mm256_storeu_si256((__m256i*)dst, h);
-  }
+  tg_v16_store(dst, h, nt, pf);
 }
 #endif
 )"},
