@@ -79,8 +79,8 @@ std::vector<Target> c_targets() {
     // the rows whose flags give tg_exp_row_f32 its intrinsics (vscalefps; AVX2 + FMA)
     t.c_exp_rows = t.name == "c_avx512" || t.name == "c_avx2";
     t.c_put16 = t.name == "c_avx512" || t.name == "c_avx2"; // tg_put16_<type>'s vector stores
-    // AVX2 + F16C intrinsics; c_avx512 (which has both) keeps its 512-bit pieces: this path was
-    // measured only on an AVX2 core (docs/c-backend.md)
+    // AVX2 + F16C intrinsics; c_avx512 (which has both) keeps its 512-bit pieces and chunks:
+    // there the 256-bit intrinsics measured 0.88-0.99x on a Xeon (docs/c-backend.md)
     t.c_vec_store = t.name == "c_avx2";
     t.c_f16_rows = std::find(t.runtime_features.begin(), t.runtime_features.end(), "f16c") !=
                    t.runtime_features.end(); // tg_load_row_f16's vcvtph2ps
