@@ -56,20 +56,6 @@ bool has_exp(const Expr& e) {
   return !found.empty();
 }
 
-bool mentions_var(const Expr& e, const Var* v) {
-  class Finder : public IRVisitor {
-  public:
-    const Var* v = nullptr;
-    bool found = false;
-
-  protected:
-    void visit_VarRef(const VarRef* n) override { found |= n->var.get() == v; }
-  } f;
-  f.v = v;
-  f.visit(e);
-  return f.found;
-}
-
 // Replaces the planned exp calls and invariant loads by references to their locals.
 class ChunkRewriter : public IRMutator {
 public:

@@ -38,8 +38,6 @@ using namespace ir;
 
 namespace {
 
-bool mentions(const Expr& e, const Var* v) { return vars_of(e).count(v) != 0; }
-
 // e = j + (terms free of j): j itself, or a sum or difference with j on one side at unit
 // stride and the other side free of j.
 bool unit_in(const Expr& e, const Var* j) {
@@ -47,9 +45,9 @@ bool unit_in(const Expr& e, const Var* j) {
     return r->var.get() == j;
   if (auto b = e->as<Binary>()) {
     if (b->op == BinaryOp::Add)
-      return (unit_in(b->a, j) && !mentions(b->b, j)) || (unit_in(b->b, j) && !mentions(b->a, j));
+      return (unit_in(b->a, j) && !mentions_var(b->b, j)) || (unit_in(b->b, j) && !mentions_var(b->a, j));
     if (b->op == BinaryOp::Sub)
-      return unit_in(b->a, j) && !mentions(b->b, j);
+      return unit_in(b->a, j) && !mentions_var(b->b, j);
   }
   return false;
 }
@@ -73,7 +71,7 @@ const char* cmp_predicate(BinaryOp op) {
 std::string CEmitter::vec8(const Expr& e, const VarPtr& j, const Expr& col, VecLets& lets) {
   if (e->type != DType::f32())
     return "";
-  if (!mentions(e, j.get())) {
+  if (!mentions_var(e, j.get())) {
     const std::string s = "_mm256_set1_ps(" + expr(e, kAssign) + ")";
     for (const auto& [name, text] : lets)
       if (text == s)
@@ -146,7 +144,7 @@ std::string CEmitter::vec8_load(const Load* l, const VarPtr& j, const Expr& col)
     return "";
   const std::vector<Expr>& idx = l->indices;
   for (size_t k = 0; k + 1 < idx.size(); ++k)
-    if (mentions(idx[k], j.get()))
+    if (mentions_var(idx[k], j.get()))
       return "";
   if (!unit_in(idx.back(), j.get()))
     return "";

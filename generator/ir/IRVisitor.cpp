@@ -195,14 +195,23 @@ std::set<const Var*> vars_of(const Expr& e) {
   v.visit(e);
   return v.vars;
 }
+namespace {
+struct VarFinder : IRVisitor {
+  const Var* v = nullptr;
+  bool found = false;
+  void visit_VarRef(const VarRef* n) override { found |= n->var.get() == v; }
+};
+} // namespace
 bool mentions_var(const Stmt& s, const Var* v) {
-  struct Finder : IRVisitor {
-    const Var* v = nullptr;
-    bool found = false;
-    void visit_VarRef(const VarRef* n) override { found |= n->var.get() == v; }
-  } f;
+  VarFinder f;
   f.v = v;
   f.visit(s);
+  return f.found;
+}
+bool mentions_var(const Expr& e, const Var* v) {
+  VarFinder f;
+  f.v = v;
+  f.visit(e);
   return f.found;
 }
 const Store* first_store(const Stmt& s, const Buffer* b) {

@@ -48,8 +48,9 @@ bool mentions_buffer(const Stmt& s, const Buffer* b);
 bool mentions_buffer(const Expr& e, const Buffer* b);
 // The variables expression e refers to.
 std::set<const Var*> vars_of(const Expr& e);
-// Whether s refers to variable v anywhere (a VarRef in any of its expressions).
+// Whether s (or e) refers to variable v anywhere (a VarRef in any of its expressions).
 bool mentions_var(const Stmt& s, const Var* v);
+bool mentions_var(const Expr& e, const Var* v);
 // The first store into buffer b in s (program order), or null.
 const Store* first_store(const Stmt& s, const Buffer* b);
 
