@@ -42,6 +42,7 @@ struct Options {
   // tune: the options of `tilegen tune` (docs/tune.md)
   std::vector<std::string> shapes;  // --shape NAME=V,... (repeatable)
   std::vector<std::string> scalars; // --scalar NAME=V (repeatable)
+  std::vector<std::string> fills;   // --fill TENSOR=EXPR (repeatable; tune/TuneFill)
   std::string db_out;               // --db FILE (read if it exists, merged, written)
   std::string report;               // --report FILE
   std::string nvcc, cc;             // --nvcc, --cc

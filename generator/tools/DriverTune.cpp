@@ -13,6 +13,7 @@
 #include "support/TextEscape.h"
 #include "tune/Candidates.h"
 #include "tune/ChoiceRule.h"
+#include "tune/TuneFill.h"
 #include "tune/TuneHarness.h"
 #include "tune/TunePlan.h"
 #include "tune/TuneRun.h"
@@ -195,6 +196,19 @@ int Driver::tune(const Options& o) {
     }
     baselines.push_back(std::move(b));
   }
+  // --fill TENSOR=EXPR: parsed once, checked against each kernel below
+  std::vector<tune::Fill> fills;
+  for (size_t i = 0; i < o.fills.size(); ++i) {
+    auto f = tune::parse_fill(o.fills[i], static_cast<int>(i + 1), diag_);
+    if (!f)
+      return 1;
+    for (const auto& g : fills)
+      if (g.tensor == f->tensor) {
+        diag_.error(f->loc, "--fill: tensor '" + f->tensor + "' is given twice");
+        return 1;
+      }
+    fills.push_back(std::move(*f));
+  }
   tune::TuningDb old_db;
   if (exists(o.db_out)) {
     auto db = tune::read_tuning_db(o.db_out, diag_);
@@ -214,16 +228,20 @@ int Driver::tune(const Options& o) {
         if (!o.instance.empty() && inst.name != o.instance)
           continue;
         const ir::Kernel& k = lk.kernel;
-        std::string where;
-        if (const ir::Buffer* ix = tune::index_tensor(k, where)) {
-          diag_.error(ix->loc, "tune: tensor '" + ix->name + "' of kernel '" + k.name +
-                                   "' holds indices (read in " + where +
-                                   "): the harness fills every tensor with values of its own, "
-                                   "which would read out of bounds there, so kernels with index "
-                                   "tensors (paged caches, gathers, lengths) cannot be tuned yet; "
-                                   "pin their configurations in the spec (docs/tune.md)");
-          return 1;
-        }
+        for (const auto& f : fills)
+          if (!tune::check_fill(f, k, diag_))
+            return 1;
+        for (const auto& [ix, where] : tune::index_tensors(k))
+          if (std::none_of(fills.begin(), fills.end(),
+                           [&](const tune::Fill& f) { return f.tensor == ix->name; })) {
+            diag_.error(ix->loc, "tune: tensor '" + ix->name + "' of kernel '" + k.name +
+                                     "' holds indices (read in " + where +
+                                     "): the harness's own values would read out of bounds "
+                                     "there; give its values with --fill " + ix->name +
+                                     "=EXPR, an integer expression over the dims and the "
+                                     "element's index i0, i1, ... (docs/tune.md)");
+            return 1;
+          }
         InstancePlan ip{&lk.kernel, inst, {}, {}, {}, {}, {}};
         std::vector<std::string> runtime_dims;
         for (const auto& d : k.dims)
@@ -397,7 +415,40 @@ int Driver::tune(const Options& o) {
     return 2;
   }
 
+  // --fill: the values of each filled tensor at each shape of an instance, written for the
+  // harnesses to read (into `dir`; "" = only evaluated, which reports bad values)
+  auto write_fills = [&](const InstancePlan& ip, const std::string& dir) {
+    for (size_t si = 0; si < ip.shapes.size(); ++si) {
+      std::map<std::string, int64_t> dims = ip.inst.values;
+      size_t di = 0;
+      for (const auto& d : ip.kernel->dims)
+        if (d.var->kind == ir::VarKind::Dim)
+          dims[d.var->name] = ip.shapes[si][di++];
+      for (const auto& f : fills) {
+        std::vector<int64_t> values;
+        if (!tune::eval_fill(f, *ip.kernel, dims, values, diag_)) {
+          diag_.note(f.loc, "at shape " + ip.shape_names[si] + " of instance " + ip.inst.name);
+          return false;
+        }
+        if (dir.empty())
+          continue;
+        const ir::Buffer* t = nullptr;
+        for (const auto& x : ip.kernel->tensors)
+          if (x->name == f.tensor)
+            t = x.get();
+        const std::string path = dir + "/" + tune::fill_file_name(si, f.tensor);
+        if (!write_text(path, tune::fill_bytes(values, t->dtype))) {
+          err_ << "tilegen: error: cannot write '" << path << "'\n";
+          return false;
+        }
+      }
+    }
+    return true;
+  };
   if (o.list) { // the plan, without building anything
+    for (const auto& ip : plans)
+      if (!write_fills(ip, ""))
+        return 1;
     for (const auto& ip : plans) {
       const ir::Kernel& k = *ip.kernel;
       for (const auto& cp : ip.classes) {
@@ -501,6 +552,8 @@ int Driver::tune(const Options& o) {
     }
     // (and no reference outputs of an earlier run in a kept --work folder)
     std::system(("rm -f " + tune::shell_quote(ip.ref_dir) + "/ref_s*.bin").c_str());
+    if (!write_fills(ip, ip.ref_dir))
+      return 1;
     cmds.push_back({compile_c(ip.ref_dir, *find_target("c"), "tgref"), ip.ref_dir + "/build.log"});
     what.push_back("compiled the reference of " + ip.inst.name);
   }
@@ -526,7 +579,9 @@ int Driver::tune(const Options& o) {
       c.rejected = why;
       continue;
     }
-    tune::HarnessSpec hs{&k, ip.inst, "tgref", "tgcand", cuda, ip.shapes, scalar_values, ip.ref_dir};
+    tune::HarnessSpec hs{&k, ip.inst, "tgref", "tgcand", cuda, ip.shapes, scalar_values, ip.ref_dir, {}};
+    for (const auto& f : fills)
+      hs.filled.push_back(f.tensor);
     std::string herr;
     std::string src = tune::harness_source(hs, herr);
     if (src.empty()) {

@@ -134,6 +134,9 @@ options:
   --instance NAME     only this instance (default: every instance)
   --shape D=V,...     also time at this shape (every runtime dim; repeatable)
   --scalar NAME=V     value of a scalar argument (default 0.5 for floats, 1 for integers)
+  --fill TENSOR=EXPR  the values of an integer tensor: EXPR over the dims, value params and
+                      the element's index i0, i1, ... (e.g. 'table=(i0 * MP + i1) % NP');
+                      required for tensors the kernel reads indices from (repeatable)
   --class NAME        only this shape class (repeatable; default: every class)
   --top N             per class, only the rule's first N eligible configurations
   --baseline [CLASS:]NAME=V,...
@@ -207,7 +210,7 @@ int run(int argc, char** argv) {
                                                       "--scalar", "--db", "--report", "--nvcc",
                                                       "--cc", "--runtime", "--work", "-j",
                                                       "--runs", "--warmup", "--margin",
-                                                      "--top", "--baseline", "--class"};
+                                                      "--top", "--baseline", "--class", "--fill"};
   Options o;
   std::vector<std::string> positional;
   bool only_positional = false;
@@ -283,6 +286,8 @@ int run(int argc, char** argv) {
       o.shapes.push_back(value);
     else if (key == "--scalar")
       o.scalars.push_back(value);
+    else if (key == "--fill")
+      o.fills.push_back(value);
     else if (key == "--db")
       o.db_out = value;
     else if (key == "--report")

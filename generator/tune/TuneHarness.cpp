@@ -8,6 +8,7 @@
 #include "passes/ScheduleResolver.h"
 #include "support/TextEscape.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace tilegen::tune {
@@ -197,31 +198,29 @@ namespace {
 // Global tensors loaded anywhere inside one expression.
 class TensorLoads : public ir::IRVisitor {
 public:
-  const ir::Buffer* found = nullptr;
+  std::vector<const ir::Buffer*> found;
 
 protected:
   void visit_Load(const ir::Load* l) override {
-    if (!found && l->buffer->scope == ir::MemScope::Global)
-      found = l->buffer.get();
+    if (l->buffer->scope == ir::MemScope::Global)
+      found.push_back(l->buffer.get());
     ir::IRVisitor::visit_Load(l);
   }
 };
 
 class IndexTensors : public ir::IRVisitor {
 public:
-  const ir::Buffer* found = nullptr;
-  std::string where;
+  std::vector<std::pair<const ir::Buffer*, std::string>> found; // first use of each
 
 protected:
   void check(const ir::Expr& e, const char* what) {
-    if (found || !e)
+    if (!e)
       return;
     TensorLoads t;
     t.visit(e);
-    if (t.found) {
-      found = t.found;
-      where = what;
-    }
+    for (const ir::Buffer* b : t.found)
+      if (std::none_of(found.begin(), found.end(), [&](const auto& f) { return f.first == b; }))
+        found.push_back({b, what});
   }
   void visit_region(const ir::Region& r) override {
     for (const auto& o : r.offsets)
@@ -246,11 +245,14 @@ protected:
 };
 } // namespace
 
-const ir::Buffer* index_tensor(const ir::Kernel& k, std::string& where) {
+std::vector<std::pair<const ir::Buffer*, std::string>> index_tensors(const ir::Kernel& k) {
   IndexTensors v;
   v.visit(k.body);
-  where = v.where;
   return v.found;
+}
+
+std::string fill_file_name(size_t shape, const std::string& tensor) {
+  return "fill_s" + std::to_string(shape) + "_" + tensor + ".bin";
 }
 
 std::string harness_source(const HarnessSpec& h, std::string& error) {
@@ -347,9 +349,18 @@ std::string harness_source(const HarnessSpec& h, std::string& error) {
       const std::string cty = dispatch::c_type_name(t->dtype);
       const std::string seed = std::to_string(0x9E3779B97F4A7C15ull * (ti + 1)) + "ull";
       const bool out = t->access != ir::Access::Read;
-      os << "    " << cty << "* " << v << " = (" << cty << "*)host_alloc(" << bytes << ");\n"
-         << "    fill_" << (t->packed == ir::Packed::E8M0 ? "e8m0" : suffix(t->dtype)) << "((void*)" << v << ", " << n << ", " << seed
-         << ");\n";
+      os << "    " << cty << "* " << v << " = (" << cty << "*)host_alloc(" << bytes << ");\n";
+      if (std::find(h.filled.begin(), h.filled.end(), t->name) != h.filled.end()) {
+        // --fill: the values tilegen computed for this shape (tune/TuneFill)
+        const std::string path =
+            json_string(h.ref_cache_dir + "/" + fill_file_name(s, t->name)); // a C literal too
+        os << "    if (!cache_read(" << path << ", " << v << ", " << bytes << ")) { printf(\"shape "
+           << s << " error the --fill values of " << t->name
+           << " are missing\\n\"); return 1; }\n";
+      } else {
+        os << "    fill_" << (t->packed == ir::Packed::E8M0 ? "e8m0" : suffix(t->dtype)) << "((void*)"
+           << v << ", " << n << ", " << seed << ");\n";
+      }
       std::string ref_ptr = v, cand_ptr = v;
       if (out) { // the reference writes its own copy
         os << "    " << cty << "* " << v << "_ref = (" << cty << "*)host_alloc(" << bytes

@@ -34,19 +34,25 @@ struct HarnessSpec {
   // tensor): the first harness of an instance computes them, the others read them, so the
   // slow portable reference runs once per shape, not once per configuration. "" = no cache.
   std::string ref_cache_dir;
+  // Tensors whose values tilegen computed (--fill, tune/TuneFill): the harness reads them from
+  // ref_cache_dir/fill_file_name(shape, tensor) instead of filling them.
+  std::vector<std::string> filled;
 };
+
+// The file of a --fill tensor's values at shape `shape` (in HarnessSpec::ref_cache_dir).
+std::string fill_file_name(size_t shape, const std::string& tensor);
 
 // The harness source (C11; with `cuda`, C11 over the CUDA runtime API). Element counts are
 // computed here, so the program holds only constants. Empty, with `error` set, if a dtype has
 // no fill (none today) or an extent does not fold at a shape.
 std::string harness_source(const HarnessSpec& h, std::string& error);
 
-// A tensor of `k` whose elements the kernel uses as indices or trip counts (read in a copy's
+// The tensors of `k` whose elements the kernel uses as indices or trip counts (read in a copy's
 // start index, a loop's start or extent, or the index of another load or store: a paged
-// cache's block table, a sequence-length tensor), with a phrase saying where; nullptr if none.
-// The harness fills tensors with values of its own, which would index out of bounds there, so
-// tune refuses such kernels (docs/tune.md).
-const ir::Buffer* index_tensor(const ir::Kernel& k, std::string& where);
+// cache's block table, a sequence-length tensor), each with a phrase saying where it is first
+// so used. The harness's own values would index out of bounds there, so tune requires a --fill
+// for each (docs/tune.md).
+std::vector<std::pair<const ir::Buffer*, std::string>> index_tensors(const ir::Kernel& k);
 
 // The relative tolerance of an output of dtype `t` (docs/tune.md): |got - want| <=
 // tol * (|want| + mean |want| over the tensor). 0 for integers (exact).
