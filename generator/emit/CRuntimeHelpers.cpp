@@ -619,12 +619,38 @@ static inline void tg_stream_row_f32(float* dst, const float* src, int64_t n, in
     dst[j] = src[j];
 }
 )"},
+      // The rounding of one register of 8 floats to 16-bit bits, shared by the streaming rows
+      // (tg_cvt8_f32_*) and the intrinsic stores (tg_v16_put_*).
+      {"tg_v8_bf16_bits", {}, R"(#if defined(__AVX2__)
+#include <immintrin.h>
+/* 8 floats -> their bf16 bits in the low halves of 32-bit lanes, as tg_f32_to_bf16 rounds. */
+static inline __m256i tg_v8_bf16_bits(__m256 f) {
+  const __m256i u = _mm256_castps_si256(f);
+  const __m256i hi = _mm256_srli_epi32(u, 16);
+  const __m256i half = _mm256_add_epi32(_mm256_set1_epi32(0x7fff), _mm256_and_si256(hi, _mm256_set1_epi32(1)));
+  const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, half), 16);
+  const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q)); /* NaN lanes */
+  return _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
+}
+#endif
+)"},
+      {"tg_v8_f16_bits", {}, R"(#if defined(__F16C__) && defined(__AVX__)
+#include <immintrin.h>
+/* 8 floats -> f16 bits, as tg_f32_to_f16 (NaN: the quiet NaN of its sign). */
+static inline __m128i tg_v8_f16_bits(__m256 v) {
+  const __m256 qnan = _mm256_or_ps(_mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))),
+                                   _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)));
+  v = _mm256_blendv_ps(v, qnan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+#endif
+)"},
       // bf16 rows: the rounding of tg_f32_to_bf16 in integer vector operations (AVX-512F: 16
       // lanes, AVX2: 8), bit for bit, NaN included: converted in registers and stored straight,
       // instead of through a 64-byte staging line per store (rmsnorm bf16, 1 thread: 7-10 % in
       // an A/B of the kernel alone, +3-4 % in bench/ab_cpu.sh, whose noise is about 5 %). Not
       // vcvtneps2bf16 (AVX512_BF16): it flushes subnormals to zero.
-      {"tg_stream_row_bf16", {"tg_stream_line", "tg_f32_to_bf16"}, R"(#if defined(__AVX512F__)
+      {"tg_stream_row_bf16", {"tg_stream_line", "tg_f32_to_bf16", "tg_v8_bf16_bits"}, R"(#if defined(__AVX512F__)
 /* 16 floats -> bf16 bits, the values of tg_f32_to_bf16. */
 static inline __m256i tg_cvt16_f32_bf16(const float* src) {
   const __m512i u = _mm512_castps_si512(_mm512_loadu_ps(src));
@@ -638,13 +664,7 @@ static inline __m256i tg_cvt16_f32_bf16(const float* src) {
 #elif defined(__AVX2__)
 /* 8 floats -> bf16 bits, the values of tg_f32_to_bf16. */
 static inline __m128i tg_cvt8_f32_bf16(const float* src) {
-  const __m256i u = _mm256_castps_si256(_mm256_loadu_ps(src));
-  const __m256i hi = _mm256_srli_epi32(u, 16);
-  const __m256i half = _mm256_add_epi32(_mm256_set1_epi32(0x7fff), _mm256_and_si256(hi, _mm256_set1_epi32(1)));
-  const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, half), 16);
-  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
-                                         _mm256_set1_epi32(0x7f800000));
-  const __m256i v = _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
+  const __m256i v = tg_v8_bf16_bits(_mm256_loadu_ps(src));
   return _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
 }
 #endif
@@ -653,7 +673,7 @@ static inline __m128i tg_cvt8_f32_bf16(const float* src) {
       // f16 subnormals exactly as tg_f32_to_f16 does; NaN differs (it keeps the payload's top
       // bits), so NaN lanes are first replaced by the f32 quiet NaN of their sign, which
       // converts to tg_f32_to_f16's 0x7e00 | sign. The whole-vector part does not depend on nt.
-      {"tg_stream_row_f16", {"tg_stream_line", "tg_f32_to_f16"}, R"(#if defined(__AVX512F__)
+      {"tg_stream_row_f16", {"tg_stream_line", "tg_f32_to_f16", "tg_v8_f16_bits"}, R"(#if defined(__AVX512F__)
 /* 16 floats -> f16 bits, the values of tg_f32_to_f16 (NaN: the quiet NaN of its sign). */
 static inline __m256i tg_cvt16_f32_f16(const float* src) {
   __m512 v = _mm512_loadu_ps(src);
@@ -666,11 +686,7 @@ static inline __m256i tg_cvt16_f32_f16(const float* src) {
 #elif defined(__F16C__) && defined(__AVX__)
 /* 8 floats -> f16 bits, the values of tg_f32_to_f16 (NaN: the quiet NaN of its sign). */
 static inline __m128i tg_cvt8_f32_f16(const float* src) {
-  __m256 v = _mm256_loadu_ps(src);
-  const __m256 qnan = _mm256_or_ps(_mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))),
-                                   _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)));
-  v = _mm256_blendv_ps(v, qnan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-  return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return tg_v8_f16_bits(_mm256_loadu_ps(src));
 }
 #endif
 )" + stream_row_16("f16", "defined(__F16C__) && defined(__AVX__)")},
@@ -717,7 +733,7 @@ static inline void tg_put16_f32(float* dst, const float* src, int nt, const void
       // Fused stores in intrinsics (emit/CVecStore.cpp): 8 values of a 16-bit view in f32, and
       // 16 values in two vectors stored as the 16-bit output's type. The emitted loop that calls
       // them is under the same guard. Conversions are the scalar helpers' bit for bit: bf16 -> f32
-      // and f16 -> f32 are exact; f32 -> bf16 rounds as tg_f32_to_bf16 (tg_cvt8_f32_bf16's
+      // and f16 -> f32 are exact; f32 -> bf16 rounds as tg_f32_to_bf16 (tg_v8_bf16_bits's
       // steps), f32 -> f16 as tg_f32_to_f16 (NaN: the quiet NaN of its sign, then vcvtps2ph).
       {"tg_v8_load_bf16", {}, R"(#if defined(__AVX2__) && defined(__F16C__)
 #include <immintrin.h>
@@ -749,16 +765,7 @@ static inline void tg_v16_store(uint16_t* dst, __m256i h, int nt, const void* pf
 }
 #endif
 )"},
-      {"tg_v16_put_bf16", {"tg_v16_store"}, R"(#if defined(__AVX2__) && defined(__F16C__)
-/* 8 floats -> their bf16 bits in the low halves of 32-bit lanes, as tg_f32_to_bf16 rounds. */
-static inline __m256i tg_v8_bf16_bits(__m256 f) {
-  const __m256i u = _mm256_castps_si256(f);
-  const __m256i hi = _mm256_srli_epi32(u, 16);
-  const __m256i half = _mm256_add_epi32(_mm256_set1_epi32(0x7fff), _mm256_and_si256(hi, _mm256_set1_epi32(1)));
-  const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, half), 16);
-  const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(f, f, _CMP_UNORD_Q)); /* NaN lanes */
-  return _mm256_blendv_epi8(r, _mm256_or_si256(hi, _mm256_set1_epi32(0x40)), nan);
-}
+      {"tg_v16_put_bf16", {"tg_v16_store", "tg_v8_bf16_bits"}, R"(#if defined(__AVX2__) && defined(__F16C__)
 /* dst[0, 16) := bf16 of (a, b), stored by tg_v16_store. */
 static inline void tg_v16_put_bf16(uint16_t* dst, __m256 a, __m256 b, int nt, const void* pf) {
   /* packus interleaves the 128-bit halves; the permute puts a's 8 before b's */
@@ -767,14 +774,7 @@ static inline void tg_v16_put_bf16(uint16_t* dst, __m256 a, __m256 b, int nt, co
 }
 #endif
 )"},
-      {"tg_v16_put_f16", {"tg_v16_store"}, R"(#if defined(__AVX2__) && defined(__F16C__)
-/* 8 floats -> f16 bits, as tg_f32_to_f16 (NaN: the quiet NaN of its sign). */
-static inline __m128i tg_v8_f16_bits(__m256 v) {
-  const __m256 qnan = _mm256_or_ps(_mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))),
-                                   _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)));
-  v = _mm256_blendv_ps(v, qnan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-  return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-}
+      {"tg_v16_put_f16", {"tg_v16_store", "tg_v8_f16_bits"}, R"(#if defined(__AVX2__) && defined(__F16C__)
 /* dst[0, 16) := f16 of (a, b), stored by tg_v16_store. */
 static inline void tg_v16_put_f16(uint16_t* dst, __m256 a, __m256 b, int nt, const void* pf) {
   const __m256i h = _mm256_insertf128_si256(_mm256_castsi128_si256(tg_v8_f16_bits(a)), tg_v8_f16_bits(b), 1);
