@@ -34,6 +34,45 @@ protected:
   }
 };
 
+// The index expressions of global tensors in a statement (loads anywhere, an index tensor's
+// inside another's copy region included, and copy regions), each with the extent of the dim it
+// indexes.
+class GlobalIndices : public IRVisitor {
+public:
+  std::vector<std::pair<Expr, Expr>> uses;
+
+protected:
+  void visit_Load(const Load* n) override {
+    if (n->buffer->scope == MemScope::Global)
+      for (size_t d = 0; d < n->indices.size() && d < n->buffer->rank(); ++d)
+        uses.push_back({n->indices[d], n->buffer->shape[d]});
+    IRVisitor::visit_Load(n);
+  }
+  void visit_region(const Region& r) override {
+    if (r.buffer->scope == MemScope::Global)
+      for (size_t d = 0; d < r.offsets.size() && d < r.buffer->rank(); ++d)
+        uses.push_back({r.offsets[d], r.buffer->shape[d]});
+    IRVisitor::visit_region(r);
+  }
+};
+
+// Whether an expression chooses between values by a condition that reads a global tensor
+// (grouped_gemm's `rows of expert e meet this tile ? cdiv(K, BK) : 0`): how often the condition
+// holds is data, which the model does not guess.
+class TensorCondition : public IRVisitor {
+public:
+  bool found = false;
+
+protected:
+  void visit_Select(const Select* n) override {
+    GlobalIndices g; // a global load anywhere in the condition
+    g.visit(n->cond);
+    if (!g.uses.empty())
+      found = true;
+    IRVisitor::visit_Select(n);
+  }
+};
+
 // Walks the body of one block at the representative shape. Block indices and loop variables
 // stand at their midpoint, so extents that depend on them (a causal mask's shorter loop,
 // ragged last tiles) count what the average block does.
@@ -55,6 +94,54 @@ public:
     return v ? *v : fallback;
   }
   void bind(const VarPtr& v, int64_t value) { m_[v.get()] = make_i64(value); }
+
+  // A loop whose trip count is a tensor's value (a sequence's length) has none at the
+  // representative shape. It runs at most as long as the indices its variable computes stay
+  // inside the tensors they index (a block table's columns bound a paged sequence's pages): the
+  // largest n for which every such index that folds is in [0, dim) at iteration n - 1. 1 where
+  // no index mentions the variable, or where a condition on a tensor's values picks the trip
+  // count (how often it holds is data).
+  int64_t trips_bounded_by_indices(const For* f, int64_t start) {
+    TensorCondition c;
+    c.visit(f->extent);
+    if (c.found)
+      return 1;
+    GlobalIndices g;
+    g.visit(f->body);
+    std::vector<std::pair<Expr, Expr>> uses;
+    for (const auto& u : g.uses)
+      if (mentions_var(u.first, f->var.get()))
+        uses.push_back(u);
+    auto inside = [&](int64_t n) {
+      bind(f->var, start + n - 1);
+      bool any = false;
+      for (const auto& [index, dim] : uses) {
+        auto i = as_const_int(simplify(substitute(index, m_)));
+        auto d = as_const_int(simplify(substitute(dim, m_)));
+        if (!i || !d)
+          continue;
+        any = true;
+        if (*i < 0 || *i >= *d)
+          return false;
+      }
+      return any;
+    };
+    if (uses.empty() || !inside(1))
+      return 1;
+    int64_t lo = 1, hi = 2; // inside(lo), and hi is the next to try
+    constexpr int64_t kMax = int64_t(1) << 30;
+    while (hi <= kMax && inside(hi)) {
+      lo = hi;
+      hi *= 2;
+    }
+    if (hi > kMax)
+      return lo;
+    while (hi - lo > 1) { // inside(lo), !inside(hi)
+      int64_t mid = lo + (hi - lo) / 2;
+      (inside(mid) ? lo : hi) = mid;
+    }
+    return lo;
+  }
 
   // Bytes of the part of a global region inside its tensor.
   double region_bytes(const Region& r) {
@@ -133,7 +220,9 @@ public:
     }
     case StmtKind::For: {
       const For* f = s->as<For>();
-      int64_t start = eval(f->start, 0), extent = std::max<int64_t>(eval(f->extent, 1), 0);
+      int64_t start = eval(f->start, 0), extent = std::max<int64_t>(eval(f->extent, -1), -1);
+      if (extent < 0) // no value at the shape: bounded by what the loop indexes
+        extent = trips_bounded_by_indices(f, start);
       int64_t stages = f->pipelined() ? eval(f->stages, 1) : 1;
       bind(f->var, start + std::max<int64_t>(extent - 1, 0) / 2);
       double per_iter = walk(f->body, trips * static_cast<double>(extent));

@@ -476,3 +476,23 @@ TEST(TileRecommend, ClassOverrideFollowsTheFallbackChain) {
   EXPECT_EQ(passes::class_override(plain, sm90a, "small", &from_class), nullptr);
   EXPECT_FALSE(from_class);
 }
+
+// A loop whose trip count is a tensor's value (decode_attention's `cdiv(seq_lens[b], BN)`) is
+// bounded by the block-table columns its variable indexes: at the class's shape (32 sequences,
+// 128 pages of 16 tokens, 8 KV heads of 128) every block reads its whole sequence, so the
+// traffic is at least K and V, 2 x 32 x 2048 x 8 x 128 x 2 bytes. (Counted as one trip
+// before: 3.4 MB.) A trip count chosen by a condition on a tensor's values (grouped_gemm's
+// "expert e's rows meet this tile") stays one trip: how often it holds is data.
+TEST(TileRecommend, TensorTripCountsAreBoundedByWhatTheLoopIndexes) {
+  Kernel k = binding(kernels_of(shipped_text("decode_attention.yaml")), "bf16");
+  auto r = rec(k, {{"PAGE", 16}, {"D", 128}}, "sm_90a");
+  ASSERT_EQ(r.classes.size(), 1u);
+  const double kv = 2.0 * 32 * 2048 * 8 * 128 * 2;
+  const auto& best = r.classes[0].ranked.front().second;
+  EXPECT_GE(best.traffic_bytes, kv);
+  EXPECT_LT(best.traffic_bytes, 1.5 * kv);
+  Kernel g = binding(kernels_of(shipped_text("grouped_gemm.yaml")), "bf16");
+  auto rg = rec(g, {}, "sm_90a");
+  ASSERT_EQ(rg.classes.size(), 1u);
+  EXPECT_LT(rg.classes[0].ranked.front().second.flops, 2.0 * 8192 * 4096 * 4096);
+}
