@@ -17,9 +17,22 @@ jobs = [
  ('softmax', 'f32', ['row'], ['8192,8192'], {}),
  ('rmsnorm', 'bf16', ['row'], ['16384,8192'], {}),
  ('rmsnorm', 'f32', ['row'], ['8192,8192'], {}),
+ # issue #34's kernels (index tensors take --fill values; see FILLS)
+ ('decode_attention', 'bf16_PAGE16_D128', None, ['32,8,8,16384,512', '1,8,8,8192,8192'], {'sm_scale':'0.088388'}),
+ ('mla_decode', 'bf16_PAGE64_DL512_DR64', None, [], {'sm_scale':'0.072169'}),
+ ('grouped_gemm', 'bf16', None, ['16384,14336,4096,8', '16384,14336,4096,64'], {}),
+ ('gemm_w4a16', 'bf16', None, ['1,8192,8192,128,0', '16,8192,8192,128,0', '128,8192,8192,128,0'], {}),
+ ('gemm_mxfp4', 'bf16', None, ['1,8192,8192', '16,8192,8192'], {}),
 ]
-def dims(spec):
-    out = subprocess.run([TG, 'tune', '--target', 'sm_90a', '--list', '--top', '1', spec], capture_output=True, text=True).stdout
+# The values of index tensors (tilegen tune --fill, docs/tune.md): full sequences whose pages
+# are spread over the cache, and uneven expert row ranges.
+PAGED = ['seq_lens=MP * PAGE', 'block_table=(i0 * MP + i1) * 7919 % NP']
+FILLS = {'decode_attention': PAGED, 'mla_decode': PAGED,
+         'grouped_gemm': ['offs=M * (i0 + 1) * (i0 + 2) / (E * (E + 1))']}
+def fill_args(spec):
+    return [a for f in FILLS.get(spec, []) for a in ('--fill', f)]
+def dims(spec, name):
+    out = subprocess.run([TG, 'tune', '--target', 'sm_90a', '--list', '--top', '1'] + fill_args(name) + [spec], capture_output=True, text=True).stdout
     m = re.search(r'shapes: (.*)', out)
     return [kv.split('=')[0] for kv in m.group(1).split(';')[0].split()]
 lines = ['set -u', 'TG=${TG:-$PWD/build-exp/tune1/tilegen}', 'U=$PWD/build-exp/tune1/u', 'R=${OUT:-/tmp}/tune1', 'mkdir -p $R']
@@ -32,11 +45,12 @@ for spec, inst, classes, shapes, scalars in jobs:
         m = re.match(r'^chosen: (.*)', l)
         if m and (classes is None or cls in classes):
             base.append('--baseline %s:%s' % (cls, m.group(1).strip().replace(' ', ',')))
-    d = dims('u/%s.yaml' % spec)
+    d = dims('u/%s.yaml' % spec, spec)
+    fl = ' '.join("--fill '%s'" % f for f in FILLS.get(spec, [])).replace('%', '%%')
     sh = ' '.join('--shape ' + ','.join('%s=%s' % (a, b) for a, b in zip(d, s.split(','))) for s in shapes)
     cl = ' '.join('--class ' + c for c in classes) if classes else ''
     sc = ' '.join('--scalar %s=%s' % kv for kv in scalars.items())
     name = '%s_%s' % (spec, inst)
     lines.append('echo "== %s $(date +%%T)"' % name)
-    lines.append('$TG tune --target sm_90a --instance %s %s --top %d %s %s %s --runs 10 -j 16 --runtime $PWD/runtime --db $R/db.json --report $R/%s.json --work /tmp/tw_%s $U/%s.yaml > $R/%s.txt 2> $R/%s.err; echo "rc=$? $(tail -1 $R/%s.txt)"' % (inst, cl, TOP, ' '.join(base), sh, sc, name, name, spec, name, name, name))
+    lines.append(('$TG tune --target sm_90a --instance %s %s --top %d %s %s %s ' + fl + ' --runs 10 -j 16 --runtime $PWD/runtime --db $R/db.json --report $R/%s.json --work /tmp/tw_%s $U/%s.yaml > $R/%s.txt 2> $R/%s.err; echo "rc=$? $(tail -1 $R/%s.txt)"') % (inst, cl, TOP, ' '.join(base), sh, sc, name, name, spec, name, name, name))
 open('/work/main/build-exp/tune1/jobs.sh', 'w').write('\n'.join(lines) + '\n')
