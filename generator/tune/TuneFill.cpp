@@ -144,7 +144,12 @@ struct Evaluator {
     switch (e.kind) {
     case EKind::Int: return e.ival;
     case EKind::Bool: return e.bval ? 1 : 0;
-    case EKind::Name: return env.at(e.name);
+    case EKind::Name: {
+      auto it = env.find(e.name);
+      if (it == env.end()) // (check_fill admits only names the caller binds)
+        return fail(e, "'" + e.name + "' has no value at this shape");
+      return it->second;
+    }
     case EKind::Unary: {
       int64_t a = eval(*e.args[0]);
       if (e.op == "!")
