@@ -231,7 +231,9 @@ int Driver::tune(const Options& o) {
         for (const auto& f : fills)
           if (!tune::check_fill(f, k, diag_))
             return 1;
-        for (const auto& [ix, where] : tune::index_tensors(k))
+        for (const auto& use : tune::index_tensors(k)) {
+          const ir::Buffer* ix = use.first; // (not a structured binding: clang 14's lambdas)
+          const std::string& where = use.second;
           if (std::none_of(fills.begin(), fills.end(),
                            [&](const tune::Fill& f) { return f.tensor == ix->name; })) {
             diag_.error(ix->loc, "tune: tensor '" + ix->name + "' of kernel '" + k.name +
@@ -242,6 +244,7 @@ int Driver::tune(const Options& o) {
                                      "element's index i0, i1, ... (docs/tune.md)");
             return 1;
           }
+        }
         InstancePlan ip{&lk.kernel, inst, {}, {}, {}, {}, {}};
         std::vector<std::string> runtime_dims;
         for (const auto& d : k.dims)
