@@ -435,12 +435,9 @@ int Driver::tune(const Options& o) {
         }
         if (dir.empty())
           continue;
-        const ir::Buffer* t = nullptr;
-        for (const auto& x : ip.kernel->tensors)
-          if (x->name == f.tensor)
-            t = x.get();
         const std::string path = dir + "/" + tune::fill_file_name(si, f.tensor);
-        if (!write_text(path, tune::fill_bytes(values, t->dtype))) {
+        const ir::DType type = tune::filled_tensor(f, *ip.kernel)->dtype; // (check_fill: exists)
+        if (!write_text(path, tune::fill_bytes(values, type))) {
           err_ << "tilegen: error: cannot write '" << path << "'\n";
           return false;
         }

@@ -40,13 +40,6 @@ std::vector<std::string> visible_names(const ir::Kernel& k, const ir::Buffer& t)
   return names;
 }
 
-const ir::Buffer* find_tensor(const ir::Kernel& k, const std::string& name) {
-  for (const auto& t : k.tensors)
-    if (t->name == name)
-      return t.get();
-  return nullptr;
-}
-
 bool check_expr(const SExpr& e, const std::vector<std::string>& names, DiagEngine& diag) {
   switch (e.kind) {
   case EKind::Int:
@@ -228,6 +221,13 @@ struct Evaluator {
 
 } // namespace
 
+const ir::Buffer* filled_tensor(const Fill& f, const ir::Kernel& k) {
+  for (const auto& t : k.tensors)
+    if (t->name == f.tensor)
+      return t.get();
+  return nullptr;
+}
+
 std::optional<Fill> parse_fill(const std::string& arg, int ordinal, DiagEngine& diag) {
   // The option's text is the "file" of its diagnostics, so a caret points into it.
   auto file = diag.add_source("--fill #" + std::to_string(ordinal), arg);
@@ -254,7 +254,7 @@ std::optional<Fill> parse_fill(const std::string& arg, int ordinal, DiagEngine& 
 }
 
 bool check_fill(const Fill& f, const ir::Kernel& k, DiagEngine& diag) {
-  const ir::Buffer* t = find_tensor(k, f.tensor);
+  const ir::Buffer* t = filled_tensor(f, k);
   if (!t) {
     std::vector<std::string> names;
     for (const auto& x : k.tensors)
@@ -286,7 +286,7 @@ bool check_fill(const Fill& f, const ir::Kernel& k, DiagEngine& diag) {
 
 bool eval_fill(const Fill& f, const ir::Kernel& k, const std::map<std::string, int64_t>& dims,
                std::vector<int64_t>& out, DiagEngine& diag) {
-  const ir::Buffer* t = find_tensor(k, f.tensor);
+  const ir::Buffer* t = filled_tensor(f, k);
   ir::VarMap m;
   for (const auto& d : k.dims)
     if (dims.count(d.var->name))

@@ -32,6 +32,9 @@ struct Fill {
 // The most elements one --fill may produce per shape (the values are computed by tilegen).
 constexpr int64_t kMaxFillElements = int64_t(1) << 26;
 
+// The tensor a fill gives values to (nullptr if `k` has none of that name).
+const ir::Buffer* filled_tensor(const Fill& f, const ir::Kernel& k);
+
 // Parses the value of the `ordinal`-th --fill ("NAME=EXPR"); nullopt after a located error.
 std::optional<Fill> parse_fill(const std::string& arg, int ordinal, DiagEngine& diag);
 
