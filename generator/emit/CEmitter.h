@@ -61,8 +61,9 @@ private:
   void emit_if(const ir::IfThenElse* n);
   void emit_atomic_add(const ir::AtomicAdd* n);
   void emit_fused_reduce(const ir::Parallel* p, const ir::Reduce* r);
-  void emit_sum_loop(const std::string& var, const ir::Expr& extent, const std::string& ty,
-                     int64_t strip, const std::function<void()>& value);
+  void emit_reduce_loop(ir::ReduceOp op, const std::string& identity, const std::string& var,
+                        const ir::Expr& extent, const std::string& ty, int64_t strip,
+                        const std::function<void()>& value);
   void emit_sum_pieces(const std::string& var, const std::string& ty, int64_t strip,
                        const std::function<void()>& value);
   void find_fused_reductions(const ir::Stmt& body);

@@ -317,18 +317,31 @@ std::string reduce_identity(ReduceOp op, DType t, const std::function<std::strin
   return "0";
 }
 
-// A sum over a last dim of at least kStripMin constant elements (a multiple of kStrips * 16)
-// accumulates in kStrips strips of the row, one accumulator each: one accumulator is one chain
-// of dependent vector adds (4 cycles each on current x86), which bounded rmsnorm and layernorm
-// from the cache (docs/c-backend.md, "Memory-bound kernels"). The strips are added in a fixed
-// order at the end; the sum differs from one accumulator's only by rounding order, like any
-// vectorized `omp simd` reduction.
+// A reduction (f32, f64) over a last dim of at least kStripMin constant elements (a multiple
+// of kStrips * 16) accumulates in kStrips strips of the row, one accumulator each: one
+// accumulator is one chain of dependent vector adds or maxes (3-4 cycles each on current x86),
+// which bounded rmsnorm and layernorm from the cache, and softmax's row max took 13% of its
+// time in L1 (docs/c-backend.md, "Memory-bound kernels"). The strips are combined in a fixed
+// order at the end; a sum differs from one accumulator's only by rounding order, like any
+// vectorized `omp simd` reduction, and a max or min is the same value (of two zeros of either
+// sign, either may come out, as from the vector lanes of one accumulator).
 constexpr int64_t kStrips = 4, kStripMin = 256;
-int64_t strip_len(ReduceOp op, DType t, const Expr& extent) {
+int64_t strip_len(DType t, const Expr& extent) {
   const auto e = as_const_int(extent);
-  if (op != ReduceOp::Sum || (t != DType::f32() && t != DType::f64()) || !e || *e < kStripMin || *e % (kStrips * 16) != 0)
+  if ((t != DType::f32() && t != DType::f64()) || !e || *e < kStripMin || *e % (kStrips * 16) != 0)
     return 0;
   return *e / kStrips;
+}
+
+// `acc` combined with `x` by reduce `op`, as C. A max or min keeps the accumulator when x is
+// NaN (the comparison is false), so NaNs are skipped in any order.
+std::string reduce_combine(ReduceOp op, const std::string& acc, const std::string& x) {
+  switch (op) {
+  case ReduceOp::Sum: return acc + " + " + x;
+  case ReduceOp::Max: return x + " > " + acc + " ? " + x + " : " + acc;
+  case ReduceOp::Min: return x + " < " + acc + " ? " + x + " : " + acc;
+  }
+  return acc;
 }
 
 // Whether e holds a select whose condition reads v (layernorm's `k * BN + j < N ? d * d : 0`).
@@ -355,20 +368,24 @@ bool selects_on(const Expr& e, const Var* v) {
 }
 } // namespace
 
-// The simd loop of a sum reduction over `var` in [0, extent) into tg_acc, in strips when
-// strip_len says so: `value(j)` prints the statements that compute tg_x at index j.
-void CEmitter::emit_sum_loop(const std::string& var, const Expr& extent, const std::string& ty,
-                             int64_t strip, const std::function<void()>& value) {
-  if (strip > 0 && strip % 16 == 0 && target_.c_put16 && target_.c_f16_rows && f16_views_live()) {
+// The simd loop of reduce `op` over `var` in [0, extent) into tg_acc, in strips when `strip`
+// (strip_len) says so; the strips' accumulators start at `identity`. `value(j)` prints the
+// statements that compute tg_x at index j.
+void CEmitter::emit_reduce_loop(ReduceOp op, const std::string& identity, const std::string& var,
+                                const Expr& extent, const std::string& ty, int64_t strip,
+                                const std::function<void()>& value) {
+  if (op == ReduceOp::Sum && strip > 0 && strip % 16 == 0 && target_.c_put16 &&
+      target_.c_f16_rows && f16_views_live()) {
     emit_sum_pieces(var, ty, strip, value);
     return;
   }
+  const std::string clause = op == ReduceOp::Sum ? "+" : op == ReduceOp::Max ? "max" : "min";
   const bool rows = begin_f16_rows({var, "tg_q"}); // f16 views' rows converted first
   if (strip == 0) {
-    line("#pragma omp simd reduction(+:tg_acc)");
+    line("#pragma omp simd reduction(" + clause + ":tg_acc)");
     open("for (int64_t " + var + " = 0; " + var + " < " + expr(extent, kRel + 1) + "; ++" + var + ")");
     value();
-    line("tg_acc = tg_acc + tg_x;");
+    line("tg_acc = " + reduce_combine(op, "tg_acc", "tg_x") + ";");
     close();
     if (rows)
       end_f16_rows();
@@ -377,11 +394,12 @@ void CEmitter::emit_sum_loop(const std::string& var, const Expr& extent, const s
   std::string accs = "tg_acc", decl;
   for (int64_t q = 1; q < kStrips; ++q) {
     accs += ", tg_acc" + std::to_string(q);
-    decl += std::string(q > 1 ? ", " : "") + "tg_acc" + std::to_string(q) + " = 0";
+    decl += std::string(q > 1 ? ", " : "") + "tg_acc" + std::to_string(q) + " = " +
+            (op == ReduceOp::Sum ? "0" : identity);
   }
-  line(ty + " " + decl + "; /* " + std::to_string(kStrips) +
-       " strips, one accumulator each: independent add chains */");
-  line("#pragma omp simd reduction(+:" + accs + ")");
+  line(ty + " " + decl + "; /* " + std::to_string(kStrips) + " strips, one accumulator each: independent " +
+       (op == ReduceOp::Sum ? "add" : clause) + " chains */");
+  line("#pragma omp simd reduction(" + clause + ":" + accs + ")");
   const std::string s = std::to_string(strip);
   open("for (int64_t tg_q = 0; tg_q < " + s + "; ++tg_q)");
   for (int64_t q = 0; q < kStrips; ++q) {
@@ -389,21 +407,27 @@ void CEmitter::emit_sum_loop(const std::string& var, const Expr& extent, const s
     open("");
     line("const int64_t " + var + " = tg_q" + (q == 0 ? "" : " + " + std::to_string(q * strip)) + ";");
     value();
-    line(acc + " = " + acc + " + tg_x;");
+    line(acc + " = " + reduce_combine(op, acc, "tg_x") + ";");
     close();
   }
   close();
   if (rows)
     end_f16_rows();
-  static_assert(kStrips == 4, "the strips are added pairwise below");
-  line("tg_acc = (tg_acc + tg_acc1) + (tg_acc2 + tg_acc3);");
+  static_assert(kStrips == 4, "the strips are combined pairwise below");
+  if (op == ReduceOp::Sum) {
+    line("tg_acc = (tg_acc + tg_acc1) + (tg_acc2 + tg_acc3);");
+  } else {
+    line("tg_acc = " + reduce_combine(op, "tg_acc", "tg_acc1") + ";");
+    line("tg_acc2 = " + reduce_combine(op, "tg_acc2", "tg_acc3") + ";");
+    line("tg_acc = " + reduce_combine(op, "tg_acc", "tg_acc2") + ";");
+  }
 }
 
-// emit_sum_loop's strips where f16 views are read (Target::c_put16): the strips advance
+// emit_reduce_loop's strips of a sum where f16 views are read (Target::c_put16): the strips advance
 // together in pieces of 16 columns, each piece's loop reading its f16 views through a buffer of
 // 16 (tg_load_row_f16 inlined with the loop, so gcc keeps both in registers) instead of a whole
 // row converted into L1 first, and adding into 16 lane sums per strip (tg_p<q>), which are
-// added in lane order at the end, then the strips as emit_sum_loop adds them.
+// added in lane order at the end, then the strips as emit_reduce_loop adds them.
 void CEmitter::emit_sum_pieces(const std::string& var, const std::string& ty, int64_t strip,
                                const std::function<void()>& value) {
   std::string decl;
@@ -475,28 +499,16 @@ void CEmitter::emit_fused_reduce(const Parallel* p, const Reduce* r) {
     line("const " + type_name(t) + " tg_x = " + store_value(st->buffer, st->value) + ";");
     bound_loads_.clear();
   };
-  if (r->op == ReduceOp::Sum) {
-    // One accumulator, not strips, when the value selects on j: gcc 12.2 at -O2/-O3 (early VRP
-    // with if-conversion; -fdisable-tree-evrp or -fno-tree-loop-if-convert avoid it) summed
-    // almost nothing of the second strip of `k * BN + j < N ? (x - mu) * (x - mu) : 0` in
-    // layernorm's c_avx2 f16 variant for N in [1500, 4095]. UBSan, ASan and clang's MSan find
-    // nothing in that code and clang computes it right; one accumulator computes it right with
-    // gcc too (docs/c-backend.md, "Fused reductions").
-    const int64_t strip =
-        selects_on(st->value, p->vars.back().get()) ? 0 : strip_len(r->op, t, p->extents.back());
-    emit_sum_loop(j, p->extents.back(), type_name(t), strip, value);
-  } else {
-    const bool rows = begin_f16_rows({j});
-    line(std::string("#pragma omp simd reduction(") + (r->op == ReduceOp::Max ? "max" : "min") +
-         ":tg_acc)");
-    open("for (int64_t " + j + " = 0; " + j + " < " + expr(p->extents.back(), kRel + 1) + "; ++" + j + ")");
-    value();
-    line(r->op == ReduceOp::Max ? "tg_acc = tg_x > tg_acc ? tg_x : tg_acc;"
-                                : "tg_acc = tg_x < tg_acc ? tg_x : tg_acc;");
-    close();
-    if (rows)
-      end_f16_rows();
-  }
+  // One accumulator, not strips, when the value selects on j: gcc 12.2 at -O2/-O3 (early VRP
+  // with if-conversion; -fdisable-tree-evrp or -fno-tree-loop-if-convert avoid it) summed
+  // almost nothing of the second strip of `k * BN + j < N ? (x - mu) * (x - mu) : 0` in
+  // layernorm's c_avx2 f16 variant for N in [1500, 4095]. UBSan, ASan and clang's MSan find
+  // nothing in that code and clang computes it right; one accumulator computes it right with
+  // gcc too (docs/c-backend.md, "Fused reductions"). A max or min is kept to one accumulator
+  // there too.
+  const int64_t strip =
+      selects_on(st->value, p->vars.back().get()) ? 0 : strip_len(t, p->extents.back());
+  emit_reduce_loop(r->op, identity, j, p->extents.back(), type_name(t), strip, value);
   line(dref + " = tg_acc;");
   close_loops(outer.size());
   close();
@@ -510,26 +522,8 @@ void CEmitter::emit_reduce(const Reduce* n) {
   const DType t = dst->dtype;
   const size_t rank = src->rank(), d = static_cast<size_t>(n->dim);
   int p = 0;
-  std::string identity;
-  switch (n->op) {
-  case ReduceOp::Sum: identity = t.is_float() ? print_float(0.0, t, p) : "0"; break;
-  case ReduceOp::Max:
-    identity = t.is_float() ? print_float(-INFINITY, t, p)
-                            : (t == DType::i64() ? "INT64_MIN" : t == DType::i32() ? "INT32_MIN" : "INT8_MIN");
-    break;
-  case ReduceOp::Min:
-    identity = t.is_float() ? print_float(INFINITY, t, p)
-                            : (t == DType::i64() ? "INT64_MAX" : t == DType::i32() ? "INT32_MAX" : "INT8_MAX");
-    break;
-  }
-  auto combine = [&](const std::string& acc, const std::string& x) {
-    switch (n->op) {
-    case ReduceOp::Sum: return acc + " + " + x;
-    case ReduceOp::Max: return x + " > " + acc + " ? " + x + " : " + acc;
-    case ReduceOp::Min: return x + " < " + acc + " ? " + x + " : " + acc;
-    }
-    return acc;
-  };
+  const std::string identity = reduce_identity(n->op, t, [&](double v) { return print_float(v, t, p); });
+  auto combine = [&](const std::string& acc, const std::string& x) { return reduce_combine(n->op, acc, x); };
   std::vector<std::string> svars;
   std::vector<Expr> sidx, didx;
   for (size_t i = 0; i < rank; ++i) {
@@ -549,7 +543,7 @@ void CEmitter::emit_reduce(const Reduce* n) {
     line(type_name(t) + " tg_acc = " + (n->clear ? identity : dref) + ";");
     auto value = [&] { line("const " + type_name(t) + " tg_x = " + src_t + load_value(src, sidx) + ";"); };
     if (n->op == ReduceOp::Sum) {
-      emit_sum_loop(svars[d], src->shape[d], type_name(t), strip_len(n->op, t, src->shape[d]), value);
+      emit_reduce_loop(n->op, identity, svars[d], src->shape[d], type_name(t), strip_len(t, src->shape[d]), value);
     } else {
       // An f16 view's max/min in chunks of 256 converted by vcvtph2ps (CF16Rows.cpp): the
       // order of a max does not change its value.
@@ -572,14 +566,7 @@ void CEmitter::emit_reduce(const Reduce* n) {
         close();
         return;
       }
-      const bool rows = begin_f16_rows({svars[d]});
-      line(std::string("#pragma omp simd reduction(") + (n->op == ReduceOp::Max ? "max" : "min") + ":tg_acc)");
-      open("for (int64_t " + svars[d] + " = 0; " + svars[d] + " < " + expr(src->shape[d], kRel + 1) + "; ++" + svars[d] + ")");
-      value();
-      line("tg_acc = " + combine("tg_acc", "tg_x") + ";");
-      close();
-      if (rows)
-        end_f16_rows();
+      emit_reduce_loop(n->op, identity, svars[d], src->shape[d], type_name(t), strip_len(t, src->shape[d]), value);
     }
     line(dref + " = tg_acc;");
     close_loops(outer.size());

@@ -281,6 +281,34 @@ TEST_P(SoftmaxC, RaggedSizesAgainstDouble) {
     check_softmax(v.fn, T, s[0], s[1]);
 }
 
+// The row max runs in 4 strips of 256 at BN 1024 (emit/COps.cpp emit_reduce_loop): a row's
+// one large value in each strip in turn, the other values -inf (exp gives 0 there) or NaN-free
+// negatives, must give exactly the one-hot softmax: 1 at the max, 0 elsewhere.
+TEST(SoftmaxStrips, MaxInEveryStrip) {
+  for (const char* target : {"c", "c_avx512"}) {
+    if (!cpu_can_run(*find_target(target)))
+      continue;
+    Variant v = build(make_softmax_kernel(DType::f32(), {1024}), target, "softmax_strips");
+    ASSERT_TRUE(v.fn);
+    ASSERT_NE(v.source.find("reduction(max:tg_acc, tg_acc1, tg_acc2, tg_acc3)"), std::string::npos);
+    const int64_t M = 8, N = 1024;
+    std::vector<float> X(M * N), Y(M * N + 1, 0.f);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j)
+        X[i * N + j] = i < 4 ? -INFINITY : -200.f - static_cast<float>(j % 7);
+    for (int64_t i = 0; i < M; ++i)
+      X[i * N + 256 * (i % 4) + 17 + i] = i < 4 ? 3.f : 500.f; // strip i % 4
+    void* tensors[] = {X.data(), Y.data()};
+    int64_t dims[] = {M, N};
+    tg_variant_args args{tensors, dims, nullptr, nullptr};
+    ASSERT_EQ(v.fn(nullptr, &args), 0);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j)
+        ASSERT_EQ(Y[i * N + j], j == 256 * (i % 4) + 17 + i ? 1.f : 0.f) << target << " " << i << "," << j;
+    EXPECT_EQ(Y[M * N], 0.f);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Kernels, SoftmaxC,
                          ::testing::Combine(::testing::Values("c", "c_avx512"),
                                             ::testing::Values("f32", "bf16", "f16")));
@@ -297,7 +325,7 @@ TEST(CEmitter, OutputIsDeterministicAndCommented) {
   EXPECT_EQ(a, b);
   for (const char* s : {"enum { BM = 4, BN = 2048, threads = 128 };",
                         "/* spec: kernels/softmax.yaml:31 reduce max x dim=1 -> m_blk */",
-                        "#pragma omp simd reduction(max:tg_acc)",
+                        "#pragma omp simd reduction(max:tg_acc, tg_acc1, tg_acc2, tg_acc3)",
                         "int tgv_x(const tg_launch* launch, const tg_variant_args* args)",
                         "static inline uint16_t tg_f32_to_bf16(float f)",
                         "#include \"tilegen/variant.h\""})
