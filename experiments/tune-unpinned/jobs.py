@@ -59,5 +59,5 @@ for spec, inst, classes, shapes, scalars in jobs:
     sc = ' '.join('--scalar %s=%s' % kv for kv in scalars.items())
     name = '%s_%s' % (spec, inst)
     lines.append('echo "== %s $(date +%%T)"' % name)
-    lines.append(('$TG tune --target sm_90a --instance %s %s --top %d %s %s %s ' + fl + ' --runs 10 --margin 2 -j 16 --runtime $PWD/runtime --db $R/db.json --report $R/%s.json --work /tmp/tw_%s $U/%s.yaml > $R/%s.txt 2> $R/%s.err; echo "rc=$? $(tail -1 $R/%s.txt)"') % (inst, cl, TOPS.get(spec, TOP), ' '.join(base), sh, sc, name, name, spec, name, name, name))
+    lines.append(('$TG tune --target sm_90a --instance %s %s --top %d %s %s %s ' + fl + ' --runs 10 --margin 2 --keep-baseline -j 16 --runtime $PWD/runtime --db $R/db.json --report $R/%s.json --work /tmp/tw_%s $U/%s.yaml > $R/%s.txt 2> $R/%s.err; echo "rc=$? $(tail -1 $R/%s.txt)"') % (inst, cl, TOPS.get(spec, TOP), ' '.join(base), sh, sc, name, name, spec, name, name, name))
 open('/work/main/build-exp/tune1/jobs.sh', 'w').write('\n'.join(lines) + '\n')

@@ -55,6 +55,7 @@ struct Options {
   std::vector<std::string> classes;   // --class NAME: only these shape classes (repeatable)
   int top = 0;                      // --top N: per class, only the rule's first N (0: all)
   std::vector<std::string> baselines; // --baseline [CLASS:]NAME=V,... (timed, never chosen)
+  bool keep_baseline = false;         // --keep-baseline: a class's baseline is the incumbent
   // Internal (tilegen tune): build only this instance of each kernel, and take these
   // configurations, keyed by TuningKey::str(), instead of the rule's.
   std::string only_instance;

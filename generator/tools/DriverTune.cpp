@@ -696,22 +696,31 @@ int Driver::tune(const Options& o) {
   for (auto& ip : plans) {
     const ir::Kernel& k = *ip.kernel;
     for (auto& cp : ip.classes) {
+      // --keep-baseline: the class's first baseline joins the choice as its incumbent
+      const bool keep = o.keep_baseline && !cp.baseline.empty();
+      const std::vector<size_t> order = keep ? tune::class_members(cp) : cp.ranked;
+      std::optional<size_t> kept;
+      if (keep)
+        kept = static_cast<size_t>(std::find(order.begin(), order.end(), cp.baseline.front()) -
+                                   order.begin());
       std::vector<std::optional<double>> times;
-      for (size_t ci : cp.ranked)
+      for (size_t ci : order)
         times.push_back(cands[ci].rejected.empty()
                             ? std::optional<double>(geomean(cands[ci], cp.shapes))
                             : std::nullopt);
-      tune::FirstRound first = tune::first_round(times, margin);
+      tune::FirstRound first = tune::first_round(times, margin, kept);
       cp.why = first.why;
       if (!first.incumbent) {
         any_failed = true;
         continue;
       }
-      const size_t inc = cp.ranked[*first.incumbent];
+      const size_t inc = order[*first.incumbent];
+      const std::string incumbent_name =
+          kept && *first.incumbent == *kept ? "the baseline" : "the rule's first choice";
       cp.chosen = inc;
       if (first.challenger) {
         // Confirm: both again, the incumbent first, at the class's shapes.
-        const size_t best = cp.ranked[*first.challenger];
+        const size_t best = order[*first.challenger];
         Candidate ti = cands[inc], tb = cands[best];
         std::string why;
         bool ran = run_harness(ti, cp.shapes, false, ti.median_us, why) &&
@@ -722,10 +731,10 @@ int Driver::tune(const Options& o) {
         }
         if (ran && tune::confirmed(cp.confirm_us[inc], cp.confirm_us[best], margin)) {
           cp.chosen = best;
-          cp.why = "faster than the rule's first choice by more than " + fixed(margin, 1) +
+          cp.why = "faster than " + incumbent_name + " by more than " + fixed(margin, 1) +
                    "% in both measurements";
         } else {
-          cp.why = "the rule's first choice; the faster rank " +
+          cp.why = incumbent_name + "; the faster rank " +
                    std::to_string(*first.challenger + 1) + " was not confirmed" +
                    (ran ? "" : " (" + why + ")");
         }

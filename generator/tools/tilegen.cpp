@@ -142,7 +142,11 @@ options:
   --baseline [CLASS:]NAME=V,...
                       also time this configuration (in CLASS, or in every class where it
                       is eligible) as a reference, e.g. what a spec pinned before; never
-                      chosen; the table gives every time as a ratio to it (repeatable)
+                      chosen (but see --keep-baseline); the table gives every time as a
+                      ratio to it (repeatable)
+  --keep-baseline     a class's (first) baseline takes part in the choice as its incumbent:
+                      the database keeps it unless another configuration is faster by more
+                      than the margin twice (for replacing a spec's pins with a database)
   --report FILE       also write the measured times and rejections (JSON)
   -j N                parallel compiles (default: the number of CPUs)
   --runs N            timed runs per measurement, median taken (default 5)
@@ -238,6 +242,10 @@ int run(int argc, char** argv) {
     }
     if (a == "--list" && cmd == "tune") {
       o.list = true;
+      continue;
+    }
+    if (a == "--keep-baseline" && cmd == "tune") {
+      o.keep_baseline = true;
       continue;
     }
     if (a == "--locs") {

@@ -18,7 +18,8 @@ bool confirmed(double incumbent_us, double challenger_us, double margin_percent)
   return challenger_us < (1.0 - margin_percent / 100.0) * incumbent_us;
 }
 
-FirstRound first_round(const std::vector<std::optional<double>>& times, double margin_percent) {
+FirstRound first_round(const std::vector<std::optional<double>>& times, double margin_percent,
+                       std::optional<size_t> keep) {
   FirstRound r;
   std::optional<size_t> fastest;
   for (size_t i = 0; i < times.size(); ++i) {
@@ -33,6 +34,10 @@ FirstRound first_round(const std::vector<std::optional<double>>& times, double m
     r.why = "no configuration compiled and verified; no entry written";
     return r;
   }
+  const bool kept = keep && *keep < times.size() && times[*keep];
+  if (kept)
+    r.incumbent = *keep;
+  const std::string first = kept ? "the baseline" : "the rule's first choice";
   size_t challenger = *fastest;
   for (size_t i = 0; i < times.size(); ++i)
     if (times[i] && *times[i] <= (1.0 + margin_percent / 100.0) * *times[*fastest]) {
@@ -40,15 +45,17 @@ FirstRound first_round(const std::vector<std::optional<double>>& times, double m
       break;
     }
   if (challenger == *r.incumbent) {
-    r.why = challenger == *fastest ? "the rule's first choice, and the fastest"
-                                   : "the rule's first choice; rank " +
-                                         std::to_string(*fastest + 1) + " is faster by less than " +
-                                         percent(margin_percent);
+    r.why = challenger == *fastest ? first + ", and the fastest"
+                                   : first + "; rank " + std::to_string(*fastest + 1) +
+                                         " is faster by less than " + percent(margin_percent);
     return r;
   }
   if (!confirmed(*times[*r.incumbent], *times[challenger], margin_percent)) {
-    r.why = "the rule's first choice; rank " + std::to_string(challenger + 1) +
-            " is faster by less than " + percent(margin_percent);
+    // (a kept baseline is not first in the order: the configuration to name is the fastest)
+    const size_t named = kept ? *fastest : challenger;
+    r.why = named == *r.incumbent ? first + ", and the fastest"
+                                  : first + "; rank " + std::to_string(named + 1) +
+                                        " is faster by less than " + percent(margin_percent);
     return r;
   }
   r.challenger = challenger;

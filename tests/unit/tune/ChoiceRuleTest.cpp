@@ -58,3 +58,34 @@ TEST(ChoiceRule, AZeroMarginTakesTheFastestAfterConfirmation) {
   EXPECT_EQ(r.challenger, 1u);
   EXPECT_TRUE(confirmed(10.0, 9.99, 0));
 }
+
+// tune --keep-baseline: the baseline (last in the order: after the ranked configurations) is
+// the incumbent, so a database never trades the configuration it replaces for one that is not
+// clearly faster.
+TEST(ChoiceRule, AKeptBaselineIsTheIncumbent) {
+  FirstRound fastest = first_round({10.0, 12.0, 9.0}, 5, 2);
+  EXPECT_EQ(fastest.incumbent, 2u);
+  EXPECT_FALSE(fastest.challenger);
+  EXPECT_EQ(fastest.why, "the baseline, and the fastest");
+  // rank 1 is faster than the baseline, by less than the margin: the baseline stays
+  FirstRound close = first_round({10.0, 12.0, 10.4}, 5, 2);
+  EXPECT_EQ(close.incumbent, 2u);
+  EXPECT_FALSE(close.challenger);
+  EXPECT_EQ(close.why, "the baseline; rank 1 is faster by less than 5.0%");
+  // the rule's first choice is slower than the baseline but within the margin of it: it does
+  // not challenge (without --keep-baseline it would have been chosen)
+  FirstRound slower = first_round({10.4, 12.0, 10.0}, 5, 2);
+  EXPECT_EQ(slower.incumbent, 2u);
+  EXPECT_FALSE(slower.challenger);
+  EXPECT_EQ(slower.why, "the baseline, and the fastest");
+  // clearly faster: it challenges, and wins only if confirmed
+  FirstRound faster = first_round({8.0, 12.0, 10.0}, 5, 2);
+  EXPECT_EQ(faster.incumbent, 2u);
+  EXPECT_EQ(faster.challenger, 0u);
+}
+
+TEST(ChoiceRule, ARejectedBaselineIsNotKept) {
+  FirstRound r = first_round({10.0, 12.0, rejected}, 5, 2);
+  EXPECT_EQ(r.incumbent, 0u);
+  EXPECT_EQ(r.why, "the rule's first choice, and the fastest");
+}
