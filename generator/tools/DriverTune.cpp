@@ -715,8 +715,6 @@ int Driver::tune(const Options& o) {
         continue;
       }
       const size_t inc = order[*first.incumbent];
-      const std::string incumbent_name =
-          kept && *first.incumbent == *kept ? "the baseline" : "the rule's first choice";
       cp.chosen = inc;
       if (first.challenger) {
         // Confirm: both again, the incumbent first, at the class's shapes.
@@ -731,10 +729,10 @@ int Driver::tune(const Options& o) {
         }
         if (ran && tune::confirmed(cp.confirm_us[inc], cp.confirm_us[best], margin)) {
           cp.chosen = best;
-          cp.why = "faster than " + incumbent_name + " by more than " + fixed(margin, 1) +
+          cp.why = "faster than " + first.incumbent_name + " by more than " + fixed(margin, 1) +
                    "% in both measurements";
         } else {
-          cp.why = incumbent_name + "; the faster rank " +
+          cp.why = first.incumbent_name + "; the faster rank " +
                    std::to_string(*first.challenger + 1) + " was not confirmed" +
                    (ran ? "" : " (" + why + ")");
         }

@@ -37,7 +37,8 @@ FirstRound first_round(const std::vector<std::optional<double>>& times, double m
   const bool kept = keep && *keep < times.size() && times[*keep];
   if (kept)
     r.incumbent = *keep;
-  const std::string first = kept ? "the baseline" : "the rule's first choice";
+  r.incumbent_name = kept ? "the baseline" : "the rule's first choice";
+  const std::string& first = r.incumbent_name;
   size_t challenger = *fastest;
   for (size_t i = 0; i < times.size(); ++i)
     if (times[i] && *times[i] <= (1.0 + margin_percent / 100.0) * *times[*fastest]) {

@@ -2,8 +2,8 @@
 // "Choosing"). Pure functions of the measured times, so that the rule is tested without a
 // machine's noise:
 //  1. the incumbent is the first configuration, in the schedule rule's order, that compiled
-//     and verified (or the kept baseline, tune --keep-baseline); the challenger is the first in that order whose time is within the margin
-//     of the fastest one's;
+//     and verified (or the kept baseline, tune --keep-baseline); the challenger is the first
+//     in that order whose time is within the margin of the fastest one's;
 //  2. the incumbent stays if the challenger is the incumbent or not faster by more than the
 //     margin;
 //  3. otherwise both are timed again, and the challenger wins only if it is again faster by
@@ -19,6 +19,7 @@ namespace tilegen::tune {
 struct FirstRound {
   std::optional<size_t> incumbent;  // index into the ranked list; nullopt: none passed
   std::optional<size_t> challenger; // set: must be confirmed (confirmed())
+  std::string incumbent_name;       // "the baseline" (kept) or "the rule's first choice"
   std::string why;                  // the verdict when nothing is to be confirmed
 };
 
